@@ -1,0 +1,124 @@
+package abi
+
+import "strconv"
+
+// Version is the ABI version this host implements. A guest declares the version it was built
+// against by exporting ExportABIVersion returning this number; the host refuses any other.
+const Version = 1
+
+// ImportModule is the wasm import module name of every wfhost host function.
+const ImportModule = "wfhost"
+
+// Host functions, imported by the guest from ImportModule. Signatures use wasm types;
+// "ptr, len" pairs are i32 offsets and byte lengths in the guest's exported memory.
+// The normative description of each is in ABI.md.
+const (
+	// FuncStepRun: (name_ptr, name_len, opts_ptr, opts_len i32) -> i64 reply.
+	FuncStepRun = "step_run"
+	// FuncStepDone: (outcome, data_ptr, data_len i32) -> i64 reply.
+	FuncStepDone = "step_done"
+	// FuncSleep: (name_ptr, name_len i32, duration_ms i64) -> i64 reply.
+	FuncSleep = "sleep"
+	// FuncSleepUntil: (name_ptr, name_len i32, unix_ms i64) -> i64 reply.
+	FuncSleepUntil = "sleep_until"
+	// FuncWaitEvent: (name_ptr, name_len, opts_ptr, opts_len i32) -> i64 reply.
+	FuncWaitEvent = "wait_event"
+	// FuncTake: (ptr, len i32) -> (). Copies the pending reply data into guest memory.
+	FuncTake = "take"
+	// FuncLog: (level, msg_ptr, msg_len i32) -> ().
+	FuncLog = "log"
+	// FuncComplete: (output_ptr, output_len i32) -> (). Records the run's output.
+	FuncComplete = "complete"
+	// FuncFail: (error_ptr, error_len i32) -> (). Records the run's error.
+	FuncFail = "fail"
+)
+
+// Guest exports the host requires (besides "memory").
+const (
+	// ExportMemory is the guest's linear memory.
+	ExportMemory = "memory"
+	// ExportABIVersion: () -> i32, returns the ABI version the guest speaks.
+	ExportABIVersion = "wfhost_abi_version"
+	// ExportAlloc: (size i32) -> i32 ptr. Returns a buffer of at least size bytes that stays
+	// valid until the next ExportRun call returns.
+	ExportAlloc = "wfhost_alloc"
+	// ExportDescribe: () -> i64, a packed (ptr<<32 | len) of the Description JSON.
+	ExportDescribe = "wfhost_describe"
+	// ExportRun: (name_ptr, name_len, input_ptr, input_len i32) -> (). Runs one workflow pass.
+	ExportRun = "wfhost_run"
+	// ExportInitialize is the WASI reactor initialiser; run once per instance if present.
+	ExportInitialize = "_initialize"
+)
+
+// Status is the low half of a host function's i64 reply.
+type Status int32
+
+// Reply statuses. Anything a guest cannot recover from is a trap, not a status.
+const (
+	// StatusOK: the call succeeded; pending data (if any) is the result.
+	StatusOK Status = 0
+	// StatusExecute: step_run found no journaled result; run the step's callback now and
+	// report it with step_done.
+	StatusExecute Status = 1
+	// StatusStepFailed: the step's journaled outcome is an error (attempts spent or
+	// non-retryable); pending data is the ErrorInfo JSON.
+	StatusStepFailed Status = 2
+	// StatusTimeout: wait_event timed out before a matching event arrived.
+	StatusTimeout Status = 3
+)
+
+// String names the status for logs and errors.
+func (s Status) String() string {
+	switch s {
+	case StatusOK:
+		return "ok"
+	case StatusExecute:
+		return "execute"
+	case StatusStepFailed:
+		return "step_failed"
+	case StatusTimeout:
+		return "timeout"
+	}
+	return "status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Outcome is step_done's first argument.
+type Outcome int32
+
+const (
+	// OutcomeOK: the callback returned a value; data is its JSON.
+	OutcomeOK Outcome = 0
+	// OutcomeError: the callback returned an error; data is an ErrorInfo JSON.
+	OutcomeError Outcome = 1
+)
+
+// Log levels for FuncLog, numbered like slog's levels divided by 4.
+const (
+	LogDebug int32 = -1
+	LogInfo  int32 = 0
+	LogWarn  int32 = 1
+	LogError int32 = 2
+)
+
+// PackReply packs a status and the length of the pending data into a host function's i64 result.
+func PackReply(s Status, dataLen uint32) uint64 {
+	return uint64(dataLen)<<32 | uint64(uint32(s))
+}
+
+// UnpackReply is the guest-side inverse of PackReply.
+func UnpackReply(r uint64) (Status, uint32) {
+	return Status(int32(uint32(r))), uint32(r >> 32)
+}
+
+// PackPtrLen packs a guest buffer into the i64 that ExportDescribe returns.
+func PackPtrLen(ptr, length uint32) uint64 { return uint64(ptr)<<32 | uint64(length) }
+
+// UnpackPtrLen is the inverse of PackPtrLen.
+func UnpackPtrLen(v uint64) (ptr, length uint32) { return uint32(v >> 32), uint32(v) }
+
+// MaxNameLen bounds a step or workflow name in bytes.
+const MaxNameLen = 200
+
+// SuffixSep separates a repeated step name from its occurrence number ("poll#1"); guests may
+// not use it in names.
+const SuffixSep = "#"

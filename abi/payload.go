@@ -1,0 +1,167 @@
+package abi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Description is what ExportDescribe returns: every workflow the module declares.
+type Description struct {
+	Workflows []WorkflowDecl `json:"workflows"`
+}
+
+// WorkflowDecl declares one workflow entry point of a module.
+type WorkflowDecl struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// RetentionDays is how long a terminal run is kept; 0 means the operator's default.
+	RetentionDays int `json:"retentionDays,omitempty"`
+	// Retry is the default policy of the workflow's steps; nil means DefaultRetry.
+	Retry *RetryPolicy `json:"retry,omitempty"`
+	// Triggers are event names that start a run of this workflow when broadcast.
+	Triggers []string `json:"triggers,omitempty"`
+}
+
+// Backoff names how the delay between attempts grows.
+type Backoff string
+
+// Backoff kinds.
+const (
+	BackoffFixed  Backoff = "fixed"
+	BackoffLinear Backoff = "linear"
+	BackoffExp    Backoff = "exp"
+)
+
+// RetryPolicy says how often and how fast a failed step is tried again. Zero fields take the
+// value of the policy below them (step options, then the workflow's, then DefaultRetry).
+type RetryPolicy struct {
+	// Attempts counts every try, the first one included; 1 means never retry.
+	Attempts int     `json:"attempts,omitempty"`
+	Backoff  Backoff `json:"backoff,omitempty"`
+	BaseMs   int64   `json:"baseMs,omitempty"`
+	MaxMs    int64   `json:"maxMs,omitempty"`
+	// Jitter is the fraction (0..1) by which a delay is randomly shortened or lengthened.
+	Jitter float64 `json:"jitter,omitempty"`
+}
+
+// DefaultRetry is the policy of a step that names none: 3 attempts, exponential 1s..60s, 20% jitter.
+var DefaultRetry = RetryPolicy{Attempts: 3, Backoff: BackoffExp, BaseMs: 1000, MaxMs: 60000, Jitter: 0.2}
+
+// MaxAttempts bounds RetryPolicy.Attempts so a typo cannot retry forever.
+const MaxAttempts = 1000
+
+// Merge returns p with its zero fields taken from under.
+func (p RetryPolicy) Merge(under RetryPolicy) RetryPolicy {
+	if p.Attempts == 0 {
+		p.Attempts = under.Attempts
+	}
+	if p.Backoff == "" {
+		p.Backoff = under.Backoff
+	}
+	if p.BaseMs == 0 {
+		p.BaseMs = under.BaseMs
+	}
+	if p.MaxMs == 0 {
+		p.MaxMs = under.MaxMs
+	}
+	if p.Jitter == 0 {
+		p.Jitter = under.Jitter
+	}
+	return p
+}
+
+// Validate reports a policy no host could follow.
+func (p RetryPolicy) Validate() error {
+	switch {
+	case p.Attempts < 0 || p.Attempts > MaxAttempts:
+		return fmt.Errorf("retry attempts %d out of range 1..%d", p.Attempts, MaxAttempts)
+	case p.Backoff != "" && p.Backoff != BackoffFixed && p.Backoff != BackoffLinear && p.Backoff != BackoffExp:
+		return fmt.Errorf("retry backoff %q is not fixed, linear or exp", p.Backoff)
+	case p.BaseMs < 0 || p.MaxMs < 0:
+		return errors.New("retry delays must not be negative")
+	case p.Jitter < 0 || p.Jitter > 1:
+		return fmt.Errorf("retry jitter %v out of range 0..1", p.Jitter)
+	}
+	return nil
+}
+
+// Delay is the wait before the attempt that follows failedAttempts failures (1 after the first
+// failure). r is a uniform random number in [0,1) used for jitter.
+func (p RetryPolicy) Delay(failedAttempts int, r float64) time.Duration {
+	base := float64(p.BaseMs)
+	var d float64
+	switch p.Backoff {
+	case BackoffFixed:
+		d = base
+	case BackoffLinear:
+		d = base * float64(failedAttempts)
+	default:
+		d = base
+		for i := 1; i < failedAttempts && d < float64(p.MaxMs); i++ {
+			d *= 2
+		}
+	}
+	if p.MaxMs > 0 && d > float64(p.MaxMs) {
+		d = float64(p.MaxMs)
+	}
+	d *= 1 + p.Jitter*(2*r-1)
+	if d < 0 {
+		d = 0
+	}
+	return time.Duration(d * float64(time.Millisecond))
+}
+
+// StepOptions is step_run's opts JSON. Empty opts (len 0) mean all defaults.
+type StepOptions struct {
+	Retry *RetryPolicy `json:"retry,omitempty"`
+}
+
+// WaitOptions is wait_event's opts JSON.
+type WaitOptions struct {
+	// Event is the event name to wait for; required.
+	Event string `json:"event"`
+	// Match, if set, must be a JSON object; an event resolves the wait only if its payload is a
+	// JSON superset of Match (Postgres `payload @> match`).
+	Match json.RawMessage `json:"match,omitempty"`
+	// TimeoutMs > 0 resolves the wait with StatusTimeout after that long; 0 waits forever.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// ErrorInfo is how errors cross the ABI and are stored: a step's error (step_done with
+// OutcomeError, StatusStepFailed replies) and a run's error (fail, and errors the host records).
+type ErrorInfo struct {
+	// Code classifies the error; guests choose their own, the host uses the Code* constants.
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+	// NonRetryable, set by a guest on a step error, skips the remaining attempts.
+	NonRetryable bool `json:"nonRetryable,omitempty"`
+	// Details is any JSON the guest attached.
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// Error makes ErrorInfo usable as a Go error on the host side.
+func (e *ErrorInfo) Error() string {
+	if e.Code == "" {
+		return e.Message
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Error codes the host assigns.
+const (
+	CodeWorkflowError    = "workflow_error"    // the guest returned an error without a code
+	CodeTrap             = "trap"              // the guest trapped (panic, unreachable, out of memory)
+	CodeDeadline         = "deadline_exceeded" // an activation ran past its wall-time limit
+	CodeABIViolation     = "abi_violation"     // the guest broke this ABI (bad pointer, bad JSON, ...)
+	CodePayloadTooLarge  = "payload_too_large" // an input, output or step output over its limit
+	CodeNondeterministic = "nondeterministic"  // replay met a different step than the journal holds
+	CodeCancelled        = "cancelled"
+	CodeNoResult         = "no_result"        // wfhost_run returned without complete or fail
+	CodeUnknownWorkflow  = "unknown_workflow" // the module does not declare the workflow
+	CodeStepLimit        = "step_limit"       // the run reached its maximum number of steps
+)
+
+// WaitTimeout is the JSON a timed-out wait journals.
+const WaitTimeout = `{"timeout":true}`

@@ -1,0 +1,71 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+)
+
+// Reply is a Handler's answer to a host call: the status the guest sees and the pending data it
+// will take.
+type Reply struct {
+	Status abi.Status
+	Data   []byte
+}
+
+// Handler gives the host functions of one activation their meaning: the engine implements it
+// over the run's journal. The host calls it only from the activation's goroutine, after it has
+// read and validated the guest's arguments (names are 1..abi.MaxNameLen bytes of UTF-8 without
+// abi.SuffixSep, options decoded, step_done only after EXECUTE).
+//
+// A non-nil error aborts the guest: the host function panics with it, wazero unwinds the guest,
+// and Activate returns an error that wraps it (errors.As finds the handler's own error types,
+// such as the engine's suspension).
+type Handler interface {
+	StepRun(ctx context.Context, name string, opts abi.StepOptions) (Reply, error)
+	StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (Reply, error)
+	Sleep(ctx context.Context, name string, d time.Duration) (Reply, error)
+	SleepUntil(ctx context.Context, name string, until time.Time) (Reply, error)
+	WaitEvent(ctx context.Context, name string, opts abi.WaitOptions) (Reply, error)
+	// Now is the guest's clock outside step callbacks: the time of the latest journal entry
+	// reached so far in this pass.
+	Now() time.Time
+}
+
+// Limits bound one activation. Zero values take the defaults of DefaultLimits.
+type Limits struct {
+	MemoryPages        uint32        // linear memory cap, 64 KiB pages
+	WallTime           time.Duration // activation deadline
+	MaxOutputBytes     int           // complete/fail payload
+	MaxStepOutputBytes int           // step_done payload
+}
+
+// DefaultLimits are used for every zero field of Limits.
+var DefaultLimits = Limits{
+	MemoryPages:        1024, // 64 MiB
+	WallTime:           5 * time.Minute,
+	MaxOutputBytes:     1 << 20,
+	MaxStepOutputBytes: 1 << 20,
+}
+
+// Activation is one pass of one run over a module.
+type Activation struct {
+	Workflow string
+	Input    json.RawMessage
+	// RunID seeds the guest's random source outside step callbacks.
+	RunID   string
+	Handler Handler
+	Limits  Limits
+	// Logger receives guest log calls and stdout/stderr lines; it should carry the tenant,
+	// workflow and run attributes.
+	Logger *slog.Logger
+}
+
+// Result is how a pass that ran to its end finished: exactly one of Output and Error is set.
+type Result struct {
+	Output json.RawMessage
+	Error  *abi.ErrorInfo
+}

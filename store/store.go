@@ -1,0 +1,290 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+)
+
+// Sentinel errors. Implementations wrap them with %w and context; callers test with errors.Is.
+var (
+	// ErrNotFound: no such object for this tenant. Another tenant's object is not found too.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the request contradicts stored state (a workflow version already bound to
+	// another module, cancelling or signalling a finished run).
+	ErrConflict = errors.New("conflict")
+	// ErrLeaseLost: a fenced write matched no row for this lease epoch. The run was reclaimed by
+	// another host, cancelled, or finished; the caller must stop the activation and write nothing.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrLimit: a per-run or per-tenant bound would be exceeded (events buffered per run, ...).
+	ErrLimit = errors.New("limit exceeded")
+)
+
+// DefaultTenant is the tenant every request uses until multi-tenancy lands.
+const DefaultTenant = "default"
+
+// RunStatus is a run's lifecycle state.
+type RunStatus string
+
+// Run statuses. Pending and running runs are live; the others are terminal except
+// nondeterministic, which waits for a hotfix deploy (or a cancel).
+const (
+	StatusPending          RunStatus = "pending"   // created, never activated
+	StatusRunning          RunStatus = "running"   // activated at least once, possibly suspended
+	StatusCompleted        RunStatus = "completed" // terminal
+	StatusFailed           RunStatus = "failed"    // terminal
+	StatusCancelled        RunStatus = "cancelled" // terminal
+	StatusNondeterministic RunStatus = "nondeterministic"
+)
+
+// Terminal reports whether a run in status s can never change again.
+func (s RunStatus) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Module is an uploaded wasm module, stored once per tenant and digest.
+type Module struct {
+	TenantID   string
+	Digest     string // lowercase hex sha256 of Bytes
+	Size       int
+	ABIVersion int
+	CreatedAt  time.Time
+	Bytes      []byte // only filled by GetModule
+}
+
+// Workflow is one (tenant, name, version) bound to the module that declares it.
+type Workflow struct {
+	TenantID      string
+	Name          string
+	Version       string
+	Digest        string
+	RetentionDays int // 0: operator default
+	Retry         abi.RetryPolicy
+	Triggers      []string
+	CreatedAt     time.Time
+}
+
+// WorkflowSummary is one workflow name with its versions and run counts.
+type WorkflowSummary struct {
+	Name          string
+	LatestVersion string
+	Versions      []string
+	RunCounts     map[RunStatus]int
+}
+
+// NewRun is what CreateRun needs; the store assigns ID and timestamps.
+type NewRun struct {
+	TenantID       string
+	Workflow       string
+	Version        string
+	Digest         string
+	Input          json.RawMessage
+	IdempotencyKey string // "" means none
+	RetentionDays  int
+}
+
+// Run is one execution of a workflow version.
+type Run struct {
+	ID             string // UUID
+	TenantID       string
+	Workflow       string
+	Version        string
+	Digest         string
+	Status         RunStatus
+	Input          json.RawMessage
+	Output         json.RawMessage // completed runs only
+	Error          *abi.ErrorInfo  // failed, cancelled and nondeterministic runs
+	IdempotencyKey string
+	RetentionDays  int
+	Activations    int        // how many times the run has been claimed
+	AvailableAt    *time.Time // when it may next be claimed; nil: only an event wakes it
+	CreatedAt      time.Time
+	StartedAt      *time.Time // first claim
+	CompletedAt    *time.Time // terminal
+	UpdatedAt      time.Time
+}
+
+// StepKind is the verb that made a journal entry.
+type StepKind string
+
+// Step kinds.
+const (
+	KindRun   StepKind = "run"
+	KindSleep StepKind = "sleep"
+	KindWait  StepKind = "wait"
+)
+
+// StepStatus is where a journal entry stands.
+type StepStatus string
+
+// Step statuses. Completed and failed are final; the others are updated in place.
+const (
+	StepCompleted StepStatus = "completed" // run: Output; sleep: elapsed; wait: Output = event payload or abi.WaitTimeout
+	StepFailed    StepStatus = "failed"    // run: Error is final (attempts spent or non-retryable)
+	StepRetrying  StepStatus = "retrying"  // run: Attempt attempts failed, Error is the last; next try at WakeAt
+	StepSleeping  StepStatus = "sleeping"  // sleep: until WakeAt
+	StepWaiting   StepStatus = "waiting"   // wait: for Event matching Match, until WakeAt (nil: forever)
+)
+
+// Step is one journal entry of a run, keyed by (RunID, Key) and ordered by Seq.
+type Step struct {
+	RunID       string
+	Seq         int // 0-based position in the pass order
+	Key         string
+	Kind        StepKind
+	Status      StepStatus
+	Output      json.RawMessage
+	Error       *abi.ErrorInfo
+	Attempt     int        // run steps: attempts made so far
+	WakeAt      *time.Time // sleeping: until; retrying: next attempt; waiting: timeout
+	Event       string     // wait steps: event name
+	Match       json.RawMessage
+	EventID     *int64 // wait steps: the event that resolved it
+	StartedAt   time.Time
+	CompletedAt *time.Time
+}
+
+// Lease is a host's exclusive claim on a run; Epoch is the fencing token that every write of
+// the activation carries.
+type Lease struct {
+	RunID string
+	Epoch int64
+}
+
+// ClaimParams bounds one claim.
+type ClaimParams struct {
+	Owner    string // the claiming host, for operators
+	Limit    int
+	LeaseFor time.Duration
+}
+
+// Claim is a run this host now holds, with its whole journal ordered by Seq.
+type Claim struct {
+	Run     Run
+	Lease   Lease
+	Journal []Step
+}
+
+// Event is a named payload sent to one run (RunID set) or broadcast to a tenant.
+type Event struct {
+	ID         int64
+	TenantID   string
+	RunID      string // "" for a broadcast
+	Name       string
+	Payload    json.RawMessage
+	ReceivedAt time.Time
+}
+
+// RunFilter selects runs for ListRuns.
+type RunFilter struct {
+	Workflow string
+	Status   RunStatus
+	Limit    int
+	Cursor   string // opaque, from the previous page
+}
+
+// Notice is a wake-up sent through Postgres LISTEN/NOTIFY (or the embedded equivalent).
+type Notice struct {
+	Kind  NoticeKind
+	RunID string // cancel notices
+}
+
+// NoticeKind distinguishes notices.
+type NoticeKind int
+
+// Notice kinds.
+const (
+	NoticeWake   NoticeKind = iota // new runnable work
+	NoticeCancel                   // RunID was cancelled; stop its activation
+)
+
+// Store is wfhost's persistence. Every method is safe for concurrent use. Every query is
+// scoped by tenant (or by a lease, which belongs to one run of one tenant).
+//
+// Fenced methods take the Lease of the activation and return ErrLeaseLost, writing nothing,
+// when the run's lease epoch differs or the run is no longer running.
+type Store interface {
+	// EnsureTenant creates the tenant if it does not exist.
+	EnsureTenant(ctx context.Context, tenantID string) error
+
+	// PutModule stores the module (idempotent by digest) and binds each workflow
+	// (tenant, name, version) to it. A version already bound to another digest is ErrConflict
+	// unless replace is set; then the version is rebound and its live runs (pending, running,
+	// nondeterministic) move to the new digest and become runnable now, nondeterministic ones as
+	// running again. Returns the workflows as stored.
+	PutModule(ctx context.Context, m Module, workflows []Workflow, replace bool) ([]Workflow, error)
+	// GetModule returns the module with its bytes.
+	GetModule(ctx context.Context, tenantID, digest string) (Module, error)
+	// ListModules returns the tenant's modules without bytes, newest first.
+	ListModules(ctx context.Context, tenantID string) ([]Module, error)
+	// ResolveWorkflow finds a workflow version; version "" means the most recently bound one.
+	ResolveWorkflow(ctx context.Context, tenantID, name, version string) (Workflow, error)
+	// ListWorkflows returns the tenant's workflow names with run counts by status.
+	ListWorkflows(ctx context.Context, tenantID string) ([]WorkflowSummary, error)
+
+	// CreateRun inserts a pending run, available now, and wakes the hosts. With an
+	// IdempotencyKey already used for this tenant and workflow it returns the existing run and
+	// created=false, changing nothing.
+	CreateRun(ctx context.Context, r NewRun) (run Run, created bool, err error)
+	// GetRun returns one run.
+	GetRun(ctx context.Context, tenantID, runID string) (Run, error)
+	// ListRuns returns runs newest first and the cursor of the next page ("" at the end).
+	ListRuns(ctx context.Context, tenantID string, f RunFilter) ([]Run, string, error)
+	// ListSteps returns the run's journal ordered by Seq.
+	ListSteps(ctx context.Context, tenantID, runID string) ([]Step, error)
+	// CancelRun marks a live run cancelled, clears its lease and notifies hosts
+	// (NoticeCancel). A terminal run is ErrConflict.
+	CancelRun(ctx context.Context, tenantID, runID string) (Run, error)
+
+	// ClaimRuns leases up to Limit runnable runs (live, available_at <= now, lease absent or
+	// expired) with FOR UPDATE SKIP LOCKED, bumping each lease epoch, setting status running,
+	// and returns them with their journals.
+	ClaimRuns(ctx context.Context, p ClaimParams) ([]Claim, error)
+	// NextWakeup is the earliest time a live run becomes claimable (its available_at, or its
+	// lease expiry if later); ok=false when there is none.
+	NextWakeup(ctx context.Context) (at time.Time, ok bool, err error)
+	// ExtendLeases renews the given leases and returns the ones that are still held.
+	ExtendLeases(ctx context.Context, leases []Lease, leaseFor time.Duration) ([]Lease, error)
+
+	// CommitStep inserts or updates the step row (by RunID and Key) and renews the lease, in one
+	// transaction. Fenced.
+	CommitStep(ctx context.Context, l Lease, s Step, leaseFor time.Duration) error
+	// Suspend writes s (when not nil), releases the lease and makes the run available at wakeAt
+	// (nil: only an event wakes it), in one transaction. Fenced.
+	Suspend(ctx context.Context, l Lease, s *Step, wakeAt *time.Time) error
+	// Finish makes the run completed (output), failed or nondeterministic (errInfo), and releases
+	// the lease. Fenced.
+	Finish(ctx context.Context, l Lease, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
+	// Release hands the lease back, the run available now, changing nothing else. Fenced.
+	Release(ctx context.Context, l Lease) error
+
+	// ReachWait is called when a pass first reaches wait step s (Kind wait, Status waiting,
+	// Event, Match, WakeAt = timeout or nil). In one transaction it resolves s from the oldest
+	// matching event: one signalled to this run (consumed) or a broadcast received since the run
+	// was created and not yet consumed by it; then it journals s as completed with the payload
+	// and EventID, keeps and renews the lease, and returns the row. Otherwise it journals s as
+	// waiting, releases the lease, makes the run available at s.WakeAt and returns nil. Fenced.
+	ReachWait(ctx context.Context, l Lease, s Step, leaseFor time.Duration) (*Step, error)
+	// TimeoutWait journals the waiting step key of the run as completed with abi.WaitTimeout at
+	// completedAt, unless an event resolved it first; returns the row as it now stands. Fenced.
+	TimeoutWait(ctx context.Context, l Lease, key string, completedAt time.Time, leaseFor time.Duration) (Step, error)
+
+	// Signal sends an event to one run. If the run waits on a step it matches, the first such
+	// step (by Seq) is completed with the payload and the run made available now (delivered=true);
+	// otherwise the event is buffered for the run (at most maxBuffered; ErrLimit past that). A
+	// terminal run is ErrConflict.
+	Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (delivered bool, err error)
+	// Broadcast keeps the event for the tenant and, in the same transaction, resolves every run
+	// of the tenant waiting on a step it matches. Returns how many runs it resolved.
+	Broadcast(ctx context.Context, tenantID, event string, payload json.RawMessage) (resolved int, err error)
+
+	// Listen delivers notices until ctx ends or the connection fails; the caller reconnects by
+	// calling it again.
+	Listen(ctx context.Context, notices chan<- Notice) error
+
+	// Close releases the store's connections.
+	Close()
+}
