@@ -122,7 +122,8 @@ type StepStatus string
 
 // Step statuses. Completed and failed are final; the others are updated in place.
 const (
-	StepCompleted StepStatus = "completed" // run: Output; sleep: elapsed; wait: Output = event payload or abi.WaitTimeout
+	StepCompleted StepStatus = "completed" // run: Output; sleep: elapsed; wait: Output = the event payload
+	StepTimedOut  StepStatus = "timed_out" // wait: no matching event before WakeAt; Output = abi.WaitTimeout
 	StepFailed    StepStatus = "failed"    // run: Error is final (attempts spent or non-retryable)
 	StepRetrying  StepStatus = "retrying"  // run: Attempt attempts failed, Error is the last; next try at WakeAt
 	StepSleeping  StepStatus = "sleeping"  // sleep: until WakeAt
@@ -268,8 +269,9 @@ type Store interface {
 	// and EventID, keeps and renews the lease, and returns the row. Otherwise it journals s as
 	// waiting, releases the lease, makes the run available at s.WakeAt and returns nil. Fenced.
 	ReachWait(ctx context.Context, l Lease, s Step, leaseFor time.Duration) (*Step, error)
-	// TimeoutWait journals the waiting step key of the run as completed with abi.WaitTimeout at
-	// completedAt, unless an event resolved it first; returns the row as it now stands. Fenced.
+	// TimeoutWait journals the waiting step key of the run as StepTimedOut with Output
+	// abi.WaitTimeout at completedAt, unless an event resolved it first; returns the row as it
+	// now stands. Fenced.
 	TimeoutWait(ctx context.Context, l Lease, key string, completedAt time.Time, leaseFor time.Duration) (Step, error)
 
 	// Signal sends an event to one run. If the run waits on a step it matches, the first such

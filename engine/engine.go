@@ -1,0 +1,316 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/wfhost/wfhost/store"
+)
+
+// errShutdown is the cancel cause of activations that Stop interrupts: their leases are
+// released so another host (or this one, restarted) takes the runs at once.
+var errShutdown = errors.New("engine shutting down")
+
+// errCancelled is the cancel cause of an activation whose run was cancelled.
+var errCancelled = errors.New("run cancelled")
+
+// Engine claims runnable runs and executes them as activations: one pass of the guest over the
+// run's journal, committing each new step before the guest continues. It also serves the
+// requests of the API (deploy, start, signal, ...). Safe for concurrent use.
+type Engine struct {
+	cfg     Config
+	modules *moduleCache
+
+	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
+	slots  chan struct{} // one token per running activation
+
+	mu     sync.Mutex
+	active map[string]*activation // by run id
+
+	lifeMu  sync.Mutex
+	started bool
+	stopped bool
+	stopFn  context.CancelCauseFunc
+	loops   sync.WaitGroup // claimer, listener, heartbeat
+	workers sync.WaitGroup // activations
+	drain   chan struct{}  // closed by Stop: claim nothing more
+}
+
+// activation is the bookkeeping of one running pass, for cancel notices and heartbeats.
+type activation struct {
+	lease  store.Lease
+	cancel context.CancelCauseFunc
+}
+
+// New validates cfg and returns an engine that serves requests at once and executes runs once
+// started.
+func New(cfg Config) (*Engine, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Owner == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		cfg.Owner = "host-" + hex.EncodeToString(b[:])
+	}
+	return &Engine{
+		cfg:     cfg,
+		modules: newModuleCache(cfg.Store, cfg.Runtime),
+		wakeCh:  make(chan struct{}, 1),
+		slots:   make(chan struct{}, cfg.Concurrency),
+		active:  make(map[string]*activation),
+		drain:   make(chan struct{}),
+	}, nil
+}
+
+// Start launches the claimer, the notice listener and the lease heartbeat. They run until Stop
+// or until ctx ends. Start may be called once.
+func (e *Engine) Start(ctx context.Context) error {
+	e.lifeMu.Lock()
+	defer e.lifeMu.Unlock()
+	if e.started {
+		return errors.New("engine: already started")
+	}
+	e.started = true
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	e.stopFn = cancel
+	e.loops.Add(3)
+	go func() { defer e.loops.Done(); e.claimLoop(ctx) }()
+	go func() { defer e.loops.Done(); e.listenLoop(ctx) }()
+	go func() { defer e.loops.Done(); e.heartbeatLoop(ctx) }()
+	e.wake()
+	return nil
+}
+
+// Stop claims nothing more, lets in-flight activations finish for up to ShutdownGrace, then
+// interrupts the rest and releases their leases. It is idempotent and safe before Start.
+func (e *Engine) Stop() {
+	e.lifeMu.Lock()
+	if !e.started || e.stopped {
+		e.stopped = true
+		e.lifeMu.Unlock()
+		return
+	}
+	e.stopped = true
+	close(e.drain)
+	e.lifeMu.Unlock()
+
+	done := make(chan struct{})
+	go func() { e.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(e.cfg.ShutdownGrace):
+		e.mu.Lock()
+		for _, a := range e.active {
+			a.cancel(errShutdown)
+		}
+		e.mu.Unlock()
+		<-done
+	}
+	e.stopFn(errShutdown)
+	e.loops.Wait()
+}
+
+// Owner is the name this engine gives itself in leases.
+func (e *Engine) Owner() string { return e.cfg.Owner }
+
+// wake tells the claimer to look for work now.
+func (e *Engine) wake() {
+	select {
+	case e.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// wakeAt wakes the claimer at t: a run this host suspended becomes runnable then, and no other
+// notice will announce it.
+func (e *Engine) wakeAt(t time.Time) {
+	time.AfterFunc(time.Until(t), e.wake)
+}
+
+// cancelLocal stops the activation of runID if this host is running it.
+func (e *Engine) cancelLocal(runID string) {
+	e.mu.Lock()
+	a := e.active[runID]
+	e.mu.Unlock()
+	if a != nil {
+		a.cancel(errCancelled)
+	}
+}
+
+func (e *Engine) draining() bool {
+	select {
+	case <-e.drain:
+		return true
+	default:
+		return false
+	}
+}
+
+// claimLoop claims as many runs as there are free slots whenever something may be runnable:
+// after a notice, a local timer, a finished activation, or the safety poll.
+func (e *Engine) claimLoop(ctx context.Context) {
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.drain:
+			return
+		case <-e.wakeCh:
+		case <-poll.C:
+		}
+		next := e.claimAvailable(ctx)
+		wait := e.cfg.PollInterval
+		if !next.IsZero() {
+			if d := time.Until(next); d < wait {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		if !poll.Stop() {
+			select {
+			case <-poll.C:
+			default:
+			}
+		}
+		poll.Reset(wait)
+	}
+}
+
+// claimAvailable claims until there is no more runnable work or no free slot. It returns the
+// next time work becomes claimable, when it knows it (zero otherwise).
+func (e *Engine) claimAvailable(ctx context.Context) time.Time {
+	for !e.draining() && ctx.Err() == nil {
+		free := cap(e.slots) - len(e.slots)
+		if free == 0 {
+			return time.Time{} // a finishing activation wakes the loop
+		}
+		claims, err := e.cfg.Store.ClaimRuns(ctx, store.ClaimParams{Owner: e.cfg.Owner, Limit: free, LeaseFor: e.cfg.LeaseFor})
+		if err != nil {
+			if ctx.Err() == nil {
+				e.cfg.Logger.Error("claim runs", "err", err)
+			}
+			return time.Now().Add(time.Second)
+		}
+		for _, c := range claims {
+			e.launch(ctx, c)
+		}
+		if len(claims) < free {
+			at, ok, err := e.cfg.Store.NextWakeup(ctx)
+			if err != nil || !ok {
+				return time.Time{}
+			}
+			return at
+		}
+	}
+	return time.Time{}
+}
+
+func (e *Engine) launch(ctx context.Context, c store.Claim) {
+	e.slots <- struct{}{}
+	actx, cancel := context.WithCancelCause(ctx)
+	e.mu.Lock()
+	e.active[c.Run.ID] = &activation{lease: c.Lease, cancel: cancel}
+	e.mu.Unlock()
+	e.workers.Add(1)
+	go func() {
+		defer e.workers.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.active, c.Run.ID)
+			e.mu.Unlock()
+			cancel(nil)
+			<-e.slots
+			e.wake()
+		}()
+		e.activate(actx, c)
+	}()
+}
+
+// listenLoop turns store notices into wake-ups and cancellations, reconnecting after failures.
+func (e *Engine) listenLoop(ctx context.Context) {
+	notices := make(chan store.Notice, 64)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case n := <-notices:
+				switch n.Kind {
+				case store.NoticeWake:
+					e.wake()
+				case store.NoticeCancel:
+					e.cancelLocal(n.RunID)
+				}
+			}
+		}
+	}()
+	for ctx.Err() == nil {
+		err := e.cfg.Store.Listen(ctx, notices)
+		if ctx.Err() != nil {
+			return
+		}
+		e.cfg.Logger.Warn("listen for notices; retrying", "err", err)
+		e.wake() // a notice may have been missed while disconnected
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// heartbeatLoop renews the leases of running activations, so a long step keeps its run, and
+// stops any activation whose lease was lost.
+func (e *Engine) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(e.cfg.LeaseFor / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		leases := make([]store.Lease, 0, len(e.active))
+		for _, a := range e.active {
+			leases = append(leases, a.lease)
+		}
+		e.mu.Unlock()
+		if len(leases) == 0 {
+			continue
+		}
+		held, err := e.cfg.Store.ExtendLeases(ctx, leases, e.cfg.LeaseFor)
+		if err != nil {
+			e.cfg.Logger.Warn("extend leases", "err", err)
+			continue
+		}
+		kept := make(map[store.Lease]bool, len(held))
+		for _, l := range held {
+			kept[l] = true
+		}
+		e.mu.Lock()
+		for id, a := range e.active {
+			if !kept[a.lease] && containsLease(leases, a.lease) {
+				a.cancel(fmt.Errorf("run %s: %w", id, store.ErrLeaseLost))
+			}
+		}
+		e.mu.Unlock()
+	}
+}
+
+func containsLease(ls []store.Lease, l store.Lease) bool {
+	for _, x := range ls {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}

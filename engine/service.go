@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/store"
+)
+
+// DeployResult is what Deploy stored.
+type DeployResult struct {
+	Module    store.Module
+	Workflows []store.Workflow
+}
+
+// Deploy validates and compiles a module and binds the workflows it declares to it. With
+// replace, workflow versions already bound to another module are rebound (a hotfix: their live
+// runs replay against the new code); without it they are store.ErrConflict.
+func (e *Engine) Deploy(ctx context.Context, tenantID string, wasm []byte, replace bool) (DeployResult, error) {
+	if len(wasm) == 0 {
+		return DeployResult{}, fmt.Errorf("deploy: %w: empty module", ErrInvalid)
+	}
+	if len(wasm) > e.cfg.MaxModuleBytes {
+		return DeployResult{}, fmt.Errorf("deploy: %w: module is %d bytes, the limit is %d", ErrTooLarge, len(wasm), e.cfg.MaxModuleBytes)
+	}
+	m, err := e.cfg.Runtime.Load(ctx, wasm)
+	if err != nil {
+		if errors.Is(err, host.ErrInvalidModule) {
+			return DeployResult{}, fmt.Errorf("deploy: %w: %w", ErrInvalid, err)
+		}
+		return DeployResult{}, fmt.Errorf("deploy: %w", err)
+	}
+	mod := store.Module{TenantID: tenantID, Digest: m.Digest, Size: len(wasm), ABIVersion: m.ABIVersion, Bytes: wasm}
+	wfs := make([]store.Workflow, 0, len(m.Description.Workflows))
+	for _, d := range m.Description.Workflows {
+		var retry abi.RetryPolicy
+		if d.Retry != nil {
+			retry = *d.Retry
+		}
+		wfs = append(wfs, store.Workflow{
+			TenantID: tenantID, Name: d.Name, Version: d.Version, Digest: m.Digest,
+			RetentionDays: d.RetentionDays, Retry: retry.Merge(abi.DefaultRetry), Triggers: d.Triggers,
+		})
+	}
+	stored, err := e.cfg.Store.PutModule(ctx, mod, wfs, replace)
+	if err != nil {
+		return DeployResult{}, fmt.Errorf("deploy: %w", err)
+	}
+	e.modules.put(tenantID, m)
+	mod.Bytes = nil
+	e.wake()
+	return DeployResult{Module: mod, Workflows: stored}, nil
+}
+
+// StartRequest asks for a new run.
+type StartRequest struct {
+	Workflow       string
+	Version        string // "" takes the latest
+	Input          json.RawMessage
+	IdempotencyKey string
+	RetentionDays  int // 0 takes the workflow's, then the engine's default
+}
+
+// StartRun creates a run of the workflow, or with an idempotency key already used returns that
+// run and created=false.
+func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest) (store.Run, bool, error) {
+	if err := validName("workflow", req.Workflow); err != nil {
+		return store.Run{}, false, err
+	}
+	if len(req.IdempotencyKey) > 200 {
+		return store.Run{}, false, fmt.Errorf("start: %w: idempotency key longer than 200 bytes", ErrInvalid)
+	}
+	if req.RetentionDays < 0 {
+		return store.Run{}, false, fmt.Errorf("start: %w: retentionDays must not be negative", ErrInvalid)
+	}
+	input := req.Input
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	if len(input) > e.cfg.MaxInputBytes {
+		return store.Run{}, false, fmt.Errorf("start: %w: input is %d bytes, the limit is %d", ErrTooLarge, len(input), e.cfg.MaxInputBytes)
+	}
+	if !json.Valid(input) {
+		return store.Run{}, false, fmt.Errorf("start: %w: input is not valid JSON", ErrInvalid)
+	}
+	wf, err := e.cfg.Store.ResolveWorkflow(ctx, tenantID, req.Workflow, req.Version)
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
+	}
+	retention := req.RetentionDays
+	if retention == 0 {
+		retention = wf.RetentionDays
+	}
+	if retention == 0 {
+		retention = e.cfg.DefaultRetentionDays
+	}
+	run, created, err := e.cfg.Store.CreateRun(ctx, store.NewRun{
+		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
+		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: retention,
+	})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
+	}
+	if created {
+		e.wake()
+	}
+	return run, created, nil
+}
+
+// GetRun returns one run of the tenant.
+func (e *Engine) GetRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	return e.cfg.Store.GetRun(ctx, tenantID, runID)
+}
+
+// ListRuns lists the tenant's runs, newest first.
+func (e *Engine) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
+	return e.cfg.Store.ListRuns(ctx, tenantID, f)
+}
+
+// Steps returns a run's journal.
+func (e *Engine) Steps(ctx context.Context, tenantID, runID string) ([]store.Step, error) {
+	return e.cfg.Store.ListSteps(ctx, tenantID, runID)
+}
+
+// CancelRun cancels a live run; an activation executing it is stopped.
+func (e *Engine) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	run, err := e.cfg.Store.CancelRun(ctx, tenantID, runID)
+	if err != nil {
+		return store.Run{}, err
+	}
+	// The notice reaches every host; this one need not wait for it.
+	e.cancelLocal(runID)
+	return run, nil
+}
+
+// Signal sends an event to one run: it resolves the run's wait if one matches, or is kept for
+// the run's next matching wait.
+func (e *Engine) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage) (delivered bool, err error) {
+	payload, err = e.checkEvent(event, payload)
+	if err != nil {
+		return false, err
+	}
+	delivered, err = e.cfg.Store.Signal(ctx, tenantID, runID, event, payload, e.cfg.MaxBufferedEvents)
+	if err != nil {
+		return false, err
+	}
+	if delivered {
+		e.wake()
+	}
+	return delivered, nil
+}
+
+// Broadcast sends an event to every run of the tenant waiting on it, and keeps it for waits
+// reached later by runs that started before it.
+func (e *Engine) Broadcast(ctx context.Context, tenantID, event string, payload json.RawMessage) (resolved int, err error) {
+	payload, err = e.checkEvent(event, payload)
+	if err != nil {
+		return 0, err
+	}
+	resolved, err = e.cfg.Store.Broadcast(ctx, tenantID, event, payload)
+	if err != nil {
+		return 0, err
+	}
+	if resolved > 0 {
+		e.wake()
+	}
+	return resolved, nil
+}
+
+// ListModules lists the tenant's modules.
+func (e *Engine) ListModules(ctx context.Context, tenantID string) ([]store.Module, error) {
+	return e.cfg.Store.ListModules(ctx, tenantID)
+}
+
+// ListWorkflows lists the tenant's workflows with run counts.
+func (e *Engine) ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error) {
+	return e.cfg.Store.ListWorkflows(ctx, tenantID)
+}
+
+func (e *Engine) checkEvent(event string, payload json.RawMessage) (json.RawMessage, error) {
+	if err := validName("event", event); err != nil {
+		return nil, err
+	}
+	if len(payload) == 0 {
+		payload = json.RawMessage("{}")
+	}
+	if len(payload) > e.cfg.MaxEventBytes {
+		return nil, fmt.Errorf("event %s: %w: payload is %d bytes, the limit is %d", event, ErrTooLarge, len(payload), e.cfg.MaxEventBytes)
+	}
+	if !json.Valid(payload) {
+		return nil, fmt.Errorf("event %s: %w: payload is not valid JSON", event, ErrInvalid)
+	}
+	return payload, nil
+}
+
+func validName(what, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: %s name is empty", ErrInvalid, what)
+	case len(name) > abi.MaxNameLen:
+		return fmt.Errorf("%w: %s name longer than %d bytes", ErrInvalid, what, abi.MaxNameLen)
+	case !utf8.ValidString(name) || strings.ContainsAny(name, "\x00/"):
+		return fmt.Errorf("%w: %s name %q has invalid characters", ErrInvalid, what, name)
+	}
+	return nil
+}
