@@ -2,8 +2,125 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
 
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
 )
 
-func (e *Engine) activate(ctx context.Context, c store.Claim) {}
+// activate runs one pass of a claimed run and records how it ended. Every write is fenced by
+// the claim's lease, so a host that lost the run can never overwrite the one that took it.
+func (e *Engine) activate(ctx context.Context, c store.Claim) {
+	log := e.cfg.Logger.With("tenant", c.Run.TenantID, "workflow", c.Run.Workflow, "run", c.Run.ID)
+	// Writes after the guest stops must outlive a cancelled activation context (a shutdown
+	// releases the lease; a cancel must not leave a half-written row), so they use this one.
+	wctx := context.WithoutCancel(ctx)
+
+	mod, err := e.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
+	if err != nil {
+		if errors.Is(err, host.ErrInvalidModule) {
+			e.finish(wctx, log, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
+			return
+		}
+		log.Error("load module; releasing the run", "err", err)
+		e.release(wctx, log, c.Lease)
+		return
+	}
+	retry := abi.DefaultRetry
+	for _, w := range mod.Description.Workflows {
+		if w.Name == c.Run.Workflow && w.Version == c.Run.Version && w.Retry != nil {
+			retry = w.Retry.Merge(abi.DefaultRetry)
+		}
+	}
+	p := newPass(e, c, retry)
+	res, err := e.cfg.Runtime.Activate(ctx, mod, host.Activation{
+		Workflow: c.Run.Workflow,
+		Input:    c.Run.Input,
+		RunID:    c.Run.ID,
+		Handler:  p,
+		Limits:   e.cfg.Limits,
+		Logger:   log,
+	})
+	e.settle(ctx, wctx, log, p, res, err)
+}
+
+// settle records the end of a pass: a result, a suspension (already committed by the host
+// call), a guest fault, or an interruption.
+func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, res host.Result, err error) {
+	var (
+		susp    *suspended
+		failure *runFailure
+		guest   *host.GuestError
+	)
+	switch {
+	case err == nil:
+		if p.cursor < len(p.journal) {
+			next := p.journal[p.cursor]
+			e.finish(wctx, log, p.lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{
+				Code:    abi.CodeNondeterministic,
+				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", p.cursor, len(p.journal), next.Kind, next.Key),
+			})
+			return
+		}
+		if res.Error != nil {
+			e.finish(wctx, log, p.lease, store.StatusFailed, nil, res.Error)
+			return
+		}
+		e.finish(wctx, log, p.lease, store.StatusCompleted, res.Output, nil)
+	case errors.As(err, &susp):
+		if !susp.wakeAt.IsZero() {
+			e.wakeAt(susp.wakeAt)
+		}
+		log.Debug("run suspended", "reason", susp.reason, "until", susp.wakeAt)
+	case errors.Is(err, store.ErrLeaseLost):
+		log.Info("lease lost; activation abandoned", "err", err)
+	case ctx.Err() != nil:
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, errCancelled):
+			log.Info("activation stopped: run cancelled")
+		case errors.Is(cause, store.ErrLeaseLost):
+			log.Info("activation stopped: lease lost")
+		default:
+			log.Info("activation interrupted; releasing the run", "cause", cause)
+			e.release(wctx, log, p.lease)
+		}
+	case errors.As(err, &failure):
+		e.finish(wctx, log, p.lease, failure.status, nil, &failure.info)
+	case errors.As(err, &guest):
+		e.finish(wctx, log, p.lease, store.StatusFailed, nil, &guest.Info)
+	default:
+		// A store error in a host call (Postgres restarting, a dropped connection): nothing of
+		// the pass after the last commit happened, so the run is simply tried again.
+		log.Error("activation failed; releasing the run", "err", err)
+		e.release(wctx, log, p.lease)
+	}
+}
+
+func (e *Engine) finish(ctx context.Context, log *slog.Logger, l store.Lease, status store.RunStatus, output []byte, info *abi.ErrorInfo) {
+	err := e.cfg.Store.Finish(ctx, l, status, output, info)
+	switch {
+	case errors.Is(err, store.ErrLeaseLost):
+		log.Info("run finished elsewhere or cancelled; result dropped", "status", status)
+	case err != nil:
+		// The lease expires and another activation replays the run to the same end.
+		log.Error("record run result", "status", status, "err", err)
+	default:
+		if info != nil {
+			log.Info("run ended", "status", status, "code", info.Code, "error", info.Message)
+		} else {
+			log.Debug("run ended", "status", status)
+		}
+	}
+}
+
+func (e *Engine) release(ctx context.Context, log *slog.Logger, l store.Lease) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := e.cfg.Store.Release(ctx, l); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+		log.Warn("release lease; it will expire instead", "err", err)
+	}
+}

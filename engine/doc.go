@@ -1,0 +1,9 @@
+// Package engine executes workflow runs: it claims runnable runs from the store under a fenced
+// lease, runs one activation (a pass of the guest over the run's journal) per claim on the host
+// runtime, commits every new durable boundary before the guest continues, and suspends,
+// completes, fails or releases the run when the pass ends. It also serves the requests the API
+// makes (deploy, start, signal, broadcast, cancel, reads).
+//
+// Imports: abi, host, store and the standard library; never store implementations, api or cmd.
+// RATIONALE.md records the decisions that shaped it.
+package engine

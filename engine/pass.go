@@ -1,0 +1,338 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/store"
+)
+
+// suspended is the error a pass's host call returns after it has durably suspended the run:
+// the guest is unwound and the run waits for wakeAt (zero: only an event wakes it).
+type suspended struct {
+	reason string
+	wakeAt time.Time
+}
+
+func (s *suspended) Error() string { return "run suspended: " + s.reason }
+
+// runFailure ends the pass and fails the run (or marks it nondeterministic) with info.
+type runFailure struct {
+	status store.RunStatus
+	info   abi.ErrorInfo
+}
+
+func (f *runFailure) Error() string { return f.info.Error() }
+
+func nondeterministic(format string, args ...any) *runFailure {
+	return &runFailure{status: store.StatusNondeterministic, info: abi.ErrorInfo{
+		Code: abi.CodeNondeterministic, Message: fmt.Sprintf(format, args...),
+	}}
+}
+
+// pass implements host.Handler for one activation: it replays the journal it was claimed with
+// and commits each new durable boundary before the guest continues. Only the activation's
+// goroutine uses it.
+type pass struct {
+	e       *Engine
+	run     store.Run
+	lease   store.Lease
+	journal []store.Step
+	retry   abi.RetryPolicy // the workflow's default step policy
+
+	cursor int            // index of the next journal entry the guest must reach
+	seen   map[string]int // name -> times reached in this pass, for key suffixes
+	clock  time.Time      // the guest's clock outside callbacks: latest journal time reached
+
+	inStep *openStep // the step whose callback is running, if any
+}
+
+type openStep struct {
+	key       string
+	seq       int
+	attempt   int
+	policy    abi.RetryPolicy
+	startedAt time.Time
+}
+
+var _ host.Handler = (*pass)(nil)
+
+func newPass(e *Engine, c store.Claim, retry abi.RetryPolicy) *pass {
+	return &pass{
+		e: e, run: c.Run, lease: c.Lease, journal: c.Journal, retry: retry,
+		seen:  make(map[string]int),
+		clock: c.Run.CreatedAt,
+	}
+}
+
+// now is the engine's clock for values it writes. Postgres keeps microseconds, so every time
+// the guest can observe is truncated to them: a replay reads back exactly what the first pass saw.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// Now is the guest's deterministic clock.
+func (p *pass) Now() time.Time { return p.clock }
+
+func (p *pass) advance(t *time.Time) {
+	if t != nil && t.After(p.clock) {
+		p.clock = *t
+	}
+}
+
+// next returns the key the guest's step name gets in this pass, and the journal entry at the
+// cursor if the journal has one, checking it is the same step.
+func (p *pass) next(name string, kind store.StepKind) (key string, seq int, entry *store.Step, err error) {
+	n := p.seen[name]
+	p.seen[name] = n + 1
+	key = name
+	if n > 0 {
+		key = name + abi.SuffixSep + strconv.Itoa(n)
+	}
+	seq = p.cursor
+	p.cursor++
+	if seq < len(p.journal) {
+		s := &p.journal[seq]
+		if s.Key != key || s.Kind != kind {
+			return "", 0, nil, nondeterministic("step %d: the journal holds %s %q but the workflow reached %s %q", seq, s.Kind, s.Key, kind, key)
+		}
+		return key, seq, s, nil
+	}
+	if seq >= p.e.cfg.MaxStepsPerRun {
+		return "", 0, nil, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{
+			Code: abi.CodeStepLimit, Message: fmt.Sprintf("the run reached its limit of %d steps", p.e.cfg.MaxStepsPerRun),
+		}}
+	}
+	return key, seq, nil, nil
+}
+
+// suspend releases the run until wakeAt (nil: until an event), journaling s first if given.
+func (p *pass) suspend(ctx context.Context, reason string, s *store.Step, wakeAt *time.Time) error {
+	if err := p.e.cfg.Store.Suspend(ctx, p.lease, s, wakeAt); err != nil {
+		return err
+	}
+	out := &suspended{reason: reason}
+	if wakeAt != nil {
+		out.wakeAt = *wakeAt
+	}
+	return out
+}
+
+func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (host.Reply, error) {
+	key, seq, s, err := p.next(name, store.KindRun)
+	if err != nil {
+		return host.Reply{}, err
+	}
+	policy := p.retry
+	if opts.Retry != nil {
+		if err := opts.Retry.Validate(); err != nil {
+			return host.Reply{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{
+				Code: abi.CodeABIViolation, Message: fmt.Sprintf("step %q: %v", key, err),
+			}}
+		}
+		policy = opts.Retry.Merge(p.retry)
+	}
+	attempt := 1
+	if s != nil {
+		switch s.Status {
+		case store.StepCompleted:
+			p.advance(s.CompletedAt)
+			return host.Reply{Status: abi.StatusOK, Data: s.Output}, nil
+		case store.StepFailed:
+			p.advance(s.CompletedAt)
+			return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(s.Error)}, nil
+		case store.StepRetrying:
+			if s.WakeAt != nil && now().Before(*s.WakeAt) {
+				return host.Reply{}, p.suspend(ctx, "retry backoff of "+key, nil, s.WakeAt)
+			}
+			attempt = s.Attempt + 1
+		default:
+			return host.Reply{}, nondeterministic("step %q: journal status %s is not one a run step can have", key, s.Status)
+		}
+	}
+	p.inStep = &openStep{key: key, seq: seq, attempt: attempt, policy: policy, startedAt: now()}
+	return host.Reply{Status: abi.StatusExecute}, nil
+}
+
+func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (host.Reply, error) {
+	st := p.inStep
+	p.inStep = nil
+	if st == nil {
+		return host.Reply{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "step_done without a running step"}}
+	}
+	done := now()
+	row := store.Step{
+		RunID: p.run.ID, Seq: st.seq, Key: st.key, Kind: store.KindRun,
+		Attempt: st.attempt, StartedAt: st.startedAt,
+	}
+	if outcome == abi.OutcomeOK {
+		row.Status, row.Output, row.CompletedAt = store.StepCompleted, json.RawMessage(data), &done
+		if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
+			return host.Reply{}, err
+		}
+		p.advance(&done)
+		return host.Reply{Status: abi.StatusOK}, nil
+	}
+	info := decodeErrorInfo(data)
+	row.Error = &info
+	if !info.NonRetryable && st.attempt < st.policy.Attempts {
+		wake := done.Add(st.policy.Delay(st.attempt, rand.Float64())).Truncate(time.Microsecond)
+		row.Status, row.WakeAt = store.StepRetrying, &wake
+		return host.Reply{}, p.suspend(ctx, fmt.Sprintf("step %q attempt %d failed", st.key, st.attempt), &row, &wake)
+	}
+	row.Status, row.CompletedAt = store.StepFailed, &done
+	if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
+		return host.Reply{}, err
+	}
+	p.advance(&done)
+	return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(&info)}, nil
+}
+
+func (p *pass) Sleep(ctx context.Context, name string, d time.Duration) (host.Reply, error) {
+	return p.sleep(ctx, name, func(t time.Time) time.Time { return t.Add(d) })
+}
+
+func (p *pass) SleepUntil(ctx context.Context, name string, until time.Time) (host.Reply, error) {
+	return p.sleep(ctx, name, func(time.Time) time.Time { return until })
+}
+
+// sleep journals the wake-up time the first time the step is reached (until computes it from
+// the current time) and suspends until it has passed.
+func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) time.Time) (host.Reply, error) {
+	key, seq, s, err := p.next(name, store.KindSleep)
+	if err != nil {
+		return host.Reply{}, err
+	}
+	t := now()
+	if s != nil {
+		if s.Status == store.StepCompleted {
+			p.advance(s.CompletedAt)
+			return host.Reply{Status: abi.StatusOK}, nil
+		}
+		if s.Status != store.StepSleeping || s.WakeAt == nil {
+			return host.Reply{}, nondeterministic("sleep %q: journal status %s is not one a sleep can have", key, s.Status)
+		}
+		if t.Before(*s.WakeAt) {
+			return host.Reply{}, p.suspend(ctx, "sleep "+key, nil, s.WakeAt)
+		}
+		// Mark it elapsed so the journal reads as it happened and replays need no clock.
+		row := *s
+		row.Status, row.CompletedAt = store.StepCompleted, s.WakeAt
+		if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
+			return host.Reply{}, err
+		}
+		p.advance(s.WakeAt)
+		return host.Reply{Status: abi.StatusOK}, nil
+	}
+	wake := until(t).UTC().Truncate(time.Microsecond)
+	row := store.Step{RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindSleep, StartedAt: t, WakeAt: &wake}
+	if !wake.After(t) {
+		row.Status, row.CompletedAt = store.StepCompleted, &t
+		if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
+			return host.Reply{}, err
+		}
+		p.advance(&t)
+		return host.Reply{Status: abi.StatusOK}, nil
+	}
+	row.Status = store.StepSleeping
+	return host.Reply{}, p.suspend(ctx, "sleep "+key, &row, &wake)
+}
+
+func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions) (host.Reply, error) {
+	key, seq, s, err := p.next(name, store.KindWait)
+	if err != nil {
+		return host.Reply{}, err
+	}
+	if err := validWait(opts); err != nil {
+		return host.Reply{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{
+			Code: abi.CodeABIViolation, Message: fmt.Sprintf("wait %q: %v", key, err),
+		}}
+	}
+	t := now()
+	if s == nil {
+		row := store.Step{
+			RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindWait, Status: store.StepWaiting,
+			Event: opts.Event, Match: opts.Match, StartedAt: t,
+		}
+		if opts.TimeoutMs > 0 {
+			timeout := t.Add(time.Duration(opts.TimeoutMs) * time.Millisecond)
+			row.WakeAt = &timeout
+		}
+		resolved, err := p.e.cfg.Store.ReachWait(ctx, p.lease, row, p.e.cfg.LeaseFor)
+		if err != nil {
+			return host.Reply{}, err
+		}
+		if resolved == nil {
+			out := &suspended{reason: "wait " + key + " for event " + opts.Event}
+			if row.WakeAt != nil {
+				out.wakeAt = *row.WakeAt
+			}
+			return host.Reply{}, out
+		}
+		s = resolved
+	}
+	if s.Event != opts.Event {
+		return host.Reply{}, nondeterministic("wait %q: the journal waits for event %q but the workflow waits for %q", key, s.Event, opts.Event)
+	}
+	if s.Status == store.StepWaiting {
+		if s.WakeAt == nil || t.Before(*s.WakeAt) {
+			return host.Reply{}, p.suspend(ctx, "wait "+key+" for event "+opts.Event, nil, s.WakeAt)
+		}
+		row, err := p.e.cfg.Store.TimeoutWait(ctx, p.lease, key, *s.WakeAt, p.e.cfg.LeaseFor)
+		if err != nil {
+			return host.Reply{}, err
+		}
+		s = &row
+	}
+	switch s.Status {
+	case store.StepCompleted:
+		p.advance(s.CompletedAt)
+		return host.Reply{Status: abi.StatusOK, Data: s.Output}, nil
+	case store.StepTimedOut:
+		p.advance(s.CompletedAt)
+		return host.Reply{Status: abi.StatusTimeout}, nil
+	}
+	return host.Reply{}, nondeterministic("wait %q: journal status %s is not one a wait can have", key, s.Status)
+}
+
+func validWait(o abi.WaitOptions) error {
+	if err := validName("event", o.Event); err != nil {
+		return err
+	}
+	if len(o.Match) > 0 && string(o.Match) != "null" {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(o.Match, &obj) != nil {
+			return errors.New("match must be a JSON object")
+		}
+	}
+	if o.TimeoutMs < 0 {
+		return errors.New("timeoutMs must not be negative")
+	}
+	return nil
+}
+
+// decodeErrorInfo reads a guest's error JSON; anything unreadable becomes its message, so the
+// guest's words are never lost.
+func decodeErrorInfo(data []byte) abi.ErrorInfo {
+	var info abi.ErrorInfo
+	if err := json.Unmarshal(data, &info); err != nil || info.Message == "" && info.Code == "" {
+		info = abi.ErrorInfo{Message: string(data)}
+	}
+	if info.Code == "" {
+		info.Code = abi.CodeWorkflowError
+	}
+	return info
+}
+
+func errorJSON(info *abi.ErrorInfo) []byte {
+	if info == nil {
+		info = &abi.ErrorInfo{Code: abi.CodeWorkflowError, Message: "unknown error"}
+	}
+	b, _ := json.Marshal(info)
+	return b
+}
