@@ -1,0 +1,46 @@
+# wfhost: `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+# Root-module commands run outside the workspace: the guest modules build only for wasm.
+ROOT := GOWORK=off
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+export TEST_DATABASE_URL
+BIN := bin/wfhost
+
+.PHONY: help build test test/race test/short lint check testdata testdata/check run bench clean
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+build: ## build bin/wfhost
+	$(ROOT) $(GO) build -o $(BIN) ./cmd/wfhost
+
+test: ## run every test with the race detector against the Postgres in TEST_DATABASE_URL
+	$(ROOT) $(GO) test -race -count=1 -timeout 15m ./...
+
+test/race: test ## same as test (tests always run with -race)
+
+test/short: ## quick tests, no end-to-end crash tests
+	$(ROOT) $(GO) test -short -count=1 ./...
+
+lint: ## gofmt, go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(ROOT) $(GO) vet ./...
+	cd guest-sdk/go && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
+
+check: lint testdata/check ## lint, and fail if the committed fixtures differ from a rebuild
+
+testdata: ## rebuild the committed .wasm fixtures from source
+	bash testdata/build.sh
+
+testdata/check: testdata ## rebuild the fixtures and fail if any differs from the committed one
+	@git diff --exit-code --stat -- testdata || (echo "committed fixtures differ from a rebuild: run make testdata and commit" && exit 1)
+
+run: build ## start the daemon with the example workflows deployed
+	$(BIN) run --deploy testdata/examples.wasm
+
+bench: ## benchmarks
+	$(ROOT) $(GO) test -run='^$$' -bench=. -benchtime=2s ./...
+
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,254 @@
+package e2e_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The daemon binary is built once per test process, from this checkout.
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func daemonBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "wfhost-e2e-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "wfhost")
+		cmd := exec.Command("go", "build", "-race", "-o", binPath, "./cmd/wfhost")
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func databaseURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// freshSchema names a schema for one test and drops it when the test ends.
+func freshSchema(t *testing.T) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "wfhost_e2e_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, databaseURL())
+		if err != nil {
+			return
+		}
+		defer conn.Close(ctx)
+		_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	})
+	return schema
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// daemon is one `wfhost run` process. Its stderr (JSON logs) is kept across restarts.
+type daemon struct {
+	t      *testing.T
+	name   string
+	addr   string
+	args   []string
+	cmd    *exec.Cmd
+	logMu  sync.Mutex
+	logs   bytes.Buffer
+	exited chan struct{}
+}
+
+func newDaemon(t *testing.T, name, schema string, extra ...string) *daemon {
+	t.Helper()
+	addr := freePort(t)
+	args := []string{"run",
+		"--database-url", databaseURL(),
+		"--schema", schema,
+		"--listen", addr,
+		"--data-dir", t.TempDir(),
+		"--lease", "2s",
+		"--poll-interval", "500ms",
+		"--shutdown-grace", "2s",
+		"--log-format", "json",
+		"--log-level", "debug",
+		"--owner", name,
+	}
+	d := &daemon{t: t, name: name, addr: addr, args: append(args, extra...)}
+	t.Cleanup(func() { d.kill() })
+	return d
+}
+
+func (d *daemon) url(path string) string { return "http://" + d.addr + path }
+
+func (d *daemon) start() {
+	d.t.Helper()
+	d.cmd = exec.Command(daemonBinary(d.t), d.args...)
+	d.cmd.Stdout = io.Discard
+	pr, pw := io.Pipe()
+	d.cmd.Stderr = pw
+	d.exited = make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			d.logMu.Lock()
+			d.logs.Write(sc.Bytes())
+			d.logs.WriteByte('\n')
+			d.logMu.Unlock()
+		}
+	}()
+	if err := d.cmd.Start(); err != nil {
+		d.t.Fatalf("start %s: %v", d.name, err)
+	}
+	go func() { _ = d.cmd.Wait(); pw.Close(); close(d.exited) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(d.url("/readyz"))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-d.exited:
+			d.t.Fatalf("%s exited during start:\n%s", d.name, d.logTail(4000))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	d.t.Fatalf("%s not ready after 60s:\n%s", d.name, d.logTail(4000))
+}
+
+// kill sends SIGKILL: no shutdown code runs, as in a crash.
+func (d *daemon) kill() {
+	if d.cmd == nil || d.cmd.Process == nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.exited
+	d.cmd = nil
+}
+
+// terminate sends SIGTERM and waits for a clean exit.
+func (d *daemon) terminate(timeout time.Duration) error {
+	if d.cmd == nil {
+		return nil
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.exited:
+		err := d.cmd.ProcessState
+		d.cmd = nil
+		if !err.Success() {
+			return fmt.Errorf("%s exited with %v", d.name, err)
+		}
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("%s did not exit within %v of SIGTERM", d.name, timeout)
+	}
+}
+
+func (d *daemon) logText() string {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	return d.logs.String()
+}
+
+func (d *daemon) logTail(n int) string {
+	s := d.logText()
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// logRecords returns the daemon's JSON log records that have the given message.
+func (d *daemon) logRecords(msg string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(d.logText(), "\n") {
+		if !strings.Contains(line, msg) {
+			continue
+		}
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func (d *daemon) do(method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, d.url(path), rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+func (d *daemon) mustDo(method, path string, body any, want int) []byte {
+	d.t.Helper()
+	code, out, err := d.do(method, path, body)
+	if err != nil {
+		d.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if code != want {
+		d.t.Fatalf("%s %s: status %d, want %d: %s", method, path, code, want, out)
+	}
+	return out
+}

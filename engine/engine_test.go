@@ -1,0 +1,301 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/store"
+)
+
+const (
+	settle = 30 * time.Second // generous bound for a run to finish; never a timing assertion
+)
+
+func TestOnboardingSignalSentBeforeWaitResolvesIt(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	// The run sleeps 300ms before it waits, so the signal below arrives before the wait exists.
+	run := h.start("onboarding", map[string]any{"email": "ada@example.com", "delayMs": 300, "verifyTimeoutMs": 60000})
+	h.awaitStep(run.ID, "create-user", store.StepCompleted, settle)
+	userID := decode[struct {
+		ID string `json:"id"`
+	}](t, h.steps(run.ID)[0].Output).ID
+	delivered, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"`+userID+`","via":"email"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if delivered {
+		t.Fatal("signal reported delivered to a wait the run has not reached yet")
+	}
+	done := h.await(run.ID, settle)
+	if done.Status != store.StatusCompleted {
+		t.Fatalf("status %s, error %+v", done.Status, done.Error)
+	}
+	if !strings.Contains(string(done.Output), "verified") {
+		t.Fatalf("output %s does not say verified", done.Output)
+	}
+	wantKeys(t, h.keys(run.ID), "create-user", "welcome-delay", "send-welcome", "await-verify")
+	wait := h.steps(run.ID)[3]
+	if wait.Status != store.StepCompleted || !strings.Contains(string(wait.Output), `"via"`) {
+		t.Fatalf("wait step %s with %s, want completed with the signal payload", wait.Status, wait.Output)
+	}
+}
+
+func TestOnboardingTimesOutAndNudges(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 10, "verifyTimeoutMs": 200})
+	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+	// A signal that does not match the wait's match stays buffered and resolves nothing.
+	delivered, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"someone-else"}`))
+	if err != nil || delivered {
+		t.Fatalf("non-matching signal: delivered=%v err=%v", delivered, err)
+	}
+	done := h.await(run.ID, settle)
+	if done.Status != store.StatusCompleted {
+		t.Fatalf("status %s, error %+v", done.Status, done.Error)
+	}
+	wantKeys(t, h.keys(run.ID), "create-user", "welcome-delay", "send-welcome", "await-verify", "send-nudge")
+	if s := h.steps(run.ID)[3]; s.Status != store.StepTimedOut {
+		t.Fatalf("wait step is %s, want timed_out", s.Status)
+	}
+}
+
+func TestStepRetriesThenSucceeds(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	run := h.start("onboarding", map[string]any{"email": "cy@example.com", "delayMs": 1, "failWelcome": 2, "verifyTimeoutMs": 1})
+	done := h.await(run.ID, settle)
+	if done.Status != store.StatusCompleted {
+		t.Fatalf("status %s, error %+v\n%s", done.Status, done.Error, h.journalString(run.ID))
+	}
+	for _, s := range h.steps(run.ID) {
+		if s.Key == "send-welcome" {
+			if s.Attempt != 3 || s.Status != store.StepCompleted {
+				t.Fatalf("send-welcome: attempt %d status %s, want attempt 3 completed", s.Attempt, s.Status)
+			}
+			return
+		}
+	}
+	t.Fatal("no send-welcome step")
+}
+
+func TestSagaCompensatesWhenPaymentFails(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	ok := h.start("order-saga", map[string]any{"orderId": "o-1", "amount": 42})
+	bad := h.start("order-saga", map[string]any{"orderId": "o-2", "amount": 42, "failPayment": true})
+
+	if r := h.await(ok.ID, settle); r.Status != store.StatusCompleted {
+		t.Fatalf("happy saga: %s %+v", r.Status, r.Error)
+	}
+	wantKeys(t, h.keys(ok.ID), "reserve-inventory", "charge-payment", "ship-order")
+
+	h.await(bad.ID, settle)
+	steps := h.steps(bad.ID)
+	if len(steps) < 3 || steps[1].Key != "charge-payment" || steps[1].Status != store.StepFailed || steps[1].Attempt != 3 {
+		t.Fatalf("charge-payment should have failed after 3 attempts:%s", h.journalString(bad.ID))
+	}
+	if steps[2].Key != "release-inventory" || steps[2].Status != store.StepCompleted {
+		t.Fatalf("compensation release-inventory did not run:%s", h.journalString(bad.ID))
+	}
+	for _, s := range steps {
+		if s.Key == "ship-order" {
+			t.Fatal("a failed saga shipped the order")
+		}
+	}
+}
+
+func TestPollingLoopGetsStableKeys(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	run := h.start("poll", map[string]any{"until": 3, "intervalMs": 20})
+	if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
+		t.Fatalf("status %s %+v", r.Status, r.Error)
+	}
+	wantKeys(t, h.keys(run.ID), "check-status", "backoff", "check-status#1", "backoff#1", "check-status#2")
+}
+
+func TestSubSecondSleepsWake(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	run := h.start("steps", map[string]any{"n": 4, "sleepMs": 50})
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusCompleted {
+		t.Fatalf("status %s %+v", r.Status, r.Error)
+	}
+	wantKeys(t, h.keys(run.ID), "s", "pause", "s#1", "pause#1", "s#2", "pause#2", "s#3")
+	for _, s := range h.steps(run.ID) {
+		if s.Kind == store.KindSleep && (s.Status != store.StepCompleted || s.WakeAt == nil || s.WakeAt.Sub(s.StartedAt) < 50*time.Millisecond) {
+			t.Fatalf("sleep %s: status %s wake %v started %v", s.Key, s.Status, s.WakeAt, s.StartedAt)
+		}
+	}
+}
+
+func TestIdempotentStart(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	ctx := context.Background()
+	req := engine.StartRequest{Workflow: "steps", Input: json.RawMessage(`{"n":1}`), IdempotencyKey: "order-77"}
+	first, created, err := h.engine.StartRun(ctx, store.DefaultTenant, req)
+	if err != nil || !created {
+		t.Fatalf("first start: created=%v err=%v", created, err)
+	}
+	req.Input = json.RawMessage(`{"n":5}`) // a retried request with other input still maps to the first run
+	second, created, err := h.engine.StartRun(ctx, store.DefaultTenant, req)
+	if err != nil || created || second.ID != first.ID {
+		t.Fatalf("second start: id %s created=%v err=%v, want %s not created", second.ID, created, err, first.ID)
+	}
+	h.await(first.ID, settle)
+	runs, _, err := h.engine.ListRuns(ctx, store.DefaultTenant, store.RunFilter{Workflow: "steps"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %d err %v, want exactly 1", len(runs), err)
+	}
+	wantKeys(t, h.keys(first.ID), "s")
+}
+
+func TestRedeployRenamingAStepIsNondeterministic(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	run := h.start("onboarding", map[string]any{"email": "dee@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
+	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+
+	// The same workflow version from a module whose send-welcome step was renamed.
+	if _, err := h.engine.Deploy(context.Background(), store.DefaultTenant, fixture(t, "examples_renamed.wasm"), false); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("redeploying a bound version without replace: %v, want conflict", err)
+	}
+	h.deploy("examples_renamed.wasm", true)
+	r := h.await(run.ID, settle, store.StatusNondeterministic)
+	if r.Error == nil || r.Error.Code != abi.CodeNondeterministic || !strings.Contains(r.Error.Message, "send-welcome") {
+		t.Fatalf("error %+v should name the journaled step", r.Error)
+	}
+	// Deploying the compatible module again resumes the run where it stopped.
+	h.deploy("examples.wasm", true)
+	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+	userID := decode[struct {
+		ID string `json:"id"`
+	}](t, h.steps(run.ID)[0].Output).ID
+	if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"`+userID+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
+		t.Fatalf("after the fix: %s %+v", r.Status, r.Error)
+	}
+}
+
+func TestBroadcastResolvesWaitingRuns(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	run := h.start("onboarding", map[string]any{"email": "eve@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
+	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+	userID := decode[struct {
+		ID string `json:"id"`
+	}](t, h.steps(run.ID)[0].Output).ID
+	n, err := h.engine.Broadcast(context.Background(), store.DefaultTenant, "verify", json.RawMessage(`{"userId":"`+userID+`"}`))
+	if err != nil || n != 1 {
+		t.Fatalf("broadcast resolved %d (err %v), want 1", n, err)
+	}
+	if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
+		t.Fatalf("status %s %+v", r.Status, r.Error)
+	}
+}
+
+func TestCancelStopsASpinningStep(t *testing.T) {
+	t.Parallel()
+	// One slot: while the spinning step holds it nothing else can run, so the echo run
+	// completing below proves the spin was stopped.
+	h := setup(t, harnessOptions{concurrency: 1})
+	h.deploy("hostile.wasm", false)
+	spin := h.start("spin-step", nil)
+	h.await(spin.ID, settle, store.StatusRunning)
+	time.Sleep(200 * time.Millisecond) // let the guest get into its loop
+	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, spin.ID); err != nil {
+		t.Fatal(err)
+	}
+	echo := h.start("echo", map[string]any{"hello": "world"})
+	if r := h.await(echo.ID, settle); r.Status != store.StatusCompleted || !strings.Contains(string(r.Output), "world") {
+		t.Fatalf("echo after cancel: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	if r := h.await(spin.ID, settle); r.Status != store.StatusCancelled {
+		t.Fatalf("spin-step is %s, want cancelled", r.Status)
+	}
+	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, spin.ID); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("cancelling a cancelled run: %v, want conflict", err)
+	}
+}
+
+func TestHostileGuestsFailTheirRunOnly(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{limits: host.Limits{WallTime: 2 * time.Second, MemoryPages: 256}})
+	h.deploy("hostile.wasm", false)
+	cases := []struct {
+		workflow string
+		code     string
+		contains string
+	}{
+		{"spin", abi.CodeDeadline, ""},
+		{"membomb", abi.CodeTrap, "out of memory"},
+		{"trap", abi.CodeTrap, ""},
+		{"oob", abi.CodeABIViolation, "step_run"},
+		{"bigoutput", abi.CodePayloadTooLarge, ""},
+		{"bigstep", abi.CodePayloadTooLarge, ""},
+	}
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		ids[i] = h.start(c.workflow, nil).ID
+	}
+	// While the hostile runs fail, ordinary runs keep completing.
+	for range 3 {
+		echo := h.start("echo", map[string]any{"n": 1})
+		if r := h.await(echo.ID, settle); r.Status != store.StatusCompleted {
+			t.Fatalf("echo: %s %+v", r.Status, r.Error)
+		}
+	}
+	for i, c := range cases {
+		r := h.await(ids[i], settle)
+		if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != c.code || !strings.Contains(r.Error.Message, c.contains) {
+			t.Errorf("%s: status %s error %+v, want failed with %s containing %q", c.workflow, r.Status, r.Error, c.code, c.contains)
+		}
+	}
+}
+
+func TestDeployRejectsBadModules(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	ctx := context.Background()
+	for name, wasm := range map[string][]byte{
+		"empty":     nil,
+		"not wasm":  []byte("hello, world"),
+		"truncated": fixture(t, "examples.wasm")[:1000],
+	} {
+		if _, err := h.engine.Deploy(ctx, store.DefaultTenant, wasm, false); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	if _, _, err := h.engine.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "nope"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown workflow: %v, want not found", err)
+	}
+	h.deploy("examples.wasm", false)
+	if _, _, err := h.engine.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: json.RawMessage(`{"n":`)}); !errors.Is(err, engine.ErrInvalid) {
+		t.Errorf("malformed input: %v, want ErrInvalid", err)
+	}
+	if _, err := h.engine.Signal(ctx, store.DefaultTenant, "00000000-0000-0000-0000-000000000000", "verify", nil); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("signal to an unknown run: %v, want not found", err)
+	}
+}

@@ -1,0 +1,250 @@
+package engine_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/postgres"
+)
+
+// The runtime is shared by every test of the package: compiling a standard Go guest takes
+// hundreds of milliseconds, and a runtime is safe for concurrent use.
+var (
+	sharedRuntime     *host.Runtime
+	sharedRuntimeErr  error
+	sharedRuntimeOnce sync.Once
+)
+
+func runtimeForTests(t *testing.T) *host.Runtime {
+	t.Helper()
+	sharedRuntimeOnce.Do(func() {
+		dir := filepath.Join(os.TempDir(), "wfhost-test-compile-cache")
+		sharedRuntime, sharedRuntimeErr = host.NewRuntime(context.Background(), host.Config{CacheDir: dir})
+	})
+	if sharedRuntimeErr != nil {
+		t.Fatalf("new runtime: %v", sharedRuntimeErr)
+	}
+	return sharedRuntime
+}
+
+func databaseURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	return b
+}
+
+type harness struct {
+	t      *testing.T
+	store  *postgres.Store
+	engine *engine.Engine
+	logs   *logBuffer
+}
+
+type harnessOptions struct {
+	limits      host.Limits
+	concurrency int
+	noStart     bool
+}
+
+// setup gives the test a migrated schema of its own, a started engine on it and the example
+// modules deployed.
+func setup(t *testing.T, opts harnessOptions) *harness {
+	t.Helper()
+	ctx := context.Background()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "wfhost_engine_" + hex.EncodeToString(b[:])
+	st, err := postgres.Open(ctx, postgres.Config{URL: databaseURL(), Schema: schema, MaxConns: 6})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	t.Cleanup(func() {
+		st.Close()
+		conn, err := pgx.Connect(context.WithoutCancel(ctx), databaseURL())
+		if err == nil {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+			_ = conn.Close(context.WithoutCancel(ctx))
+		}
+	})
+	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
+		t.Fatalf("ensure tenant: %v", err)
+	}
+	logs := &logBuffer{}
+	eng, err := engine.New(engine.Config{
+		Store:        st,
+		Runtime:      runtimeForTests(t),
+		Logger:       slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Concurrency:  opts.concurrency,
+		LeaseFor:     3 * time.Second,
+		PollInterval: time.Second,
+		Limits:       opts.limits,
+	})
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	h := &harness{t: t, store: st, engine: eng, logs: logs}
+	if !opts.noStart {
+		if err := eng.Start(ctx); err != nil {
+			t.Fatalf("start engine: %v", err)
+		}
+		t.Cleanup(eng.Stop)
+	}
+	return h
+}
+
+func (h *harness) deploy(name string, replace bool) engine.DeployResult {
+	h.t.Helper()
+	res, err := h.engine.Deploy(context.Background(), store.DefaultTenant, fixture(h.t, name), replace)
+	if err != nil {
+		h.t.Fatalf("deploy %s: %v", name, err)
+	}
+	return res
+}
+
+func (h *harness) start(workflow string, input any) store.Run {
+	h.t.Helper()
+	b, err := json.Marshal(input)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	run, _, err := h.engine.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: workflow, Input: b})
+	if err != nil {
+		h.t.Fatalf("start %s: %v", workflow, err)
+	}
+	return run
+}
+
+// await polls until the run reaches one of the statuses, failing the test after timeout.
+func (h *harness) await(runID string, timeout time.Duration, statuses ...store.RunStatus) store.Run {
+	h.t.Helper()
+	if len(statuses) == 0 {
+		statuses = []store.RunStatus{store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusNondeterministic}
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		run, err := h.engine.GetRun(context.Background(), store.DefaultTenant, runID)
+		if err != nil {
+			h.t.Fatalf("get run: %v", err)
+		}
+		for _, s := range statuses {
+			if run.Status == s {
+				return run
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run %s is %s after %v, want one of %v (error %+v)\nlogs:\n%s", runID, run.Status, timeout, statuses, run.Error, h.logs.tail(4000))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// awaitStep polls until the run's journal has the step key in the given status.
+func (h *harness) awaitStep(runID, key string, status store.StepStatus, timeout time.Duration) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, s := range h.steps(runID) {
+			if s.Key == key && s.Status == status {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run %s: step %s not %s after %v; journal %s", runID, key, status, timeout, h.journalString(runID))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *harness) steps(runID string) []store.Step {
+	h.t.Helper()
+	steps, err := h.engine.Steps(context.Background(), store.DefaultTenant, runID)
+	if err != nil {
+		h.t.Fatalf("steps: %v", err)
+	}
+	return steps
+}
+
+func (h *harness) keys(runID string) []string {
+	var out []string
+	for _, s := range h.steps(runID) {
+		out = append(out, s.Key)
+	}
+	return out
+}
+
+func (h *harness) journalString(runID string) string {
+	var b strings.Builder
+	for _, s := range h.steps(runID) {
+		fmt.Fprintf(&b, "\n  %d %s %s %s attempt=%d out=%s err=%v", s.Seq, s.Kind, s.Key, s.Status, s.Attempt, s.Output, s.Error)
+	}
+	return b.String()
+}
+
+func wantKeys(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("journal keys = %v, want %v", got, want)
+	}
+}
+
+func decode[T any](t *testing.T, raw json.RawMessage) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	return v
+}
+
+// logBuffer collects the engine's log output for assertions and failure messages.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) tail(n int) string {
+	s := l.String()
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
