@@ -69,8 +69,9 @@ func New(cfg Config) (*Engine, error) {
 	}, nil
 }
 
-// Start launches the claimer, the notice listener and the lease heartbeat. They run until Stop
-// or until ctx ends. Start may be called once.
+// Start launches the claimer, the notice listener and the lease heartbeat. They run until Stop,
+// whatever becomes of ctx (only its values are kept), so a shutdown always goes through Stop's
+// drain-then-release order. Start may be called once.
 func (e *Engine) Start(ctx context.Context) error {
 	e.lifeMu.Lock()
 	defer e.lifeMu.Unlock()
