@@ -23,7 +23,7 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 	mod, err := e.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
-			e.finish(wctx, log, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
+			e.finish(wctx, log, c.Run, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
 			return
 		}
 		log.Error("load module; releasing the run", "err", err)
@@ -37,6 +37,13 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 		}
 	}
 	p := newPass(e, c, retry)
+	inFlight := e.metrics.runsInFlight.WithLabelValues(c.Run.TenantID, c.Run.Workflow)
+	inFlight.Inc()
+	began := time.Now()
+	defer func() {
+		inFlight.Dec()
+		e.metrics.activationSec.WithLabelValues(c.Run.TenantID).Observe(time.Since(began).Seconds())
+	}()
 	res, err := e.cfg.Runtime.Activate(ctx, mod, host.Activation{
 		Workflow: c.Run.Workflow,
 		Input:    c.Run.Input,
@@ -56,29 +63,35 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 		failure *runFailure
 		guest   *host.GuestError
 	)
+	outcome := "error"
+	defer func() { e.metrics.activations.WithLabelValues(p.run.TenantID, outcome).Inc() }()
 	switch {
 	case err == nil:
+		outcome = "finished"
 		if p.cursor < len(p.journal) {
 			next := p.journal[p.cursor]
-			e.finish(wctx, log, p.lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{
+			e.finish(wctx, log, p.run, p.lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{
 				Code:    abi.CodeNondeterministic,
 				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", p.cursor, len(p.journal), next.Kind, next.Key),
 			})
 			return
 		}
 		if res.Error != nil {
-			e.finish(wctx, log, p.lease, store.StatusFailed, nil, res.Error)
+			e.finish(wctx, log, p.run, p.lease, store.StatusFailed, nil, res.Error)
 			return
 		}
-		e.finish(wctx, log, p.lease, store.StatusCompleted, res.Output, nil)
+		e.finish(wctx, log, p.run, p.lease, store.StatusCompleted, res.Output, nil)
 	case errors.As(err, &susp):
+		outcome = "suspended"
 		if !susp.wakeAt.IsZero() {
 			e.wakeAt(susp.wakeAt)
 		}
 		log.Debug("run suspended", "reason", susp.reason, "until", susp.wakeAt)
 	case errors.Is(err, store.ErrLeaseLost):
+		outcome = "lease_lost"
 		log.Info("lease lost; activation abandoned", "err", err)
 	case ctx.Err() != nil:
+		outcome = "interrupted"
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, errCancelled):
 			log.Info("activation stopped: run cancelled")
@@ -89,9 +102,11 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 			e.release(wctx, log, p.lease)
 		}
 	case errors.As(err, &failure):
-		e.finish(wctx, log, p.lease, failure.status, nil, &failure.info)
+		outcome = "failed"
+		e.finish(wctx, log, p.run, p.lease, failure.status, nil, &failure.info)
 	case errors.As(err, &guest):
-		e.finish(wctx, log, p.lease, store.StatusFailed, nil, &guest.Info)
+		outcome = "guest_fault"
+		e.finish(wctx, log, p.run, p.lease, store.StatusFailed, nil, &guest.Info)
 	default:
 		// A store error in a host call (Postgres restarting, a dropped connection): nothing of
 		// the pass after the last commit happened, so the run is simply tried again.
@@ -100,7 +115,7 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 	}
 }
 
-func (e *Engine) finish(ctx context.Context, log *slog.Logger, l store.Lease, status store.RunStatus, output []byte, info *abi.ErrorInfo) {
+func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, status store.RunStatus, output []byte, info *abi.ErrorInfo) {
 	err := e.cfg.Store.Finish(ctx, l, status, output, info)
 	switch {
 	case errors.Is(err, store.ErrLeaseLost):
@@ -109,6 +124,7 @@ func (e *Engine) finish(ctx context.Context, log *slog.Logger, l store.Lease, st
 		// The lease expires and another activation replays the run to the same end.
 		log.Error("record run result", "status", status, "err", err)
 	default:
+		e.metrics.runEnded(run, status)
 		if info != nil {
 			log.Info("run ended", "status", status, "code", info.Code, "error", info.Message)
 		} else {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
 )
@@ -15,6 +17,8 @@ type Config struct {
 	Store   store.Store   // required
 	Runtime *host.Runtime // required
 	Logger  *slog.Logger  // default: discard
+	// Metrics receives the engine's collectors; nil keeps them unregistered.
+	Metrics prometheus.Registerer
 
 	// Owner names this host in leases; default: a random id.
 	Owner string

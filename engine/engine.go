@@ -25,6 +25,7 @@ var errCancelled = errors.New("run cancelled")
 type Engine struct {
 	cfg     Config
 	modules *moduleCache
+	metrics *metrics
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
 	slots  chan struct{} // one token per running activation
@@ -62,6 +63,7 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{
 		cfg:     cfg,
 		modules: newModuleCache(cfg.Store, cfg.Runtime),
+		metrics: newMetrics(cfg.Metrics),
 		wakeCh:  make(chan struct{}, 1),
 		slots:   make(chan struct{}, cfg.Concurrency),
 		active:  make(map[string]*activation),

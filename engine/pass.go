@@ -175,6 +175,7 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 		if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
 			return host.Reply{}, err
 		}
+		p.e.metrics.stepDone(p.run.Workflow, st.key, time.Since(st.startedAt))
 		p.advance(&done)
 		return host.Reply{Status: abi.StatusOK}, nil
 	}
@@ -183,12 +184,14 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 	if !info.NonRetryable && st.attempt < st.policy.Attempts {
 		wake := done.Add(st.policy.Delay(st.attempt, rand.Float64())).Truncate(time.Microsecond)
 		row.Status, row.WakeAt = store.StepRetrying, &wake
+		p.e.metrics.stepRetry(p.run.Workflow, st.key)
 		return host.Reply{}, p.suspend(ctx, fmt.Sprintf("step %q attempt %d failed", st.key, st.attempt), &row, &wake)
 	}
 	row.Status, row.CompletedAt = store.StepFailed, &done
 	if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
 		return host.Reply{}, err
 	}
+	p.e.metrics.stepDone(p.run.Workflow, st.key, time.Since(st.startedAt))
 	p.advance(&done)
 	return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(&info)}, nil
 }

@@ -108,6 +108,7 @@ func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
 	if created {
+		e.metrics.runsStarted.WithLabelValues(tenantID, run.Workflow).Inc()
 		e.wake()
 	}
 	return run, created, nil
