@@ -203,15 +203,18 @@ func (d *daemon) logTail(n int) string {
 	return s
 }
 
-// logRecords returns the daemon's JSON log records that have the given message.
-func (d *daemon) logRecords(msg string) []map[string]any {
+// logRecords returns the daemon's JSON log records whose message starts with prefix.
+func (d *daemon) logRecords(prefix string) []map[string]any {
 	var out []map[string]any
 	for _, line := range strings.Split(d.logText(), "\n") {
-		if !strings.Contains(line, msg) {
+		if !strings.Contains(line, prefix) {
 			continue
 		}
 		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if msg, _ := rec["msg"].(string); strings.HasPrefix(msg, prefix) {
 			out = append(out, rec)
 		}
 	}
