@@ -1,0 +1,127 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/store"
+)
+
+// ClaimRuns leases runnable runs and loads their journals: two round trips for any number.
+func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+	if p.Limit < 1 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, s.q("claim_runs"), p.Limit, p.Owner, millis(p.LeaseFor))
+	if err != nil {
+		return nil, fmt.Errorf("claim runs: %w", err)
+	}
+	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Claim, error) {
+		var epoch int64
+		run, err := scanRun(r, &epoch)
+		return store.Claim{Run: run, Lease: store.Lease{RunID: run.ID, Epoch: epoch}}, err
+	})
+	if err != nil || len(claims) == 0 {
+		if err != nil {
+			err = fmt.Errorf("claim runs: %w", err)
+		}
+		return nil, err
+	}
+	ids := make([]string, len(claims))
+	byID := make(map[string]int, len(claims))
+	for i, c := range claims {
+		ids[i] = c.Run.ID
+		byID[c.Run.ID] = i
+	}
+	srows, err := s.pool.Query(ctx, s.q("load_journals"), ids)
+	if err != nil {
+		return nil, fmt.Errorf("claim runs: load journals: %w", err)
+	}
+	steps, err := pgx.CollectRows(srows, func(r pgx.CollectableRow) (store.Step, error) { return scanStep(r) })
+	if err != nil {
+		return nil, fmt.Errorf("claim runs: load journals: %w", err)
+	}
+	for _, st := range steps {
+		c := &claims[byID[st.RunID]]
+		c.Journal = append(c.Journal, st)
+	}
+	return claims, nil
+}
+
+// NextWakeup is when the earliest live run becomes claimable.
+func (s *Store) NextWakeup(ctx context.Context) (time.Time, bool, error) {
+	var at *time.Time
+	if err := s.pool.QueryRow(ctx, s.q("next_wakeup")).Scan(&at); err != nil {
+		return time.Time{}, false, fmt.Errorf("next wakeup: %w", err)
+	}
+	if at == nil {
+		return time.Time{}, false, nil
+	}
+	return *at, true, nil
+}
+
+// ExtendLeases renews leases and returns those still held.
+func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor time.Duration) ([]store.Lease, error) {
+	ids := make([]string, len(leases))
+	epochs := make([]int64, len(leases))
+	for i, l := range leases {
+		ids[i], epochs[i] = l.RunID, l.Epoch
+	}
+	rows, err := s.pool.Query(ctx, s.q("extend_leases"), ids, epochs, millis(leaseFor))
+	if err != nil {
+		return nil, fmt.Errorf("extend leases: %w", err)
+	}
+	held, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Lease, error) {
+		var l store.Lease
+		err := r.Scan(&l.RunID, &l.Epoch)
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("extend leases: %w", err)
+	}
+	return held, nil
+}
+
+// fenced runs a statement that returns a row only when the lease still holds.
+func (s *Store) fenced(ctx context.Context, what, query string, args ...any) error {
+	var id string
+	err := s.pool.QueryRow(ctx, query, args...).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// CommitStep writes a journal row and renews the lease: one statement, one round trip.
+func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) error {
+	args := append([]any{l.RunID, l.Epoch, millis(leaseFor)}, stepArgs(st)...)
+	return s.fenced(ctx, "commit step "+st.Key, s.q("commit_step"), args...)
+}
+
+// Suspend releases the run until wakeAt, journaling st first if given.
+func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) error {
+	if st == nil {
+		return s.fenced(ctx, "suspend", s.q("suspend"), l.RunID, l.Epoch, wakeAt)
+	}
+	args := append([]any{l.RunID, l.Epoch, wakeAt}, stepArgs(*st)...)
+	return s.fenced(ctx, "suspend at "+st.Key, s.q("suspend_step"), args...)
+}
+
+// Finish records a run's end.
+func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	return s.fenced(ctx, "finish run", s.q("finish"), l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info))
+}
+
+// Release hands the run back, runnable now.
+func (s *Store) Release(ctx context.Context, l store.Lease) error {
+	return s.fenced(ctx, "release run", s.q("release"), l.RunID, l.Epoch)
+}

@@ -1,0 +1,167 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfhost/wfhost/store"
+)
+
+// EnsureTenant creates the tenant if it does not exist.
+func (s *Store) EnsureTenant(ctx context.Context, tenantID string) error {
+	if _, err := s.pool.Exec(ctx, s.q("ensure_tenant"), tenantID); err != nil {
+		return fmt.Errorf("ensure tenant: %w", err)
+	}
+	return nil
+}
+
+// PutModule stores the module and binds its workflows; see store.Store.
+func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store.Workflow, replace bool) ([]store.Workflow, error) {
+	var out []store.Workflow
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		if _, err := tx.Exec(ctx, s.q("put_module"), m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion); err != nil {
+			return err
+		}
+		for _, w := range workflows {
+			var bound string
+			err := tx.QueryRow(ctx, s.q("lock_workflow"), m.TenantID, w.Name, w.Version).Scan(&bound)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+			case err != nil:
+				return err
+			case bound != m.Digest && !replace:
+				return fmt.Errorf("%w: workflow %s version %s is bound to module %.12s; deploy with replace to rebind it", store.ErrConflict, w.Name, w.Version, bound)
+			}
+			retry, _ := json.Marshal(w.Retry)
+			triggers := w.Triggers
+			if triggers == nil {
+				triggers = []string{}
+			}
+			stored, err := scanWorkflow(tx.QueryRow(ctx, s.q("bind_workflow"), m.TenantID, w.Name, w.Version, m.Digest, w.RetentionDays, string(retry), triggers))
+			if err != nil {
+				return err
+			}
+			if bound != "" && bound != m.Digest {
+				if _, err := tx.Exec(ctx, s.q("move_live_runs"), m.TenantID, w.Name, w.Version, m.Digest); err != nil {
+					return err
+				}
+			}
+			out = append(out, stored)
+		}
+		if replace {
+			_, err := tx.Exec(ctx, s.q("notify"), s.wakeChannel, "")
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("put module: %w", err)
+	}
+	return out, nil
+}
+
+func scanWorkflow(row pgx.Row) (store.Workflow, error) {
+	var (
+		w     store.Workflow
+		retry []byte
+	)
+	if err := row.Scan(&w.TenantID, &w.Name, &w.Version, &w.Digest, &w.RetentionDays, &retry, &w.Triggers, &w.CreatedAt); err != nil {
+		return store.Workflow{}, err
+	}
+	if err := json.Unmarshal(retry, &w.Retry); err != nil {
+		return store.Workflow{}, fmt.Errorf("decode retry policy: %w", err)
+	}
+	return w, nil
+}
+
+// GetModule returns one module with its bytes.
+func (s *Store) GetModule(ctx context.Context, tenantID, digest string) (store.Module, error) {
+	var m store.Module
+	err := s.pool.QueryRow(ctx, s.q("get_module"), tenantID, digest).Scan(&m.TenantID, &m.Digest, &m.Size, &m.ABIVersion, &m.CreatedAt, &m.Bytes)
+	if err != nil {
+		return store.Module{}, fmt.Errorf("get module: %w", notFound(err))
+	}
+	return m, nil
+}
+
+// ListModules lists the tenant's modules without their bytes.
+func (s *Store) ListModules(ctx context.Context, tenantID string) ([]store.Module, error) {
+	rows, err := s.pool.Query(ctx, s.q("list_modules"), tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list modules: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Module, error) {
+		var m store.Module
+		err := r.Scan(&m.TenantID, &m.Digest, &m.Size, &m.ABIVersion, &m.CreatedAt, &m.Bytes)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list modules: %w", err)
+	}
+	return out, nil
+}
+
+// ResolveWorkflow finds a version, the latest bound one when version is "".
+func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version string) (store.Workflow, error) {
+	w, err := scanWorkflow(s.pool.QueryRow(ctx, s.q("resolve_workflow"), tenantID, name, version))
+	if err != nil {
+		err = notFound(err)
+		if errors.Is(err, store.ErrNotFound) {
+			if version == "" {
+				return store.Workflow{}, fmt.Errorf("workflow %q: %w", name, err)
+			}
+			return store.Workflow{}, fmt.Errorf("workflow %q version %q: %w", name, version, err)
+		}
+		return store.Workflow{}, fmt.Errorf("resolve workflow: %w", err)
+	}
+	return w, nil
+}
+
+// ListWorkflows lists workflow names with their versions and run counts by status.
+func (s *Store) ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error) {
+	rows, err := s.pool.Query(ctx, s.q("list_workflow_versions"), tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list workflows: %w", err)
+	}
+	var out []store.WorkflowSummary
+	index := map[string]int{}
+	for rows.Next() {
+		var name, version string
+		if err := rows.Scan(&name, &version); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list workflows: %w", err)
+		}
+		i, ok := index[name]
+		if !ok {
+			i = len(out)
+			index[name] = i
+			out = append(out, store.WorkflowSummary{Name: name, RunCounts: map[store.RunStatus]int{}})
+		}
+		out[i].Versions = append(out[i].Versions, version)
+		out[i].LatestVersion = version // rows come in binding order
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list workflows: %w", err)
+	}
+	counts, err := s.pool.Query(ctx, s.q("count_runs"), tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	defer counts.Close()
+	for counts.Next() {
+		var wf, status string
+		var n int
+		if err := counts.Scan(&wf, &status, &n); err != nil {
+			return nil, fmt.Errorf("count runs: %w", err)
+		}
+		if i, ok := index[wf]; ok {
+			out[i].RunCounts[store.RunStatus(status)] = n
+		}
+	}
+	return out, counts.Err()
+}

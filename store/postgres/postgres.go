@@ -1,0 +1,146 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wfhost/wfhost/store"
+)
+
+//go:embed queries/*.sql
+var queryFiles embed.FS
+
+// Config says where the store lives.
+type Config struct {
+	// URL is a Postgres connection string.
+	URL string
+	// Schema holds every table; default "wfhost". Tests use a schema each.
+	Schema string
+	// MaxConns caps the pool; default 20.
+	MaxConns int
+}
+
+// Store is the Postgres implementation of store.Store. Safe for concurrent use.
+type Store struct {
+	pool    *pgxpool.Pool
+	schema  string
+	queries map[string]string
+	// Notice channels carry the schema's name, so stores on other schemas of the same
+	// database (parallel tests) do not wake each other.
+	wakeChannel   string
+	cancelChannel string
+}
+
+var _ store.Store = (*Store)(nil)
+
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
+
+// Open connects to Postgres. Every connection resolves unqualified names in cfg.Schema, which
+// Migrate creates.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg.Schema = cmp.Or(cfg.Schema, "wfhost")
+	cfg.MaxConns = cmp.Or(cfg.MaxConns, 20)
+	if !identifier.MatchString(cfg.Schema) {
+		return nil, fmt.Errorf("open store: schema %q must be a lowercase identifier", cfg.Schema)
+	}
+	pcfg, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	pcfg.MaxConns = int32(cfg.MaxConns)
+	pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	queries, err := loadQueries()
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{
+		pool:          pool,
+		schema:        cfg.Schema,
+		queries:       queries,
+		wakeChannel:   cfg.Schema + "_wake",
+		cancelChannel: cfg.Schema + "_cancel",
+	}, nil
+}
+
+func loadQueries() (map[string]string, error) {
+	out := make(map[string]string)
+	err := fs.WalkDir(queryFiles, "queries", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := queryFiles.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out[strings.TrimSuffix(d.Name(), ".sql")] = string(b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load queries: %w", err)
+	}
+	return out, nil
+}
+
+// q returns the named query; a missing name is a programming error caught by every test.
+func (s *Store) q(name string) string {
+	sql, ok := s.queries[name]
+	if !ok {
+		panic("postgres store: no query " + name)
+	}
+	return sql
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that Postgres answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Schema is the schema the store's tables live in.
+func (s *Store) Schema() string { return s.schema }
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// notFound maps "no row" and malformed ids to store.ErrNotFound: a run id that is not a UUID
+// names no run, and saying so is not a server error.
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "22P02" { // invalid_text_representation
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// validUUID avoids a round trip (and a confusing error) for ids that cannot exist.
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+func validUUID(id string) bool { return uuidPattern.MatchString(id) }

@@ -1,0 +1,16 @@
+-- The step commit: fence the lease, renew it and write the journal row, in one statement and
+-- so one transaction and one round trip. A stale lease matches no run row, and then no step row
+-- is written either.
+WITH fence AS (
+    UPDATE runs
+    SET lease_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+    WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
+    RETURNING id, tenant_id
+)
+INSERT INTO steps (run_id, tenant_id, seq, key, kind, status, output, error, attempt, wake_at, event, match, event_id, started_at, completed_at)
+SELECT fence.id, fence.tenant_id, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), $13, $14, $15, $16 FROM fence
+ON CONFLICT (run_id, key) DO UPDATE
+SET status = EXCLUDED.status, output = EXCLUDED.output, error = EXCLUDED.error,
+    attempt = EXCLUDED.attempt, wake_at = EXCLUDED.wake_at, event_id = EXCLUDED.event_id,
+    completed_at = EXCLUDED.completed_at
+RETURNING run_id

@@ -1,0 +1,3 @@
+SELECT tenant_id, created_at FROM runs
+WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
+FOR UPDATE

@@ -1,0 +1,144 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/store"
+)
+
+// CreateRun inserts a run, or returns the one its idempotency key already names.
+func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (store.Run, bool, error) {
+	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
+		string(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel))
+	if err == nil {
+		return run, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) || n.IdempotencyKey == "" {
+		return store.Run{}, false, fmt.Errorf("create run: %w", err)
+	}
+	run, err = scanRun(s.pool.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("create run: existing run for idempotency key: %w", err)
+	}
+	return run, false, nil
+}
+
+// GetRun returns one run of the tenant.
+func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	if !validUUID(runID) {
+		return store.Run{}, fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+	}
+	run, err := scanRun(s.pool.QueryRow(ctx, s.q("get_run"), tenantID, runID))
+	if err != nil {
+		return store.Run{}, fmt.Errorf("run %s: %w", runID, notFound(err))
+	}
+	return run, nil
+}
+
+const (
+	defaultPageSize = 50
+	maxPageSize     = 500
+)
+
+// ListRuns lists runs newest first, a page at a time.
+func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
+	limit := cmp.Or(f.Limit, defaultPageSize)
+	limit = min(max(limit, 1), maxPageSize)
+	var (
+		after   *time.Time
+		afterID *string
+	)
+	if f.Cursor != "" {
+		t, id, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("list runs: %w: bad cursor", store.ErrNotFound)
+		}
+		after, afterID = &t, &id
+	}
+	rows, err := s.pool.Query(ctx, s.q("list_runs"), tenantID, f.Workflow, string(f.Status), after, afterID, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Run, error) { return scanRun(r) })
+	if err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	next := ""
+	if len(runs) > limit {
+		runs = runs[:limit]
+		last := runs[limit-1]
+		next = encodeCursor(last.CreatedAt, last.ID)
+	}
+	return runs, next, nil
+}
+
+func encodeCursor(t time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(t.UTC().Format(time.RFC3339Nano) + "|" + id))
+}
+
+func decodeCursor(c string) (time.Time, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, "", err
+	}
+	ts, id, ok := strings.Cut(string(b), "|")
+	if !ok || !validUUID(id) {
+		return time.Time{}, "", errors.New("malformed cursor")
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	return t, id, err
+}
+
+// ListSteps returns a run's journal.
+func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) ([]store.Step, error) {
+	if _, err := s.GetRun(ctx, tenantID, runID); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.q("list_steps"), tenantID, runID)
+	if err != nil {
+		return nil, fmt.Errorf("list steps: %w", err)
+	}
+	steps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Step, error) { return scanStep(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list steps: %w", err)
+	}
+	return steps, nil
+}
+
+// CancelRun marks a live run cancelled and tells every host.
+func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	if !validUUID(runID) {
+		return store.Run{}, fmt.Errorf("cancel run %q: %w", runID, store.ErrNotFound)
+	}
+	var run store.Run
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var status string
+		if err := tx.QueryRow(ctx, s.q("lock_run"), tenantID, runID).Scan(&status); err != nil {
+			return notFound(err)
+		}
+		if store.RunStatus(status).Terminal() {
+			return fmt.Errorf("%w: the run is already %s", store.ErrConflict, status)
+		}
+		var err error
+		run, err = scanRun(tx.QueryRow(ctx, s.q("cancel_run"), tenantID, runID,
+			errorArg(&abi.ErrorInfo{Code: abi.CodeCancelled, Message: "the run was cancelled"})))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, s.q("notify"), s.cancelChannel, runID)
+		return err
+	})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	return run, nil
+}

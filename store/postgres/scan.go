@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/store"
+)
+
+// scanRun reads the run columns every run query selects, in their order.
+func scanRun(row pgx.Row, extra ...any) (store.Run, error) {
+	var (
+		r      store.Run
+		status string
+		output []byte
+		errb   []byte
+	)
+	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &r.Input,
+		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &r.AvailableAt,
+		&r.CreatedAt, &r.StartedAt, &r.CompletedAt, &r.UpdatedAt)
+	if err := row.Scan(dest...); err != nil {
+		return store.Run{}, err
+	}
+	r.Status = store.RunStatus(status)
+	if output != nil {
+		r.Output = json.RawMessage(output)
+	}
+	r.Error = decodeError(errb)
+	return r, nil
+}
+
+// scanStep reads the step columns every step query selects, in their order.
+func scanStep(row pgx.Row) (store.Step, error) {
+	var (
+		s            store.Step
+		kind, status string
+		output, errb []byte
+		match        []byte
+	)
+	if err := row.Scan(&s.RunID, &s.Seq, &s.Key, &kind, &status, &output, &errb, &s.Attempt, &s.WakeAt,
+		&s.Event, &match, &s.EventID, &s.StartedAt, &s.CompletedAt); err != nil {
+		return store.Step{}, err
+	}
+	s.Kind, s.Status = store.StepKind(kind), store.StepStatus(status)
+	if output != nil {
+		s.Output = json.RawMessage(output)
+	}
+	if match != nil {
+		s.Match = json.RawMessage(match)
+	}
+	s.Error = decodeError(errb)
+	return s, nil
+}
+
+func decodeError(b []byte) *abi.ErrorInfo {
+	if b == nil {
+		return nil
+	}
+	var info abi.ErrorInfo
+	if err := json.Unmarshal(b, &info); err != nil {
+		info = abi.ErrorInfo{Message: string(b)}
+	}
+	return &info
+}
+
+// jsonArg passes raw JSON to a jsonb parameter, SQL NULL when empty.
+func jsonArg(raw []byte) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
+}
+
+func errorArg(info *abi.ErrorInfo) any {
+	if info == nil {
+		return nil
+	}
+	b, _ := json.Marshal(info)
+	return string(b)
+}
+
+func millis(d time.Duration) int64 { return d.Milliseconds() }
+
+// stepArgs are the step columns commit_step, suspend_step and insert_step take after their
+// own leading parameters, in order.
+func stepArgs(s store.Step) []any {
+	return []any{s.Seq, s.Key, string(s.Kind), string(s.Status), jsonArg(s.Output), errorArg(s.Error),
+		s.Attempt, s.WakeAt, s.Event, jsonArg(s.Match), s.EventID, s.StartedAt, s.CompletedAt}
+}
