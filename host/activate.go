@@ -1,0 +1,110 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wfhost/wfhost/abi"
+)
+
+// errWallTime is the cause of an activation's own deadline, told apart from the caller's.
+var errWallTime = errors.New("activation wall time exceeded")
+
+// Activate runs one pass of a workflow on a fresh instance of m and closes it. It returns the
+// Result when wfhost_run returned after complete or fail; otherwise an error that wraps the
+// Handler error that unwound the guest, a *GuestError for a guest fault, or the caller's
+// context error.
+func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result, error) {
+	a.Limits.MemoryPages = cmp.Or(a.Limits.MemoryPages, DefaultLimits.MemoryPages)
+	a.Limits.WallTime = cmp.Or(a.Limits.WallTime, DefaultLimits.WallTime)
+	a.Limits.MaxOutputBytes = cmp.Or(a.Limits.MaxOutputBytes, DefaultLimits.MaxOutputBytes)
+	a.Limits.MaxStepOutputBytes = cmp.Or(a.Limits.MaxStepOutputBytes, DefaultLimits.MaxStepOutputBytes)
+	rt, cm, err := r.compiledFor(ctx, m, a.Limits.MemoryPages)
+	if err != nil {
+		return Result{}, err
+	}
+	st := newActivationState(a)
+	gctx, cancel := context.WithTimeoutCause(ctx, a.Limits.WallTime, errWallTime)
+	defer cancel()
+	gctx = withState(gctx, st)
+
+	inst, err := rt.InstantiateModule(gctx, cm, st.moduleConfig())
+	if err != nil {
+		return Result{}, st.classify(ctx, gctx, "instantiate", err)
+	}
+	defer inst.Close(context.WithoutCancel(ctx))
+	if m.hasInitialize {
+		if _, err := inst.ExportedFunction(abi.ExportInitialize).Call(gctx); err != nil {
+			return Result{}, st.classify(ctx, gctx, abi.ExportInitialize, err)
+		}
+	}
+	namePtr, err := st.place(gctx, inst, []byte(a.Workflow))
+	if err != nil {
+		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
+	}
+	input := a.Input
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	inputPtr, err := st.place(gctx, inst, input)
+	if err != nil {
+		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
+	}
+	_, err = inst.ExportedFunction(abi.ExportRun).Call(gctx,
+		api.EncodeU32(namePtr), api.EncodeU32(uint32(len(a.Workflow))),
+		api.EncodeU32(inputPtr), api.EncodeU32(uint32(len(input))))
+	st.stdout.flush()
+	if err != nil {
+		return Result{}, st.classify(ctx, gctx, abi.ExportRun, err)
+	}
+	if st.result == nil {
+		return Result{}, guestError(abi.CodeNoResult, "%s returned without calling complete or fail%s", abi.ExportRun, st.stderrTail())
+	}
+	return *st.result, nil
+}
+
+// place copies b into a buffer the guest allocates.
+func (st *state) place(ctx context.Context, inst api.Module, b []byte) (uint32, error) {
+	res, err := inst.ExportedFunction(abi.ExportAlloc).Call(ctx, api.EncodeU32(uint32(len(b))))
+	if err != nil {
+		return 0, err
+	}
+	ptr := api.DecodeU32(res[0])
+	if !inst.Memory().Write(ptr, b) {
+		return 0, guestError(abi.CodeABIViolation, "%s(%d) returned %d, outside the guest's memory", abi.ExportAlloc, len(b), ptr)
+	}
+	return ptr, nil
+}
+
+// classify turns the error of a call into the guest into what Activate returns.
+func (st *state) classify(ctx, gctx context.Context, fn string, err error) error {
+	var ge *GuestError
+	switch {
+	case st.abort != nil:
+		return st.abort
+	case st.fault != nil:
+		return st.fault
+	case errors.As(err, &ge):
+		return ge
+	case ctx.Err() != nil:
+		return fmt.Errorf("activation stopped: %w", context.Cause(ctx))
+	case errors.Is(context.Cause(gctx), errWallTime):
+		return guestError(abi.CodeDeadline, "the activation ran past its wall-time limit of %v (in %s)", st.limits.WallTime, fn)
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return guestError(abi.CodeTrap, "the guest exited with code %d in %s%s", exit.ExitCode(), fn, st.stderrTail())
+	}
+	msg := err.Error()
+	// wazero appends a wasm stack trace; the first line says what happened.
+	if i := strings.IndexByte(msg, '\n'); i > 0 {
+		msg = msg[:i]
+	}
+	return guestError(abi.CodeTrap, "the guest trapped in %s: %s%s", fn, msg, st.stderrTail())
+}

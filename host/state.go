@@ -1,0 +1,180 @@
+package host
+
+import (
+	"context"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// state is what the host functions of one instance share. Only the goroutine calling into the
+// instance touches it, so it needs no lock.
+type state struct {
+	handler Handler // nil while Load describes a module
+	limits  Limits
+	logger  *slog.Logger
+
+	inStep  bool   // a step callback is running: real clock and randomness
+	pending []byte // reply data waiting for take
+	hasPend bool
+
+	result *Result      // set by complete or fail
+	fault  *GuestError  // the guest broke the ABI; the pass ends with it
+	abort  error        // a Handler error that unwound the guest
+	clock  time.Time    // last time the guest read, so its clock never runs backwards
+	random *rand.ChaCha8 // the deterministic stream outside callbacks
+
+	stdout, stderr *lineLogger
+}
+
+type stateKey struct{}
+
+func withState(ctx context.Context, st *state) context.Context {
+	return context.WithValue(ctx, stateKey{}, st)
+}
+
+func stateFrom(ctx context.Context) *state {
+	st, _ := ctx.Value(stateKey{}).(*state)
+	return st
+}
+
+func newDescribeState() *state {
+	st := &state{logger: slog.New(slog.DiscardHandler), limits: DefaultLimits}
+	st.random = rand.NewChaCha8([32]byte{})
+	st.stdout = newLineLogger(st.logger, slog.LevelInfo, "stdout")
+	st.stderr = newLineLogger(st.logger, slog.LevelWarn, "stderr")
+	return st
+}
+
+func newActivationState(a Activation) *state {
+	st := &state{handler: a.Handler, limits: a.Limits, logger: a.Logger}
+	if st.logger == nil {
+		st.logger = slog.New(slog.DiscardHandler)
+	}
+	// Seeded from the run id: every pass of a run draws the same bytes outside callbacks, so Go's
+	// map order, math/rand and crypto/rand read there replay identically.
+	st.random = rand.NewChaCha8(sha256.Sum256([]byte("wfhost-run/" + a.RunID)))
+	st.stdout = newLineLogger(st.logger, slog.LevelInfo, "stdout")
+	st.stderr = newLineLogger(st.logger, slog.LevelWarn, "stderr")
+	return st
+}
+
+// moduleConfig gives the instance its clock, random source and output, all through this state.
+func (st *state) moduleConfig() wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithName("").
+		// _initialize is called explicitly, so a trap in it is reported like any other.
+		WithStartFunctions().
+		WithStdout(st.stdout).
+		WithStderr(st.stderr).
+		WithWalltime(st.walltime, sys.ClockResolution(1000)).
+		WithNanotime(st.nanotime, sys.ClockResolution(1000)).
+		WithRandSource(randSource{st})
+}
+
+// now is the guest's clock: outside a callback the journal's time, inside real time, truncated
+// to microseconds as the journal keeps it, and never earlier than a time already read.
+func (st *state) now() time.Time {
+	var t time.Time
+	switch {
+	case st.handler == nil:
+		t = time.Unix(0, 0)
+	case st.inStep:
+		t = time.Now().Truncate(time.Microsecond)
+	default:
+		t = st.handler.Now()
+	}
+	if t.Before(st.clock) {
+		t = st.clock
+	}
+	st.clock = t
+	return t
+}
+
+func (st *state) walltime() (int64, int32) {
+	t := st.now()
+	return t.Unix(), int32(t.Nanosecond())
+}
+
+func (st *state) nanotime() int64 { return st.now().UnixNano() }
+
+// randSource is the guest's random_get: deterministic outside callbacks, real inside.
+type randSource struct{ st *state }
+
+func (r randSource) Read(p []byte) (int, error) {
+	if r.st.inStep {
+		return crand.Read(p)
+	}
+	return r.st.random.Read(p)
+}
+
+var _ io.Reader = randSource{}
+
+func (st *state) stderrTail() string {
+	if tail := st.stderr.tail(); tail != "" {
+		return "; guest stderr: " + tail
+	}
+	return ""
+}
+
+// lineLogger turns guest output into log records, one per line, each bounded; it remembers the
+// last lines so a trap's error can say what the guest printed before dying.
+type lineLogger struct {
+	logger *slog.Logger
+	level  slog.Level
+	stream string
+	line   []byte
+	last   []string
+}
+
+const (
+	maxLineBytes = 4 << 10
+	keepLines    = 8
+	maxTailBytes = 2 << 10
+)
+
+func newLineLogger(l *slog.Logger, level slog.Level, stream string) *lineLogger {
+	return &lineLogger{logger: l, level: level, stream: stream}
+}
+
+func (w *lineLogger) Write(p []byte) (int, error) {
+	for _, b := range p {
+		if b == '\n' {
+			w.flush()
+			continue
+		}
+		if len(w.line) < maxLineBytes {
+			w.line = append(w.line, b)
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineLogger) flush() {
+	if len(w.line) == 0 {
+		return
+	}
+	s := strings.ToValidUTF8(string(w.line), "?")
+	w.line = w.line[:0]
+	w.logger.Log(context.Background(), w.level, s, "stream", w.stream)
+	w.last = append(w.last, s)
+	if len(w.last) > keepLines {
+		w.last = w.last[1:]
+	}
+}
+
+func (w *lineLogger) tail() string {
+	w.flush()
+	s := strings.Join(w.last, " | ")
+	if len(s) > maxTailBytes {
+		s = s[len(s)-maxTailBytes:]
+	}
+	return s
+}
