@@ -25,10 +25,10 @@ type state struct {
 	pending []byte // reply data waiting for take
 	hasPend bool
 
-	result *Result      // set by complete or fail
-	fault  *GuestError  // the guest broke the ABI; the pass ends with it
-	abort  error        // a Handler error that unwound the guest
-	clock  time.Time    // last time the guest read, so its clock never runs backwards
+	result *Result       // set by complete or fail
+	fault  *GuestError   // the guest broke the ABI; the pass ends with it
+	abort  error         // a Handler error that unwound the guest
+	clock  time.Time     // last time the guest read, so its clock never runs backwards
 	random *rand.ChaCha8 // the deterministic stream outside callbacks
 
 	stdout, stderr *lineLogger
