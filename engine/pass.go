@@ -156,7 +156,7 @@ func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (
 		}
 	}
 	p.inStep = &openStep{key: key, seq: seq, attempt: attempt, policy: policy, startedAt: now()}
-	return host.Reply{Status: abi.StatusExecute}, nil
+	return host.Reply{Status: abi.StatusExecute, Data: []byte(`{"attempt":` + strconv.Itoa(attempt) + `}`)}, nil
 }
 
 func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (host.Reply, error) {
@@ -282,10 +282,22 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	if s.Event != opts.Event {
 		return host.Reply{}, nondeterministic("wait %q: the journal waits for event %q but the workflow waits for %q", key, s.Event, opts.Event)
 	}
-	if s.Status == store.StepWaiting {
-		if s.WakeAt == nil || t.Before(*s.WakeAt) {
-			return host.Reply{}, p.suspend(ctx, "wait "+key+" for event "+opts.Event, nil, s.WakeAt)
+	if s.Status == store.StepWaiting && (s.WakeAt == nil || t.Before(*s.WakeAt)) {
+		// The journal was read at claim time; an event may have resolved the wait since.
+		row, err := p.e.cfg.Store.ParkWait(ctx, p.lease, key, s.WakeAt, p.e.cfg.LeaseFor)
+		if err != nil {
+			return host.Reply{}, err
 		}
+		if row == nil {
+			out := &suspended{reason: "wait " + key + " for event " + opts.Event}
+			if s.WakeAt != nil {
+				out.wakeAt = *s.WakeAt
+			}
+			return host.Reply{}, out
+		}
+		s = row
+	}
+	if s.Status == store.StepWaiting {
 		row, err := p.e.cfg.Store.TimeoutWait(ctx, p.lease, key, *s.WakeAt, p.e.cfg.LeaseFor)
 		if err != nil {
 			return host.Reply{}, err

@@ -101,10 +101,15 @@ func (st *state) classify(ctx, gctx context.Context, fn string, err error) error
 	if errors.As(err, &exit) {
 		return guestError(abi.CodeTrap, "the guest exited with code %d in %s%s", exit.ExitCode(), fn, st.stderrTail())
 	}
+	return guestError(abi.CodeTrap, "the guest trapped in %s: %s%s", fn, firstLine(err), st.stderrTail())
+}
+
+// firstLine drops the wasm stack trace wazero appends to a trap: the first line says what
+// happened, and the guest's stderr (added separately) says why.
+func firstLine(err error) string {
 	msg := err.Error()
-	// wazero appends a wasm stack trace; the first line says what happened.
 	if i := strings.IndexByte(msg, '\n'); i > 0 {
 		msg = msg[:i]
 	}
-	return guestError(abi.CodeTrap, "the guest trapped in %s: %s%s", fn, msg, st.stderrTail())
+	return msg
 }

@@ -199,17 +199,17 @@ func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 	ctx = withState(ctx, st)
 	inst, err := rt.InstantiateModule(ctx, cm, st.moduleConfig())
 	if err != nil {
-		return fmt.Errorf("%w: instantiate: %v%s", ErrInvalidModule, err, st.stderrTail())
+		return fmt.Errorf("%w: instantiate: %s%s", ErrInvalidModule, firstLine(err), st.stderrTail())
 	}
 	defer inst.Close(context.WithoutCancel(ctx))
 	if m.hasInitialize {
 		if _, err := inst.ExportedFunction(abi.ExportInitialize).Call(ctx); err != nil {
-			return fmt.Errorf("%w: %s trapped: %v%s", ErrInvalidModule, abi.ExportInitialize, err, st.stderrTail())
+			return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportInitialize, firstLine(err), st.stderrTail())
 		}
 	}
 	res, err := inst.ExportedFunction(abi.ExportABIVersion).Call(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %s trapped: %v", ErrInvalidModule, abi.ExportABIVersion, err)
+		return fmt.Errorf("%w: %s trapped: %s", ErrInvalidModule, abi.ExportABIVersion, firstLine(err))
 	}
 	m.ABIVersion = int(int32(res[0]))
 	if m.ABIVersion != abi.Version {
@@ -220,7 +220,7 @@ func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, describeDeadline)
 		}
-		return fmt.Errorf("%w: %s trapped: %v%s", ErrInvalidModule, abi.ExportDescribe, err, st.stderrTail())
+		return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportDescribe, firstLine(err), st.stderrTail())
 	}
 	ptr, n := abi.UnpackPtrLen(res[0])
 	if n > maxDescribeBytes {

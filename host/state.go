@@ -34,6 +34,8 @@ type state struct {
 	stdout, stderr *lineLogger
 }
 
+var describeTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 type stateKey struct{}
 
 func withState(ctx context.Context, st *state) context.Context {
@@ -85,7 +87,9 @@ func (st *state) now() time.Time {
 	var t time.Time
 	switch {
 	case st.handler == nil:
-		t = time.Unix(0, 0)
+		// Describe runs no workflow: any fixed time will do, except zero, which Go's runtime
+		// refuses as a monotonic clock.
+		t = describeTime
 	case st.inStep:
 		t = time.Now().Truncate(time.Microsecond)
 	default:
@@ -131,6 +135,7 @@ type lineLogger struct {
 	level  slog.Level
 	stream string
 	line   []byte
+	first  []string // the first lines: a Go runtime puts the reason of a fatal error there
 	last   []string
 }
 
@@ -164,6 +169,10 @@ func (w *lineLogger) flush() {
 	s := strings.ToValidUTF8(string(w.line), "?")
 	w.line = w.line[:0]
 	w.logger.Log(context.Background(), w.level, s, "stream", w.stream)
+	if len(w.first) < keepLines/2 {
+		w.first = append(w.first, s)
+		return
+	}
 	w.last = append(w.last, s)
 	if len(w.last) > keepLines {
 		w.last = w.last[1:]
@@ -172,9 +181,16 @@ func (w *lineLogger) flush() {
 
 func (w *lineLogger) tail() string {
 	w.flush()
-	s := strings.Join(w.last, " | ")
-	if len(s) > maxTailBytes {
-		s = s[len(s)-maxTailBytes:]
+	head := strings.Join(w.first, " | ")
+	if len(head) > maxTailBytes/2 {
+		head = head[:maxTailBytes/2]
 	}
-	return s
+	tail := strings.Join(w.last, " | ")
+	if len(tail) > maxTailBytes/2 {
+		tail = tail[len(tail)-maxTailBytes/2:]
+	}
+	if tail == "" {
+		return head
+	}
+	return head + " | ... | " + tail
 }

@@ -269,6 +269,11 @@ type Store interface {
 	// and EventID, keeps and renews the lease, and returns the row. Otherwise it journals s as
 	// waiting, releases the lease, makes the run available at s.WakeAt and returns nil. Fenced.
 	ReachWait(ctx context.Context, l Lease, s Step, leaseFor time.Duration) (*Step, error)
+	// ParkWait suspends the run again on its waiting step key until wakeAt (nil: until an
+	// event), the lease released. If an event resolved the step after the activation loaded its
+	// journal, it instead keeps and renews the lease and returns the resolved row, so a signal
+	// that lands during a replay is never overwritten by the replay's suspension. Fenced.
+	ParkWait(ctx context.Context, l Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (*Step, error)
 	// TimeoutWait journals the waiting step key of the run as StepTimedOut with Output
 	// abi.WaitTimeout at completedAt, unless an event resolved it first; returns the row as it
 	// now stands. Fenced.

@@ -92,6 +92,41 @@ func insertArgs(runID, tenant string, st store.Step) []any {
 		st.Attempt, st.WakeAt, st.Event, jsonArg(st.Match), st.EventID, st.StartedAt, st.CompletedAt}
 }
 
+// ParkWait suspends on a waiting step unless an event resolved it meanwhile.
+func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (*store.Step, error) {
+	var resolved *store.Step
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		resolved = nil
+		var (
+			tenant  string
+			created time.Time
+		)
+		// Signal and Broadcast lock the run row before they resolve a step; holding it here
+		// means the read below sees whatever they committed.
+		if err := tx.QueryRow(ctx, s.q("fence_lock"), l.RunID, l.Epoch).Scan(&tenant, &created); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return store.ErrLeaseLost
+			}
+			return err
+		}
+		row, err := scanStep(tx.QueryRow(ctx, s.q("get_step"), l.RunID, key))
+		if err != nil {
+			return err
+		}
+		if row.Status != store.StepWaiting {
+			resolved = &row
+			_, err := tx.Exec(ctx, s.q("renew_lease"), l.RunID, millis(leaseFor))
+			return err
+		}
+		_, err = tx.Exec(ctx, s.q("park_run"), l.RunID, wakeAt)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("park wait %s: %w", key, err)
+	}
+	return resolved, nil
+}
+
 // TimeoutWait times a waiting step out unless an event resolved it first.
 func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (store.Step, error) {
 	var out store.Step

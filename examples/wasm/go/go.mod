@@ -1,0 +1,7 @@
+module github.com/wfhost/wfhost/examples/wasm/go
+
+go 1.26
+
+require github.com/wfhost/wfhost/guest-sdk/go v0.0.0
+
+replace github.com/wfhost/wfhost/guest-sdk/go => ../../../guest-sdk/go

@@ -1,0 +1,5 @@
+//go:build renamed
+
+package main
+
+const welcomeStep = "send-greeting"

@@ -1,0 +1,3 @@
+module github.com/wfhost/wfhost/guest-sdk/go
+
+go 1.26

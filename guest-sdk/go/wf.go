@@ -1,0 +1,394 @@
+package wf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// Reply statuses and outcomes of abi/ABI.md §4.1; the SDK keeps its own copy so a guest never
+// depends on the host module.
+const (
+	statusOK         = 0
+	statusExecute    = 1
+	statusStepFailed = 2
+	statusTimeout    = 3
+
+	outcomeOK    = 0
+	outcomeError = 1
+)
+
+// RetryPolicy says how often and how fast a failed step is tried again. Zero fields take the
+// workflow's policy, then the host's default (3 attempts, exponential 1s to 60s, 20% jitter).
+type RetryPolicy struct {
+	// Attempts counts every try, the first one included.
+	Attempts int `json:"attempts,omitempty"`
+	// Backoff is "fixed", "linear" or "exp".
+	Backoff string        `json:"backoff,omitempty"`
+	Base    time.Duration `json:"-"`
+	Max     time.Duration `json:"-"`
+	// Jitter is the fraction (0..1) by which a delay varies at random.
+	Jitter float64 `json:"jitter,omitempty"`
+}
+
+// MarshalJSON writes the policy in the ABI's shape (milliseconds).
+func (p RetryPolicy) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Attempts int     `json:"attempts,omitempty"`
+		Backoff  string  `json:"backoff,omitempty"`
+		BaseMs   int64   `json:"baseMs,omitempty"`
+		MaxMs    int64   `json:"maxMs,omitempty"`
+		Jitter   float64 `json:"jitter,omitempty"`
+	}
+	return json.Marshal(wire{p.Attempts, p.Backoff, p.Base.Milliseconds(), p.Max.Milliseconds(), p.Jitter})
+}
+
+// Workflow declares a workflow: its identity, defaults and body. I and O are its input and
+// output types, carried as JSON.
+type Workflow[I, O any] struct {
+	Name    string
+	Version string
+	// RetentionDays keeps a finished run this long; 0 takes the operator's default.
+	RetentionDays int
+	// Retry is the default policy of the workflow's steps.
+	Retry *RetryPolicy
+	// Triggers are event names whose broadcast starts a run.
+	Triggers []string
+	// Run is the workflow body. Outside Step callbacks it must be deterministic: the host
+	// replays it from the top after every suspension, feeding it the journaled results.
+	Run func(ctx *Context, input I) (O, error)
+}
+
+type registered struct {
+	decl workflowDecl
+	run  func(ctx *Context, input []byte) ([]byte, error)
+}
+
+type workflowDecl struct {
+	Name          string       `json:"name"`
+	Version       string       `json:"version"`
+	RetentionDays int          `json:"retentionDays,omitempty"`
+	Retry         *RetryPolicy `json:"retry,omitempty"`
+	Triggers      []string     `json:"triggers,omitempty"`
+}
+
+var workflows []registered
+
+// Register adds a workflow to the module. Call it from an init function.
+func Register[I, O any](w Workflow[I, O]) {
+	workflows = append(workflows, registered{
+		decl: workflowDecl{Name: w.Name, Version: w.Version, RetentionDays: w.RetentionDays, Retry: w.Retry, Triggers: w.Triggers},
+		run: func(ctx *Context, raw []byte) ([]byte, error) {
+			var in I
+			if len(raw) > 0 && string(raw) != "null" {
+				if err := json.Unmarshal(raw, &in); err != nil {
+					return nil, &Error{Code: "invalid_input", Message: "decode workflow input: " + err.Error(), NonRetryable: true}
+				}
+			}
+			out, err := w.Run(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(out)
+		},
+	})
+}
+
+func describeJSON() []byte {
+	decls := make([]workflowDecl, len(workflows))
+	for i, w := range workflows {
+		decls[i] = w.decl
+	}
+	b, _ := json.Marshal(struct {
+		Workflows []workflowDecl `json:"workflows"`
+	}{decls})
+	return b
+}
+
+// Context is the handle a workflow body passes to every durable call.
+type Context struct {
+	workflow string
+	inStep   bool
+}
+
+// Workflow is the name of the running workflow.
+func (c *Context) Workflow() string { return c.workflow }
+
+// runWorkflow runs one pass and reports its end to the host.
+func runWorkflow(name string, input []byte) {
+	var target *registered
+	for i := range workflows {
+		if workflows[i].decl.Name == name {
+			target = &workflows[i]
+		}
+	}
+	if target == nil {
+		failWith(errorInfo{Code: "unknown_workflow", Message: "this module has no workflow " + name})
+		return
+	}
+	ctx := &Context{workflow: name}
+	out, err := runGuarded(ctx, target, input)
+	if err != nil {
+		failWith(toErrorInfo(err))
+		return
+	}
+	hostComplete(addr(out), uint32(len(out)))
+}
+
+// runGuarded turns a panic in workflow code into the run's error, with the stack, instead of a
+// trap that says less.
+func runGuarded(ctx *Context, w *registered, input []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Code: "panic", Message: fmt.Sprintf("workflow panicked: %v\n%s", r, debug.Stack())}
+		}
+	}()
+	return w.run(ctx, input)
+}
+
+func failWith(info errorInfo) {
+	b, _ := json.Marshal(info)
+	hostFail(addr(b), uint32(len(b)))
+}
+
+// take collects the data a host reply left pending.
+func take(reply uint64) (status int32, data []byte) {
+	status, n := int32(uint32(reply)), uint32(reply>>32)
+	if n > 0 {
+		data = make([]byte, n)
+		hostTake(addr(data), n)
+	}
+	return status, data
+}
+
+// Log writes a record to the host's log, tagged with the tenant, workflow, run and step.
+func Log(ctx *Context, format string, args ...any) { logAt(0, format, args...) }
+
+// Warn logs at warning level.
+func Warn(ctx *Context, format string, args ...any) { logAt(1, format, args...) }
+
+func logAt(level uint32, format string, args ...any) {
+	b := []byte(fmt.Sprintf(format, args...))
+	hostLog(level, addr(b), uint32(len(b)))
+}
+
+// StepContext is what a step callback receives.
+type StepContext struct {
+	// Attempt is 1 on the first try of the step and counts up with each retry.
+	Attempt int
+}
+
+type stepConfig struct {
+	Retry *RetryPolicy `json:"retry,omitempty"`
+}
+
+// StepOption adjusts one step.
+type StepOption func(*stepConfig)
+
+// WithRetry sets the step's retry policy, over the workflow's.
+func WithRetry(p RetryPolicy) StepOption { return func(c *stepConfig) { c.Retry = &p } }
+
+// Step runs fn as a durable step: its result is journaled and on replay returned without
+// running fn again. An error from fn is retried by the step's policy; once attempts are spent
+// (or for a NonRetryable error) Step returns a *StepError the workflow may handle.
+//
+// fn may run more than once (at least once, never concurrently); make its side effects
+// idempotent. The workflow sees the result decoded from the JSON the host committed, on the
+// first pass as on replay.
+func Step[T any](ctx *Context, name string, fn func(sc *StepContext) (T, error), opts ...StepOption) (T, error) {
+	var zero T
+	var cfg stepConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var optsJSON []byte
+	if cfg.Retry != nil {
+		optsJSON, _ = json.Marshal(cfg)
+	}
+	nb := []byte(name)
+	status, data := take(hostStepRun(addr(nb), uint32(len(nb)), addr(optsJSON), uint32(len(optsJSON))))
+	switch status {
+	case statusOK:
+		return decodeStepOutput[T](name, data)
+	case statusStepFailed:
+		return zero, stepError(name, data)
+	case statusExecute:
+	default:
+		return zero, &StepError{Step: name, Code: "abi", Message: fmt.Sprintf("unexpected reply status %d", status)}
+	}
+	var attempt struct {
+		Attempt int `json:"attempt"`
+	}
+	_ = json.Unmarshal(data, &attempt)
+	sc := &StepContext{Attempt: max(attempt.Attempt, 1)}
+
+	ctx.inStep = true
+	out, err := runStep(sc, fn)
+	ctx.inStep = false
+	var result []byte
+	outcome := uint32(outcomeOK)
+	if err == nil {
+		result, err = json.Marshal(out)
+	}
+	if err != nil {
+		outcome = outcomeError
+		result, _ = json.Marshal(toErrorInfo(err))
+	}
+	status, data = take(hostStepDone(outcome, addr(result), uint32(len(result))))
+	switch status {
+	case statusOK:
+		return decodeStepOutput[T](name, result)
+	case statusStepFailed:
+		return zero, stepError(name, data)
+	}
+	return zero, &StepError{Step: name, Code: "abi", Message: fmt.Sprintf("unexpected reply status %d", status)}
+}
+
+// runStep turns a panic in a step callback into the step's error, so it is retried like one.
+func runStep[T any](sc *StepContext, fn func(*StepContext) (T, error)) (out T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("step panicked: %v", r)
+		}
+	}()
+	return fn(sc)
+}
+
+func decodeStepOutput[T any](name string, data []byte) (T, error) {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return v, &StepError{Step: name, Code: "decode", Message: "decode step output: " + err.Error()}
+	}
+	return v, nil
+}
+
+// Sleep suspends the run for d, durably: a crash or restart does not shorten or restart it.
+func Sleep(ctx *Context, name string, d time.Duration) {
+	nb := []byte(name)
+	take(hostSleep(addr(nb), uint32(len(nb)), d.Milliseconds()))
+}
+
+// SleepUntil suspends the run until t.
+func SleepUntil(ctx *Context, name string, t time.Time) {
+	nb := []byte(name)
+	take(hostSleepUntil(addr(nb), uint32(len(nb)), t.UnixMilli()))
+}
+
+type waitConfig struct {
+	Event     string `json:"event"`
+	Match     any    `json:"match,omitempty"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+}
+
+// WaitOption adjusts a WaitForEvent.
+type WaitOption func(*waitConfig)
+
+// Match resolves the wait only with an event whose payload is a JSON superset of m.
+func Match(m any) WaitOption { return func(c *waitConfig) { c.Match = m } }
+
+// Timeout gives up waiting after d; WaitForEvent then reports timedOut.
+func Timeout(d time.Duration) WaitOption {
+	return func(c *waitConfig) { c.TimeoutMs = max(d.Milliseconds(), 1) }
+}
+
+// WaitForEvent suspends the run until an event named event arrives (one sent to this run,
+// before or after the wait was reached, or a broadcast since the run started) and returns its
+// payload, or until the timeout passes (timedOut true).
+func WaitForEvent[T any](ctx *Context, name, event string, opts ...WaitOption) (payload T, timedOut bool, err error) {
+	cfg := waitConfig{Event: event}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	optsJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return payload, false, fmt.Errorf("wait %s: encode match: %w", name, err)
+	}
+	nb := []byte(name)
+	status, data := take(hostWaitEvent(addr(nb), uint32(len(nb)), addr(optsJSON), uint32(len(optsJSON))))
+	switch status {
+	case statusTimeout:
+		return payload, true, nil
+	case statusOK:
+		if err := json.Unmarshal(data, &payload); err != nil {
+			return payload, false, fmt.Errorf("wait %s: decode event payload: %w", name, err)
+		}
+		return payload, false, nil
+	}
+	return payload, false, fmt.Errorf("wait %s: unexpected reply status %d", name, status)
+}
+
+// errorInfo is the ABI's error shape.
+type errorInfo struct {
+	Code         string          `json:"code,omitempty"`
+	Message      string          `json:"message"`
+	NonRetryable bool            `json:"nonRetryable,omitempty"`
+	Details      json.RawMessage `json:"details,omitempty"`
+}
+
+// Error is an error with a code, for steps and workflows. A step error with NonRetryable set
+// is not retried.
+type Error struct {
+	Code         string
+	Message      string
+	NonRetryable bool
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return e.Message
+	}
+	return e.Code + ": " + e.Message
+}
+
+// NewError returns an *Error with a code.
+func NewError(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// NonRetryable marks err so the step fails at once, without retries.
+func NonRetryable(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e
+		c.NonRetryable = true
+		return &c
+	}
+	return &Error{Message: err.Error(), NonRetryable: true}
+}
+
+// StepError is a step's final failure, as journaled: the workflow sees it when a step's
+// attempts are spent, and may compensate or return it.
+type StepError struct {
+	Step    string
+	Code    string
+	Message string
+	Details json.RawMessage
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("step %s failed: %s", e.Step, (&Error{Code: e.Code, Message: e.Message}).Error())
+}
+
+func stepError(name string, data []byte) *StepError {
+	var info errorInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		info.Message = string(data)
+	}
+	return &StepError{Step: name, Code: info.Code, Message: info.Message, Details: info.Details}
+}
+
+func toErrorInfo(err error) errorInfo {
+	var (
+		se *StepError
+		e  *Error
+	)
+	switch {
+	case errors.As(err, &se):
+		return errorInfo{Code: se.Code, Message: se.Error(), Details: se.Details}
+	case errors.As(err, &e):
+		return errorInfo{Code: e.Code, Message: e.Message, NonRetryable: e.NonRetryable}
+	}
+	return errorInfo{Message: err.Error()}
+}
