@@ -39,7 +39,7 @@ func daemonBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "wfhost")
-		cmd := exec.Command("go", "build", "-race", "-o", binPath, "./cmd/wfhost")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/wfhost")
 		cmd.Dir = ".."
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {

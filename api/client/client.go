@@ -1,0 +1,89 @@
+// Package client is a small HTTP client for wfhost's REST API, used by the CLI and by tests.
+// It imports only the standard library.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Client talks to one wfhost daemon. Safe for concurrent use.
+type Client struct {
+	BaseURL string
+	Token   string
+	HTTP    *http.Client
+}
+
+// Error is an API error response.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
+}
+
+// Do sends a request and returns the raw JSON response body; a non-2xx status is an *Error.
+// body may be nil, []byte (sent as is) or any value (sent as JSON).
+func (c *Client) Do(ctx context.Context, method, path string, body any) (json.RawMessage, error) {
+	var rd io.Reader
+	contentType := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+		contentType = "application/wasm"
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal(out, &e) != nil || e.Error.Code == "" {
+			return nil, &Error{Status: resp.StatusCode, Code: "http_error", Message: strings.TrimSpace(string(out))}
+		}
+		return nil, &Error{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+	}
+	return out, nil
+}
+
+// RunPath is the API path of a run.
+func RunPath(workflow, runID string) string {
+	return "/v1/workflows/" + url.PathEscape(workflow) + "/runs/" + url.PathEscape(runID)
+}

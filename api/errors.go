@@ -1,0 +1,77 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/store"
+)
+
+// errorBody is every error response: {"error": {"code", "message"}}.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// requestError is a bad request the handler itself detected.
+type requestError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *requestError) Error() string { return e.message }
+
+func badRequest(code, msg string) error {
+	return &requestError{status: http.StatusBadRequest, code: code, message: msg}
+}
+
+// fail maps an error to its status; anything unexpected is a 500 whose details stay in the log.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		re      *requestError
+		tooBig  *http.MaxBytesError
+		status  int
+		code    string
+		message = err.Error()
+	)
+	switch {
+	case errors.As(err, &re):
+		status, code, message = re.status, re.code, re.message
+	case errors.As(err, &tooBig):
+		status, code = http.StatusRequestEntityTooLarge, "too_large"
+		message = "request body is over its limit"
+	case errors.Is(err, store.ErrNotFound):
+		status, code = http.StatusNotFound, "not_found"
+	case errors.Is(err, store.ErrConflict):
+		status, code = http.StatusConflict, "conflict"
+	case errors.Is(err, store.ErrLimit):
+		status, code = http.StatusTooManyRequests, "limit_exceeded"
+	case errors.Is(err, engine.ErrTooLarge):
+		status, code = http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, engine.ErrInvalid):
+		status, code = http.StatusBadRequest, "invalid_request"
+	default:
+		h.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		status, code, message = http.StatusInternalServerError, "internal", "internal error"
+	}
+	writeError(w, status, code, message)
+}
+
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	var body errorBody
+	body.Error.Code, body.Error.Message = code, message
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,36 @@
+// Command wfhost is the durable workflow daemon (`wfhost run`), its migrator, and a client for
+// its REST API. Every flag can also be set through the WFHOST_* variable named in its help.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	app := newApp()
+	if err := app.Run(flagsFirst(app, os.Args)); err != nil {
+		fmt.Fprintln(os.Stderr, "wfhost:", err)
+		os.Exit(1)
+	}
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:  "wfhost",
+		Usage: "durable workflows whose bodies are WebAssembly modules",
+		Commands: []*cli.Command{
+			runCommand(),
+			migrateCommand(),
+			deployCommand(),
+			startCommand(),
+			runsCommand(),
+			signalCommand(),
+			eventsCommand(),
+		},
+		// Errors are printed once, by main.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
