@@ -14,8 +14,8 @@ import (
 
 const (
 	crashRuns   = 100
-	crashSteps  = 6
-	crashSleep  = 300 // ms between steps, so runs stay mid-flight across kills
+	crashSteps  = 12
+	crashSleep  = 500 // ms between steps, so runs stay mid-flight across kills
 	crashKills  = 5
 	stepsFinish = 90 * time.Second
 )
@@ -194,7 +194,7 @@ func TestCrashRecoverySIGKILL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	kills := 0
 	for kills < crashKills {
-		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
 		live := liveRuns(t, conn, schema)
 		if live == 0 {
 			break
