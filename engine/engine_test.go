@@ -242,7 +242,7 @@ func TestCancelStopsASpinningStep(t *testing.T) {
 
 func TestHostileGuestsFailTheirRunOnly(t *testing.T) {
 	t.Parallel()
-	h := setup(t, harnessOptions{limits: host.Limits{WallTime: 5 * time.Second, MemoryPages: 512}})
+	h := setup(t, harnessOptions{limits: host.Limits{WallTime: 10 * time.Second, MemoryPages: 256}})
 	h.deploy("hostile.wasm", false)
 	cases := []struct {
 		workflow string
