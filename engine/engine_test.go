@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +298,38 @@ func TestDeployRejectsBadModules(t *testing.T) {
 	}
 	if _, err := h.engine.Signal(ctx, store.DefaultTenant, "00000000-0000-0000-0000-000000000000", "verify", nil); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("signal to an unknown run: %v, want not found", err)
+	}
+}
+
+// A step that outlives the lease keeps its run: the heartbeat renews the lease, so a second
+// engine polling the same store never takes the run over and the step runs once.
+func TestHeartbeatKeepsALongStep(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("hostile.wasm", false)
+	otherLogs := &logBuffer{}
+	other, err := engine.New(engine.Config{
+		Store: h.store, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second, PollInterval: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewJSONHandler(otherLogs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := h.start("slow-step", map[string]any{"ms": 7000}) // more than twice the 3s lease
+	h.await(run.ID, settle, store.StatusRunning)
+	if err := other.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusCompleted || string(r.Output) != "7000" {
+		t.Fatalf("slow step: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	ran := strings.Count(h.logs.String()+otherLogs.String(), "slow step ran")
+	if ran != 1 {
+		t.Fatalf("the slow step ran %d times; a lost lease let another engine take the run", ran)
+	}
+	if r.Activations != 1 {
+		t.Fatalf("the run was activated %d times, want 1", r.Activations)
 	}
 }

@@ -33,6 +33,7 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	gctx, cancel := context.WithTimeoutCause(ctx, a.Limits.WallTime, errWallTime)
 	defer cancel()
 	gctx = withState(gctx, st)
+	st.done = gctx.Done()
 
 	inst, err := rt.InstantiateModule(gctx, cm, st.moduleConfig())
 	if err != nil {

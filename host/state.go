@@ -32,6 +32,9 @@ type state struct {
 	random *rand.ChaCha8 // the deterministic stream outside callbacks
 
 	stdout, stderr *lineLogger
+
+	// done ends a sleep inside a step callback when the activation is cancelled or times out.
+	done <-chan struct{}
 }
 
 var describeTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -78,7 +81,22 @@ func (st *state) moduleConfig() wazero.ModuleConfig {
 		WithStderr(st.stderr).
 		WithWalltime(st.walltime, sys.ClockResolution(1000)).
 		WithNanotime(st.nanotime, sys.ClockResolution(1000)).
-		WithRandSource(randSource{st})
+		WithRandSource(randSource{st}).
+		WithNanosleep(st.nanosleep)
+}
+
+// nanosleep is the guest's sleep: real inside a step callback (a step may pace its calls),
+// and a no-op outside, where waiting belongs to durable sleeps and the clock does not move.
+func (st *state) nanosleep(ns int64) {
+	if !st.inStep || ns <= 0 {
+		return
+	}
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-st.done:
+	}
 }
 
 // now is the guest's clock: outside a callback the journal's time, inside real time, truncated

@@ -6,6 +6,7 @@ package main
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	wf "github.com/wfhost/wfhost/guest-sdk/go"
 )
@@ -74,6 +75,23 @@ func init() {
 		Run: func(ctx *wf.Context, _ none) (string, error) {
 			return wf.Step(ctx, "huge", func(sc *wf.StepContext) (string, error) {
 				return strings.Repeat("y", 2<<20), nil
+			})
+		}})
+}
+
+type slowInput struct {
+	Ms int `json:"ms"`
+}
+
+func init() {
+	// slow-step holds one step callback for input.ms milliseconds of real sleep, longer than
+	// a lease, so the engine's heartbeat must keep the run.
+	wf.Register(wf.Workflow[slowInput, int]{Name: "slow-step", Version: "1",
+		Run: func(ctx *wf.Context, in slowInput) (int, error) {
+			return wf.Step(ctx, "slow", func(sc *wf.StepContext) (int, error) {
+				wf.Log(ctx, "slow step ran attempt=%d", sc.Attempt)
+				time.Sleep(time.Duration(in.Ms) * time.Millisecond)
+				return in.Ms, nil
 			})
 		}})
 }
