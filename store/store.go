@@ -251,7 +251,8 @@ type Store interface {
 	ExtendLeases(ctx context.Context, leases []Lease, leaseFor time.Duration) ([]Lease, error)
 
 	// CommitStep inserts or updates the step row (by RunID and Key) and renews the lease, in one
-	// transaction. Fenced.
+	// transaction. An update keeps the row's Seq, Kind, Event, Match and StartedAt (when the
+	// step first started). Fenced.
 	CommitStep(ctx context.Context, l Lease, s Step, leaseFor time.Duration) error
 	// Suspend writes s (when not nil), releases the lease and makes the run available at wakeAt
 	// (nil: only an event wakes it), in one transaction. Fenced.
@@ -289,7 +290,8 @@ type Store interface {
 	Broadcast(ctx context.Context, tenantID, event string, payload json.RawMessage) (resolved int, err error)
 
 	// Listen delivers notices until ctx ends or the connection fails; the caller reconnects by
-	// calling it again.
+	// calling it again. Once it listens it delivers one NoticeWake, because notices sent while
+	// nobody listened are lost and the caller should look for work.
 	Listen(ctx context.Context, notices chan<- Notice) error
 
 	// Close releases the store's connections.

@@ -38,7 +38,7 @@ func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, lea
 			targeted bool
 			payload  []byte
 		)
-		err := tx.QueryRow(ctx, s.q("find_event"), tenant, st.Event, jsonArg(st.Match), l.RunID, created).Scan(&eventID, &targeted, &payload)
+		err := tx.QueryRow(ctx, s.q("find_event"), tenant, st.Event, matchArg(st.Match), l.RunID, created).Scan(&eventID, &targeted, &payload)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			st.Status = store.StepWaiting
@@ -89,7 +89,7 @@ func (s *Store) eventLock(ctx context.Context, tx pgx.Tx, runID, event string, e
 
 func insertArgs(runID, tenant string, st store.Step) []any {
 	return []any{runID, tenant, st.Seq, st.Key, string(st.Kind), string(st.Status), jsonArg(st.Output), errorArg(st.Error),
-		st.Attempt, st.WakeAt, st.Event, jsonArg(st.Match), st.EventID, st.StartedAt, st.CompletedAt}
+		st.Attempt, st.WakeAt, st.Event, matchArg(st.Match), st.EventID, st.StartedAt, st.CompletedAt}
 }
 
 // ParkWait suspends on a waiting step unless an event resolved it meanwhile.
@@ -236,6 +236,12 @@ func (s *Store) Listen(ctx context.Context, notices chan<- store.Notice) error {
 		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
 			return fmt.Errorf("listen: %w", err)
 		}
+	}
+	// Notices sent before LISTEN took effect are lost; this one tells the caller to look.
+	select {
+	case notices <- store.Notice{Kind: store.NoticeWake}:
+	case <-ctx.Done():
+		return nil
 	}
 	for {
 		n, err := conn.WaitForNotification(ctx)

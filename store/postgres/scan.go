@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -74,6 +75,15 @@ func jsonArg(raw []byte) any {
 	return string(raw)
 }
 
+// matchArg passes a wait's match, SQL NULL when it matches everything: JSON null would
+// otherwise match no object payload at all.
+func matchArg(raw []byte) any {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return nil
+	}
+	return string(raw)
+}
+
 func errorArg(info *abi.ErrorInfo) any {
 	if info == nil {
 		return nil
@@ -88,5 +98,5 @@ func millis(d time.Duration) int64 { return d.Milliseconds() }
 // own leading parameters, in order.
 func stepArgs(s store.Step) []any {
 	return []any{s.Seq, s.Key, string(s.Kind), string(s.Status), jsonArg(s.Output), errorArg(s.Error),
-		s.Attempt, s.WakeAt, s.Event, jsonArg(s.Match), s.EventID, s.StartedAt, s.CompletedAt}
+		s.Attempt, s.WakeAt, s.Event, matchArg(s.Match), s.EventID, s.StartedAt, s.CompletedAt}
 }

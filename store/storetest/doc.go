@@ -1,0 +1,12 @@
+// Package storetest is the conformance suite every store.Store implementation must pass:
+// store/postgres today, store/embedded later. A behaviour the engine relies on belongs here,
+// written once, so that the implementations cannot drift apart.
+//
+// Call Exercise from the implementation's own test with a constructor that returns a fresh,
+// empty, migrated store for each subtest (a schema of its own, a temporary file, ...). The
+// subtests run in parallel and never share a store, so cross-tenant scheduler calls
+// (ClaimRuns, NextWakeup) only ever see the subtest's own runs.
+//
+// Imports: store, abi and the standard library (testing included); no assertion library, no
+// implementation package.
+package storetest
