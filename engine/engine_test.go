@@ -333,3 +333,26 @@ func TestHeartbeatKeepsALongStep(t *testing.T) {
 		t.Fatalf("the run was activated %d times, want 1", r.Activations)
 	}
 }
+
+func TestRunsStayOnTheirVersionWhileNewRunsTakeTheLatest(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	old := h.start("steps", map[string]any{"n": 3, "sleepMs": 300})
+	h.awaitStep(old.ID, "s", store.StepCompleted, settle)
+	h.deploy("hostile.wasm", false) // declares steps version 2
+	fresh := h.start("steps", map[string]any{"n": 3})
+	if old.Version != "1" || fresh.Version != "2" || fresh.Digest == old.Digest {
+		t.Fatalf("versions %s (%.8s) and %s (%.8s)", old.Version, old.Digest, fresh.Version, fresh.Digest)
+	}
+	if r := h.await(old.ID, settle); r.Status != store.StatusCompleted || decode[map[string]int](t, r.Output)["sum"] != 3 || strings.Contains(string(r.Output), "version") {
+		t.Fatalf("the version 1 run: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	if r := h.await(fresh.ID, settle); r.Status != store.StatusCompleted || decode[map[string]int](t, r.Output)["version"] != 2 {
+		t.Fatalf("the version 2 run: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	pinned, _, err := h.engine.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "steps", Version: "1", Input: json.RawMessage(`{"n":1}`)})
+	if err != nil || pinned.Version != "1" || pinned.Digest != old.Digest {
+		t.Fatalf("starting version 1 explicitly: %+v %v", pinned, err)
+	}
+}
