@@ -353,3 +353,49 @@ func BenchmarkReplay10StepsGo(b *testing.B) {
 		}
 	}
 }
+
+// Every host function, misused: each misuse ends the pass with a clear abi_violation that
+// names the function and the fault, and the host serves the next activation as before.
+func TestEveryHostFunctionRefusesAbuse(t *testing.T) {
+	t.Parallel()
+	m := load(t, "hostile.wasm")
+	cases := map[string]string{
+		"name-with-hash":      "step_run: step name \"poll#1\" contains \"#\"",
+		"empty-name":          "step name is empty",
+		"long-name":           "the limit is 200",
+		"invalid-utf8-name":   "not valid UTF-8",
+		"bad-step-options":    "not a StepOptions JSON",
+		"huge-options-length": "options is 4294967295 bytes",
+		"bad-retry-policy":    "retry attempts -4",
+		"done-without-step":   "step_done called with no step callback running",
+		"bad-outcome":         "outcome 7",
+		"output-not-json":     "step output is not valid JSON",
+		"nested-step":         "steps do not nest",
+		"sleep-in-step":       "sleep called inside a step callback",
+		"take-nothing":        "no reply data pending",
+		"take-wrong-length":   "take: length 99",
+		"take-out-of-bounds":  "outside the guest's memory",
+		"wait-bad-options":    "not a WaitOptions JSON",
+		"wait-no-event":       "event name is empty",
+		"wait-bad-match":      "match must be a JSON object",
+		"log-out-of-bounds":   "log: message",
+		"complete-not-json":   "output is not valid JSON",
+		"complete-twice":      "complete called after the workflow finished",
+		"step-after-finish":   "step_run called after the workflow finished",
+		"fail-out-of-bounds":  "fail: error",
+	}
+	for name, want := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res, err := activate(t, m, "abuse", "run", `{"case":"`+name+`"}`, newMemHandler(), host.Limits{})
+			var ge *host.GuestError
+			if !errors.As(err, &ge) || ge.Info.Code != abi.CodeABIViolation || !strings.Contains(ge.Info.Message, want) {
+				t.Fatalf("result %+v, error %v; want abi_violation containing %q", res, err, want)
+			}
+		})
+	}
+	// The host is unharmed.
+	if res, err := activate(t, m, "echo", "after", `{"still":"fine"}`, newMemHandler(), host.Limits{}); err != nil || string(res.Output) != `{"still":"fine"}` {
+		t.Fatalf("echo after the abuse: %s %v", res.Output, err)
+	}
+}

@@ -122,6 +122,11 @@ func stepRun(ctx context.Context, mod api.Module, stack []uint64) {
 		if err := json.Unmarshal(raw, &opts); err != nil {
 			st.violation("%s %q: options are not a StepOptions JSON: %v", abi.FuncStepRun, name, err)
 		}
+		if opts.Retry != nil {
+			if err := opts.Retry.Validate(); err != nil {
+				st.violation("%s %q: %v", abi.FuncStepRun, name, err)
+			}
+		}
 	}
 	r, err := st.handler.StepRun(ctx, name, opts)
 	if err == nil && r.Status == abi.StatusExecute {
@@ -197,6 +202,15 @@ func waitEvent(ctx context.Context, mod api.Module, stack []uint64) {
 	var opts abi.WaitOptions
 	if err := json.Unmarshal(raw, &opts); err != nil {
 		st.violation("%s %q: options are not a WaitOptions JSON: %v", abi.FuncWaitEvent, name, err)
+	}
+	if err := checkName("event", opts.Event); err != nil {
+		st.violation("%s %q: %v", abi.FuncWaitEvent, name, err)
+	}
+	if m := bytes.TrimSpace(opts.Match); len(m) > 0 && !bytes.Equal(m, []byte("null")) && m[0] != '{' {
+		st.violation("%s %q: match must be a JSON object", abi.FuncWaitEvent, name)
+	}
+	if opts.TimeoutMs < 0 {
+		st.violation("%s %q: timeoutMs must not be negative", abi.FuncWaitEvent, name)
 	}
 	if opts.TimeoutMs > int64(maxSleep/time.Millisecond) {
 		opts.TimeoutMs = int64(maxSleep / time.Millisecond)
