@@ -26,8 +26,12 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 			e.finish(wctx, log, c.Run, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
 			return
 		}
-		log.Error("load module; releasing the run", "err", err)
-		e.release(wctx, log, c.Lease)
+		if errors.Is(err, store.ErrNotFound) {
+			e.finish(wctx, log, c.Run, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "the run's module is gone: " + err.Error()})
+			return
+		}
+		log.Error("load module; trying the run again later", "err", err, "in", retryAfterFault)
+		e.retryLater(wctx, log, c.Lease)
 		return
 	}
 	retry := abi.DefaultRetry
@@ -110,8 +114,8 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 	default:
 		// A store error in a host call (Postgres restarting, a dropped connection): nothing of
 		// the pass after the last commit happened, so the run is simply tried again.
-		log.Error("activation failed; releasing the run", "err", err)
-		e.release(wctx, log, p.lease)
+		log.Error("activation failed; trying the run again later", "err", err, "in", retryAfterFault)
+		e.retryLater(wctx, log, p.lease)
 	}
 }
 
@@ -133,6 +137,24 @@ func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l 
 	}
 }
 
+// retryAfterFault is how long a run waits after an activation failed for a reason that is not
+// the workflow's (the store unreachable mid-pass, a module that cannot be fetched): long enough
+// not to spin while Postgres recovers, short enough not to matter.
+const retryAfterFault = 2 * time.Second
+
+// retryLater hands the run back to be tried again after retryAfterFault.
+func (e *Engine) retryLater(ctx context.Context, log *slog.Logger, l store.Lease) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	at := time.Now().Add(retryAfterFault)
+	if err := e.cfg.Store.Suspend(ctx, l, nil, &at); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+		log.Warn("hand the run back; its lease will expire instead", "err", err)
+		return
+	}
+	e.wakeAt(at)
+}
+
+// release hands the run back for any host to take at once (shutdown).
 func (e *Engine) release(ctx context.Context, log *slog.Logger, l store.Lease) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
