@@ -29,7 +29,7 @@ var (
 	sharedRuntimeOnce sync.Once
 )
 
-func runtimeForTests(t *testing.T) *host.Runtime {
+func runtimeForTests(t testing.TB) *host.Runtime {
 	t.Helper()
 	sharedRuntimeOnce.Do(func() {
 		dir := filepath.Join(os.TempDir(), "wfhost-test-compile-cache")
@@ -48,7 +48,7 @@ func databaseURL() string {
 	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 }
 
-func fixture(t *testing.T, name string) []byte {
+func fixture(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
 	if err != nil {
@@ -58,7 +58,7 @@ func fixture(t *testing.T, name string) []byte {
 }
 
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	store  *postgres.Store
 	engine *engine.Engine
 	logs   *logBuffer
@@ -72,7 +72,7 @@ type harnessOptions struct {
 
 // setup gives the test a migrated schema of its own, a started engine on it and the example
 // modules deployed.
-func setup(t *testing.T, opts harnessOptions) *harness {
+func setup(t testing.TB, opts harnessOptions) *harness {
 	t.Helper()
 	ctx := context.Background()
 	var b [6]byte
@@ -247,4 +247,11 @@ func (l *logBuffer) tail(n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// setupBench is setup for benchmarks: the example modules deployed, 32 activations at once.
+func setupBench(b *testing.B) *harness {
+	h := setup(b, harnessOptions{concurrency: 32})
+	h.deploy("examples.wasm", false)
+	return h
 }
