@@ -118,6 +118,9 @@ func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wake
 
 // Finish records a run's end.
 func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	if status != store.StatusNondeterministic && !status.Terminal() {
+		return fmt.Errorf("finish run: status %q is not an end", status)
+	}
 	return s.fenced(ctx, "finish run", s.q("finish"), l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info))
 }
 

@@ -15,6 +15,8 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
+// migration is one numbered file of migrations/. Files are applied in number order, each once,
+// and are never edited after they ship: a change is a new file.
 type migration struct {
 	version int
 	name    string
@@ -49,8 +51,9 @@ func migrations() ([]migration, error) {
 }
 
 // Migrate creates the schema if needed and applies every migration not yet applied, each in
-// its own transaction. Concurrent migrators (two daemons starting at once) serialize on an
-// advisory lock, so each migration runs once.
+// its own transaction with its record in the migrations table. Concurrent migrators (two
+// daemons starting at once) serialize on an advisory lock, so each migration runs once; the
+// later ones find nothing left to do.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
@@ -61,34 +64,34 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Release()
-	lockKey := "wfhost-migrate/" + s.schema
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtextextended($1, 0))", lockKey); err != nil {
+	if _, err := conn.Exec(ctx, s.q("migrate_lock"), s.schema); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
 	defer func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtextextended($1, 0))", lockKey)
+		if _, err := conn.Exec(context.WithoutCancel(ctx), s.q("migrate_unlock"), s.schema); err != nil {
+			// A session lock that cannot be released must not go back to the pool with it.
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
 	}()
-	schema := pgx.Identifier{s.schema}.Sanitize()
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+schema); err != nil {
+	bootstrap := strings.ReplaceAll(s.q("migrate_bootstrap"), "{schema}", pgx.Identifier{s.schema}.Sanitize())
+	// Simple protocol: the bootstrap is two statements.
+	if _, err := conn.Exec(ctx, bootstrap, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("migrate: create schema: %w", err)
 	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+schema+`.migrations (
-		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return fmt.Errorf("migrate: migrations table: %w", err)
+	var applied int
+	if err := conn.QueryRow(ctx, s.q("migrate_applied")).Scan(&applied); err != nil {
+		return fmt.Errorf("migrate: read applied version: %w", err)
 	}
-	applied, err := s.appliedVersion(ctx, conn.Conn())
-	if err != nil {
-		return err
+	if applied >= len(ms) {
+		// Up to date, or migrated by a newer binary: its migrations only add to what this one uses.
+		return nil
 	}
 	for _, m := range ms[applied:] {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET LOCAL search_path TO "+schema); err != nil {
+			if _, err := tx.Exec(ctx, m.sql, pgx.QueryExecModeSimpleProtocol); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, "INSERT INTO "+schema+".migrations (version, name) VALUES ($1, $2)", m.version, m.name)
+			_, err := tx.Exec(ctx, s.q("migrate_record"), m.version, m.name)
 			return err
 		})
 		if err != nil {
@@ -98,34 +101,25 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) appliedVersion(ctx context.Context, conn *pgx.Conn) (int, error) {
-	var v int
-	err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM "+pgx.Identifier{s.schema, "migrations"}.Sanitize()).Scan(&v)
-	if err != nil {
-		return 0, fmt.Errorf("migrate: read applied version: %w", err)
-	}
-	return v, nil
-}
-
 // MigrationsCurrent reports whether every migration this binary knows has been applied, for
-// readiness checks.
+// readiness checks. A schema migrated further by a newer binary is current too, so a rolling
+// deploy does not take the older hosts out of service.
 func (s *Store) MigrationsCurrent(ctx context.Context) (bool, error) {
 	ms, err := migrations()
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("migrations current: %w", err)
 	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer conn.Release()
 	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", s.schema+".migrations").Scan(&exists); err != nil {
-		return false, err
+	table := pgx.Identifier{s.schema, "migrations"}.Sanitize()
+	if err := s.pool.QueryRow(ctx, s.q("migrations_table"), table).Scan(&exists); err != nil {
+		return false, fmt.Errorf("migrations current: %w", err)
 	}
 	if !exists {
 		return false, nil
 	}
-	v, err := s.appliedVersion(ctx, conn.Conn())
-	return v == len(ms), err
+	var applied int
+	if err := s.pool.QueryRow(ctx, s.q("migrate_applied")).Scan(&applied); err != nil {
+		return false, fmt.Errorf("migrations current: %w", err)
+	}
+	return applied >= len(ms), nil
 }

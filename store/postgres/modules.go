@@ -19,7 +19,8 @@ func (s *Store) EnsureTenant(ctx context.Context, tenantID string) error {
 	return nil
 }
 
-// PutModule stores the module and binds its workflows; see store.Store.
+// PutModule stores the module and binds its workflows, in one transaction; see store.Store.
+// Deploys are rare, so this favours plain statements over round-trip counting.
 func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store.Workflow, replace bool) ([]store.Workflow, error) {
 	var out []store.Workflow
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -27,33 +28,37 @@ func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store
 		if _, err := tx.Exec(ctx, s.q("put_module"), m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion); err != nil {
 			return err
 		}
+		moved := 0
 		for _, w := range workflows {
-			var bound string
-			err := tx.QueryRow(ctx, s.q("lock_workflow"), m.TenantID, w.Name, w.Version).Scan(&bound)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-			case err != nil:
+			retry, err := json.Marshal(w.Retry)
+			if err != nil {
 				return err
-			case bound != m.Digest && !replace:
-				return fmt.Errorf("%w: workflow %s version %s is bound to module %.12s; deploy with replace to rebind it", store.ErrConflict, w.Name, w.Version, bound)
 			}
-			retry, _ := json.Marshal(w.Retry)
 			triggers := w.Triggers
 			if triggers == nil {
 				triggers = []string{}
 			}
-			stored, err := scanWorkflow(tx.QueryRow(ctx, s.q("bind_workflow"), m.TenantID, w.Name, w.Version, m.Digest, w.RetentionDays, string(retry), triggers))
+			stored, err := scanWorkflow(tx.QueryRow(ctx, s.q("bind_workflow"), m.TenantID, w.Name, w.Version, m.Digest,
+				w.RetentionDays, string(retry), triggers, replace))
+			if errors.Is(err, pgx.ErrNoRows) {
+				var bound string
+				_ = tx.QueryRow(ctx, s.q("bound_digest"), m.TenantID, w.Name, w.Version).Scan(&bound)
+				return fmt.Errorf("%w: workflow %s version %s is bound to module %.12s; deploy with replace to rebind it",
+					store.ErrConflict, w.Name, w.Version, bound)
+			}
 			if err != nil {
 				return err
 			}
-			if bound != "" && bound != m.Digest {
-				if _, err := tx.Exec(ctx, s.q("move_live_runs"), m.TenantID, w.Name, w.Version, m.Digest); err != nil {
+			if replace {
+				var n int
+				if err := tx.QueryRow(ctx, s.q("move_live_runs"), m.TenantID, w.Name, w.Version, m.Digest).Scan(&n); err != nil {
 					return err
 				}
+				moved += n
 			}
 			out = append(out, stored)
 		}
-		if replace {
+		if moved > 0 {
 			_, err := tx.Exec(ctx, s.q("notify"), s.wakeChannel, "")
 			return err
 		}

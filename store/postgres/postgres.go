@@ -30,6 +30,21 @@ type Config struct {
 	MaxConns int
 }
 
+// validate reports a config no store can be opened with. An empty URL is refused rather than
+// left to pgx, which would fill it in from PG* environment variables.
+func (c Config) validate() error {
+	switch {
+	case c.URL == "":
+		return errors.New("no database URL")
+	case !identifier.MatchString(c.Schema):
+		// The schema also names the notice channels, hence the length bound.
+		return fmt.Errorf("schema %q must be a lowercase identifier of at most 48 characters", c.Schema)
+	case c.MaxConns < 1:
+		return fmt.Errorf("max connections %d must be positive", c.MaxConns)
+	}
+	return nil
+}
+
 // Store is the Postgres implementation of store.Store. Safe for concurrent use.
 type Store struct {
 	pool    *pgxpool.Pool
@@ -49,9 +64,11 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
 // Migrate creates.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg.Schema = cmp.Or(cfg.Schema, "wfhost")
-	cfg.MaxConns = cmp.Or(cfg.MaxConns, 20)
-	if !identifier.MatchString(cfg.Schema) {
-		return nil, fmt.Errorf("open store: schema %q must be a lowercase identifier", cfg.Schema)
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = 20
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	pcfg, err := pgxpool.ParseConfig(cfg.URL)
 	if err != nil {
@@ -59,6 +76,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	pcfg.MaxConns = int32(cfg.MaxConns)
 	pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
+	// Every query here is a short, indexed OLTP statement; JIT compiling one whose estimate
+	// crosses jit_above_cost (a plan branch that never runs is enough) costs 100+ ms.
+	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

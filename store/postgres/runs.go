@@ -18,7 +18,7 @@ import (
 // CreateRun inserts a run, or returns the one its idempotency key already names.
 func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (store.Run, bool, error) {
 	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
-		string(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel))
+		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel))
 	if err == nil {
 		return run, true, nil
 	}
@@ -98,47 +98,57 @@ func decodeCursor(c string) (time.Time, string, error) {
 	return t, id, err
 }
 
-// ListSteps returns a run's journal.
+// ListSteps returns a run's journal: one round trip that also tells an unknown run (not
+// found) from one with no steps yet.
 func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) ([]store.Step, error) {
-	if _, err := s.GetRun(ctx, tenantID, runID); err != nil {
-		return nil, err
+	if !validUUID(runID) {
+		return nil, fmt.Errorf("list steps of run %q: %w", runID, store.ErrNotFound)
 	}
-	rows, err := s.pool.Query(ctx, s.q("list_steps"), tenantID, runID)
+	b := &pgx.Batch{}
+	b.Queue(s.q("run_status"), tenantID, runID)
+	b.Queue(s.q("list_steps"), tenantID, runID)
+	var steps []store.Step
+	err := func() (err error) {
+		br := s.pool.SendBatch(ctx, b)
+		defer func() {
+			if cerr := br.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}()
+		var status string
+		if err := br.QueryRow().Scan(&status); err != nil {
+			return notFound(err)
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		steps, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Step, error) { return scanStep(r) })
+		return err
+	}()
 	if err != nil {
-		return nil, fmt.Errorf("list steps: %w", err)
-	}
-	steps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Step, error) { return scanStep(r) })
-	if err != nil {
-		return nil, fmt.Errorf("list steps: %w", err)
+		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
 	}
 	return steps, nil
 }
 
-// CancelRun marks a live run cancelled and tells every host.
+// CancelRun marks a live run cancelled and tells every host: one statement on success.
 func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
 	if !validUUID(runID) {
 		return store.Run{}, fmt.Errorf("cancel run %q: %w", runID, store.ErrNotFound)
 	}
-	var run store.Run
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var status string
-		if err := tx.QueryRow(ctx, s.q("lock_run"), tenantID, runID).Scan(&status); err != nil {
-			return notFound(err)
-		}
-		if store.RunStatus(status).Terminal() {
-			return fmt.Errorf("%w: the run is already %s", store.ErrConflict, status)
-		}
-		var err error
-		run, err = scanRun(tx.QueryRow(ctx, s.q("cancel_run"), tenantID, runID,
-			errorArg(&abi.ErrorInfo{Code: abi.CodeCancelled, Message: "the run was cancelled"})))
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, s.q("notify"), s.cancelChannel, runID)
-		return err
-	})
-	if err != nil {
+	info := errorArg(&abi.ErrorInfo{Code: abi.CodeCancelled, Message: "the run was cancelled"})
+	// The leading nil skips the pg_notify column.
+	run, err := scanRun(s.pool.QueryRow(ctx, s.q("cancel_run"), tenantID, runID, info, s.cancelChannel), nil)
+	if err == nil {
+		return run, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
 		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
-	return run, nil
+	var status string
+	if err := s.pool.QueryRow(ctx, s.q("run_status"), tenantID, runID).Scan(&status); err != nil {
+		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, notFound(err))
+	}
+	return store.Run{}, fmt.Errorf("cancel run %s: %w: the run is already %s", runID, store.ErrConflict, status)
 }

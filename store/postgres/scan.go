@@ -75,6 +75,14 @@ func jsonArg(raw []byte) any {
 	return string(raw)
 }
 
+// jsonOrNull passes raw JSON to a NOT NULL jsonb parameter; no bytes mean JSON null.
+func jsonOrNull(raw []byte) string {
+	if len(raw) == 0 {
+		return "null"
+	}
+	return string(raw)
+}
+
 // matchArg passes a wait's match, SQL NULL when it matches everything: JSON null would
 // otherwise match no object payload at all.
 func matchArg(raw []byte) any {

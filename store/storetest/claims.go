@@ -18,6 +18,7 @@ var claimTests = []test{
 	{"CommitStepRenewsLease", testCommitStepRenewsLease},
 	{"ExtendLeases", testExtendLeases},
 	{"ConcurrentClaimers", testConcurrentClaimers},
+	{"ClaimIsFairAcrossTenants", testClaimIsFairAcrossTenants},
 	{"JournalRoundTrip", testJournalRoundTrip},
 	{"CommitStepUpdatesInPlace", testCommitStepUpdatesInPlace},
 	{"SuspendAndNextWakeup", testSuspendAndNextWakeup},
@@ -302,4 +303,19 @@ func testFinish(t *testing.T, f *fixture) {
 	_, found, err := f.s.NextWakeup(f.ctx)
 	ok(t, err)
 	check(t, !found, "finished runs have a wake-up")
+}
+
+func testClaimIsFairAcrossTenants(t *testing.T, f *fixture) {
+	for range 30 {
+		f.run()
+	}
+	other := "small-" + f.tenant
+	ok(t, f.s.EnsureTenant(f.ctx, other))
+	m := f.putModule(other, []byte("module-v1"), false, wf(wfName, "v1"))
+	fresh := f.runOf(other, wfName, "v1", m.Digest, "")
+
+	claims, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 2, LeaseFor: longLease})
+	ok(t, err)
+	check(t, slices.Contains(claimIDs(claims), fresh.ID), "another tenant's backlog delayed a new run: claimed %v", claimIDs(claims))
+	check(t, len(claims) >= 1 && len(claims) <= 2, "claimed %d runs with limit 2", len(claims))
 }

@@ -1,5 +1,9 @@
--- Keeps the event and resolves every waiting run of the tenant it matches. The run rows are
--- locked in id order so concurrent broadcasts cannot deadlock on each other.
+-- Broadcast, after lock_broadcast_event: keep the event and resolve every run of the tenant
+-- waiting on a step it matches, then wake the hosts if any was. Run rows are locked in id
+-- order so that concurrent broadcasts (and hotfix deploys, which lock in the same order) cannot
+-- deadlock. A step resolved by someone else while this waited for its run lock fails the
+-- status re-check of the update and is left alone.
+-- $1 tenant, $2 event, $3 payload, $4 wake channel.
 WITH ev AS (
     INSERT INTO events (tenant_id, name, payload) VALUES ($1, $2, $3) RETURNING id
 ), waiting AS (
@@ -20,5 +24,7 @@ WITH ev AS (
     UPDATE runs SET available_at = now(), updated_at = now()
     FROM resolved WHERE runs.id = resolved.run_id
     RETURNING runs.id
+), notified AS (
+    SELECT pg_notify($4, '') FROM (SELECT 1 FROM woken LIMIT 1) AS any_woken
 )
-SELECT count(*) FROM woken
+SELECT (SELECT count(*) FROM woken), (SELECT count(*) FROM notified)

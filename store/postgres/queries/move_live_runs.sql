@@ -1,10 +1,22 @@
 -- A hotfix: live runs of the rebound version replay against the new module now; runs stopped
--- as nondeterministic get another chance.
-UPDATE runs
-SET digest = $4,
-    status = CASE WHEN status = 'nondeterministic' THEN 'running' ELSE status END,
-    error = CASE WHEN status = 'nondeterministic' THEN NULL ELSE error END,
-    available_at = now(),
-    updated_at = now()
-WHERE tenant_id = $1 AND workflow = $2 AND version = $3
-  AND status IN ('pending', 'running', 'nondeterministic')
+-- as nondeterministic get another chance. Rows are locked in id order, as Broadcast locks
+-- them, so the two cannot deadlock. Returns how many runs moved.
+-- $1 tenant, $2 workflow, $3 version, $4 the new digest.
+WITH moving AS (
+    SELECT id FROM runs
+    WHERE tenant_id = $1 AND workflow = $2 AND version = $3 AND digest <> $4
+      AND status IN ('pending', 'running', 'nondeterministic')
+    ORDER BY id
+    FOR UPDATE
+), moved AS (
+    UPDATE runs r
+    SET digest = $4,
+        status = CASE WHEN r.status = 'nondeterministic' THEN 'running' ELSE r.status END,
+        error = CASE WHEN r.status = 'nondeterministic' THEN NULL ELSE r.error END,
+        available_at = now(),
+        updated_at = now()
+    FROM moving
+    WHERE r.id = moving.id
+    RETURNING r.id
+)
+SELECT count(*) FROM moved

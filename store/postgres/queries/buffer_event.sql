@@ -1,1 +1,0 @@
-INSERT INTO events (tenant_id, run_id, name, payload) VALUES ($1, $2, $3, $4)

@@ -1,1 +1,0 @@
-SELECT count(*) FROM events WHERE run_id = $1

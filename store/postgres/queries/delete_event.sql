@@ -1,1 +1,0 @@
-DELETE FROM events WHERE id = $1

@@ -1,0 +1,1 @@
+SELECT pg_advisory_unlock(hashtextextended('wfhost-migrate/' || $1, 0))

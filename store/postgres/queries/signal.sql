@@ -1,0 +1,33 @@
+-- Signal, after lock_run: resolve the run's first waiting step (by seq) that the event
+-- matches and wake the run; otherwise keep the event for the run, unless it already keeps $5.
+-- A terminal run is left alone (the caller reports the conflict from lock_run's status).
+-- Returns (delivered, kept, events kept before).
+-- $1 tenant, $2 run, $3 event, $4 payload, $5 max kept, $6 wake channel.
+WITH run AS (
+    SELECT id FROM runs
+    WHERE tenant_id = $1 AND id = $2 AND status NOT IN ('completed', 'failed', 'cancelled')
+), target AS (
+    SELECT w.run_id, w.key FROM steps w JOIN run ON w.run_id = run.id
+    WHERE w.status = 'waiting' AND w.event = $3
+      AND (w.match IS NULL OR $4::jsonb @> w.match)
+    ORDER BY w.seq
+    LIMIT 1
+), delivered AS (
+    UPDATE steps s SET status = 'completed', output = $4, completed_at = now()
+    FROM target
+    WHERE s.run_id = target.run_id AND s.key = target.key
+    RETURNING s.run_id
+), woken AS (
+    UPDATE runs r SET available_at = now(), updated_at = now()
+    FROM delivered
+    WHERE r.id = delivered.run_id
+    RETURNING pg_notify($6, '')
+), pending AS (
+    SELECT count(*) AS n FROM events WHERE run_id = $2
+), kept AS (
+    INSERT INTO events (tenant_id, run_id, name, payload)
+    SELECT $1, run.id, $3, $4 FROM run, pending
+    WHERE NOT EXISTS (SELECT 1 FROM target) AND pending.n < $5
+    RETURNING id
+)
+SELECT EXISTS (SELECT 1 FROM delivered), EXISTS (SELECT 1 FROM kept), (SELECT n FROM pending)

@@ -1,1 +1,0 @@
-UPDATE runs SET available_at = now(), updated_at = now() WHERE id = $1
