@@ -3,65 +3,30 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/wfhost/wfhost/api"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 	"github.com/wfhost/wfhost/store/postgres"
 )
-
-var (
-	rtOnce sync.Once
-	rt     *host.Runtime
-	rtErr  error
-)
-
-func databaseURL() string {
-	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
-
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // setup serves the API over a started engine on a schema of the test's own, with the example
 // modules deployed.
 func setup(t testing.TB, token string) *httptest.Server {
 	t.Helper()
 	ctx := context.Background()
-	rtOnce.Do(func() {
-		rt, rtErr = host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(os.TempDir(), "wfhost-test-compile-cache")})
-	})
-	if rtErr != nil {
-		t.Fatal(rtErr)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "wfhost_api_" + hex.EncodeToString(b[:])
-	st, err := postgres.Open(ctx, postgres.Config{URL: databaseURL(), Schema: schema, MaxConns: 4})
+	rt := testenv.Runtime(t)
+	schema := testenv.Schema(t, "wfhost_api")
+	st, err := postgres.Open(ctx, postgres.Config{URL: testenv.DatabaseURL(), Schema: schema, MaxConns: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +44,7 @@ func setup(t testing.TB, token string) *httptest.Server {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
+	if _, err := eng.Deploy(ctx, store.DefaultTenant, testenv.Fixture(t, "examples.wasm"), false); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(api.New(api.Config{Engine: eng, Token: token, MaxBodyBytes: 64 << 10, MaxModuleBytes: 8 << 20,
@@ -88,11 +53,6 @@ func setup(t testing.TB, token string) *httptest.Server {
 		srv.Close()
 		eng.Stop()
 		st.Close()
-		conn, err := pgx.Connect(context.Background(), databaseURL())
-		if err == nil {
-			_, _ = conn.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-			_ = conn.Close(context.Background())
-		}
 	})
 	return srv
 }

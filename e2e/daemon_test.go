@@ -3,9 +3,6 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/wfhost/wfhost/internal/testenv"
 )
 
 // The daemon binary is built once per test process, from this checkout.
@@ -52,30 +49,10 @@ func daemonBinary(t *testing.T) string {
 	return binPath
 }
 
-func databaseURL() string {
-	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
+func databaseURL() string { return testenv.DatabaseURL() }
 
 // freshSchema names a schema for one test and drops it when the test ends.
-func freshSchema(t *testing.T) string {
-	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "wfhost_e2e_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, databaseURL())
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-	})
-	return schema
-}
+func freshSchema(t *testing.T) string { return testenv.Schema(t, "wfhost_e2e") }
 
 func freePort(t *testing.T) string {
 	t.Helper()

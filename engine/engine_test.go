@@ -26,9 +26,7 @@ func TestOnboardingSignalSentBeforeWaitResolvesIt(t *testing.T) {
 	// The run sleeps 300ms before it waits, so the signal below arrives before the wait exists.
 	run := h.start("onboarding", map[string]any{"email": "ada@example.com", "delayMs": 300, "verifyTimeoutMs": 60000})
 	h.awaitStep(run.ID, "create-user", store.StepCompleted, settle)
-	userID := decode[struct {
-		ID string `json:"id"`
-	}](t, h.steps(run.ID)[0].Output).ID
+	userID := h.userID(run.ID)
 	delivered, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"`+userID+`","via":"email"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -188,9 +186,7 @@ func TestRedeployRenamingAStepIsNondeterministic(t *testing.T) {
 	// Deploying the compatible module again resumes the run where it stopped.
 	h.deploy("examples.wasm", true)
 	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
-	userID := decode[struct {
-		ID string `json:"id"`
-	}](t, h.steps(run.ID)[0].Output).ID
+	userID := h.userID(run.ID)
 	if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"`+userID+`"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -205,9 +201,7 @@ func TestBroadcastResolvesWaitingRuns(t *testing.T) {
 	h.deploy("examples.wasm", false)
 	run := h.start("onboarding", map[string]any{"email": "eve@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
 	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
-	userID := decode[struct {
-		ID string `json:"id"`
-	}](t, h.steps(run.ID)[0].Output).ID
+	userID := h.userID(run.ID)
 	n, err := h.engine.Broadcast(context.Background(), store.DefaultTenant, "verify", json.RawMessage(`{"userId":"`+userID+`"}`))
 	if err != nil || n != 1 {
 		t.Fatalf("broadcast resolved %d (err %v), want 1", n, err)

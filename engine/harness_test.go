@@ -2,60 +2,24 @@ package engine_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 	"github.com/wfhost/wfhost/store/postgres"
 )
 
-// The runtime is shared by every test of the package: compiling a standard Go guest takes
-// hundreds of milliseconds, and a runtime is safe for concurrent use.
-var (
-	sharedRuntime     *host.Runtime
-	sharedRuntimeErr  error
-	sharedRuntimeOnce sync.Once
-)
+func runtimeForTests(t testing.TB) *host.Runtime { return testenv.Runtime(t) }
 
-func runtimeForTests(t testing.TB) *host.Runtime {
-	t.Helper()
-	sharedRuntimeOnce.Do(func() {
-		dir := filepath.Join(os.TempDir(), "wfhost-test-compile-cache")
-		sharedRuntime, sharedRuntimeErr = host.NewRuntime(context.Background(), host.Config{CacheDir: dir})
-	})
-	if sharedRuntimeErr != nil {
-		t.Fatalf("new runtime: %v", sharedRuntimeErr)
-	}
-	return sharedRuntime
-}
-
-func databaseURL() string {
-	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
-
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
-	}
-	return b
-}
+func fixture(t testing.TB, name string) []byte { return testenv.Fixture(t, name) }
 
 type harness struct {
 	t      testing.TB
@@ -75,24 +39,15 @@ type harnessOptions struct {
 func setup(t testing.TB, opts harnessOptions) *harness {
 	t.Helper()
 	ctx := context.Background()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "wfhost_engine_" + hex.EncodeToString(b[:])
-	st, err := postgres.Open(ctx, postgres.Config{URL: databaseURL(), Schema: schema, MaxConns: 6})
+	schema := testenv.Schema(t, "wfhost_engine")
+	st, err := postgres.Open(ctx, postgres.Config{URL: testenv.DatabaseURL(), Schema: schema, MaxConns: 6})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
+	t.Cleanup(st.Close)
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	t.Cleanup(func() {
-		st.Close()
-		conn, err := pgx.Connect(context.WithoutCancel(ctx), databaseURL())
-		if err == nil {
-			_, _ = conn.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-			_ = conn.Close(context.WithoutCancel(ctx))
-		}
-	})
 	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
 		t.Fatalf("ensure tenant: %v", err)
 	}
@@ -214,7 +169,7 @@ func wantKeys(t *testing.T, got []string, want ...string) {
 	}
 }
 
-func decode[T any](t *testing.T, raw json.RawMessage) T {
+func decode[T any](t testing.TB, raw json.RawMessage) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -254,4 +209,12 @@ func setupBench(b *testing.B) *harness {
 	h := setup(b, harnessOptions{concurrency: 32})
 	h.deploy("examples.wasm", false)
 	return h
+}
+
+// userID is the id the onboarding example's create-user step returned.
+func (h *harness) userID(runID string) string {
+	h.t.Helper()
+	return decode[struct {
+		ID string `json:"id"`
+	}](h.t, h.steps(runID)[0].Output).ID
 }

@@ -271,11 +271,7 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 			return host.Reply{}, err
 		}
 		if resolved == nil {
-			out := &suspended{reason: "wait " + key + " for event " + opts.Event}
-			if row.WakeAt != nil {
-				out.wakeAt = *row.WakeAt
-			}
-			return host.Reply{}, out
+			return host.Reply{}, waitSuspended(key, opts.Event, row.WakeAt)
 		}
 		s = resolved
 	}
@@ -289,11 +285,7 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 			return host.Reply{}, err
 		}
 		if row == nil {
-			out := &suspended{reason: "wait " + key + " for event " + opts.Event}
-			if s.WakeAt != nil {
-				out.wakeAt = *s.WakeAt
-			}
-			return host.Reply{}, out
+			return host.Reply{}, waitSuspended(key, opts.Event, s.WakeAt)
 		}
 		s = row
 	}
@@ -313,6 +305,15 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 		return host.Reply{Status: abi.StatusTimeout}, nil
 	}
 	return host.Reply{}, nondeterministic("wait %q: journal status %s is not one a wait can have", key, s.Status)
+}
+
+// waitSuspended is the suspension of a pass at a wait the store has already parked.
+func waitSuspended(key, event string, timeout *time.Time) *suspended {
+	out := &suspended{reason: "wait " + key + " for event " + event}
+	if timeout != nil {
+		out.wakeAt = *timeout
+	}
+	return out
 }
 
 func validWait(o abi.WaitOptions) error {

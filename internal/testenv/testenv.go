@@ -1,0 +1,77 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfhost/wfhost/host"
+)
+
+// DatabaseURL is the test Postgres: TEST_DATABASE_URL, or the local default.
+func DatabaseURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// Schema names a schema for this test alone (prefix_<random>) and drops it when the test ends.
+func Schema(t testing.TB, prefix string) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := prefix + "_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, DatabaseURL())
+		if err != nil {
+			return
+		}
+		defer conn.Close(ctx)
+		_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	})
+	return schema
+}
+
+// Fixture reads a committed .wasm fixture from testdata/.
+func Fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(Root(), "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Root is the repository's root directory.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+var (
+	runtimeOnce sync.Once
+	shared      *host.Runtime
+	sharedErr   error
+)
+
+// Runtime is the test process's host runtime, with a compilation cache that outlives it.
+func Runtime(t testing.TB) *host.Runtime {
+	t.Helper()
+	runtimeOnce.Do(func() {
+		dir := filepath.Join(os.TempDir(), "wfhost-test-compile-cache")
+		shared, sharedErr = host.NewRuntime(context.Background(), host.Config{CacheDir: dir})
+	})
+	if sharedErr != nil {
+		t.Fatalf("host runtime: %v", sharedErr)
+	}
+	return shared
+}
