@@ -137,6 +137,10 @@ func TestSubSecondSleepsWake(t *testing.T) {
 		t.Fatalf("status %s %+v", r.Status, r.Error)
 	}
 	wantKeys(t, h.keys(run.ID), "s", "pause", "s#1", "pause#1", "s#2", "pause#2", "s#3")
+	// Guest log records carry the run and the step they were written in.
+	if !strings.Contains(h.logs.String(), `"msg":"step ran index=2 attempt=1","tenant":"default","workflow":"steps","run":"`+run.ID+`","source":"guest","step":"s#2"`) {
+		t.Fatalf("no log record of step s#2 with its run and step:\n%s", h.logs.tail(3000))
+	}
 	for _, s := range h.steps(run.ID) {
 		if s.Kind == store.KindSleep && (s.Status != store.StepCompleted || s.WakeAt == nil || s.WakeAt.Sub(s.StartedAt) < 50*time.Millisecond) {
 			t.Fatalf("sleep %s: status %s wake %v started %v", s.Key, s.Status, s.WakeAt, s.StartedAt)

@@ -79,6 +79,14 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // Now is the guest's deterministic clock.
 func (p *pass) Now() time.Time { return p.clock }
 
+// CurrentStep is the key of the step whose callback is running.
+func (p *pass) CurrentStep() string {
+	if p.inStep == nil {
+		return ""
+	}
+	return p.inStep.key
+}
+
 func (p *pass) advance(t *time.Time) {
 	if t != nil && t.After(p.clock) {
 		p.clock = *t

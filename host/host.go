@@ -33,6 +33,9 @@ type Handler interface {
 	// Now is the guest's clock outside step callbacks: the time of the latest journal entry
 	// reached so far in this pass.
 	Now() time.Time
+	// CurrentStep is the journal key of the step whose callback is running ("" outside one);
+	// guest log records carry it.
+	CurrentStep() string
 }
 
 // Limits bound one activation. Zero values take the defaults of DefaultLimits.

@@ -81,6 +81,8 @@ func (h *memHandler) WaitEvent(_ context.Context, name string, _ abi.WaitOptions
 
 func (h *memHandler) Now() time.Time { return h.clock }
 
+func (h *memHandler) CurrentStep() string { return h.open }
+
 // replay resets the per-pass state, keeping the journal, as a new activation would.
 func (h *memHandler) replay() {
 	h.seen = map[string]int{}

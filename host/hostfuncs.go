@@ -251,7 +251,7 @@ func logLine(ctx context.Context, mod api.Module, stack []uint64) {
 	case level >= abi.LogError:
 		lvl = slog.LevelError
 	}
-	st.logger.Log(ctx, lvl, string(bytes.ToValidUTF8(msg, []byte("?"))), "source", "guest")
+	st.logger.Log(ctx, lvl, string(bytes.ToValidUTF8(msg, []byte("?"))), st.logAttrs()...)
 }
 
 func complete(ctx context.Context, mod api.Module, stack []uint64) {

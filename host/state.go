@@ -53,8 +53,8 @@ func stateFrom(ctx context.Context) *state {
 func newDescribeState() *state {
 	st := &state{logger: slog.New(slog.DiscardHandler), limits: DefaultLimits}
 	st.random = rand.NewChaCha8([32]byte{})
-	st.stdout = newLineLogger(st.logger, slog.LevelInfo, "stdout")
-	st.stderr = newLineLogger(st.logger, slog.LevelWarn, "stderr")
+	st.stdout = newLineLogger(st, slog.LevelInfo, "stdout")
+	st.stderr = newLineLogger(st, slog.LevelWarn, "stderr")
 	return st
 }
 
@@ -66,8 +66,8 @@ func newActivationState(a Activation) *state {
 	// Seeded from the run id: every pass of a run draws the same bytes outside callbacks, so Go's
 	// map order, math/rand and crypto/rand read there replay identically.
 	st.random = rand.NewChaCha8(sha256.Sum256([]byte("wfhost-run/" + a.RunID)))
-	st.stdout = newLineLogger(st.logger, slog.LevelInfo, "stdout")
-	st.stderr = newLineLogger(st.logger, slog.LevelWarn, "stderr")
+	st.stdout = newLineLogger(st, slog.LevelInfo, "stdout")
+	st.stderr = newLineLogger(st, slog.LevelWarn, "stderr")
 	return st
 }
 
@@ -149,6 +149,7 @@ func (st *state) stderrTail() string {
 // lineLogger turns guest output into log records, one per line, each bounded; it remembers the
 // last lines so a trap's error can say what the guest printed before dying.
 type lineLogger struct {
+	attrs  func() []any
 	logger *slog.Logger
 	level  slog.Level
 	stream string
@@ -163,8 +164,8 @@ const (
 	maxTailBytes = 2 << 10
 )
 
-func newLineLogger(l *slog.Logger, level slog.Level, stream string) *lineLogger {
-	return &lineLogger{logger: l, level: level, stream: stream}
+func newLineLogger(st *state, level slog.Level, stream string) *lineLogger {
+	return &lineLogger{attrs: st.logAttrs, logger: st.logger, level: level, stream: stream}
 }
 
 func (w *lineLogger) Write(p []byte) (int, error) {
@@ -180,13 +181,22 @@ func (w *lineLogger) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// logAttrs mark a guest's record as the guest's, with the step it came from.
+func (st *state) logAttrs() []any {
+	attrs := []any{"source", "guest"}
+	if st.inStep && st.handler != nil {
+		attrs = append(attrs, "step", st.handler.CurrentStep())
+	}
+	return attrs
+}
+
 func (w *lineLogger) flush() {
 	if len(w.line) == 0 {
 		return
 	}
 	s := strings.ToValidUTF8(string(w.line), "?")
 	w.line = w.line[:0]
-	w.logger.Log(context.Background(), w.level, s, "stream", w.stream)
+	w.logger.Log(context.Background(), w.level, s, append(w.attrs(), "stream", w.stream)...)
 	if len(w.first) < keepLines/2 {
 		w.first = append(w.first, s)
 		return
