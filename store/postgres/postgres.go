@@ -63,6 +63,11 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
 // Open connects to Postgres. Every connection resolves unqualified names in cfg.Schema, which
 // Migrate creates.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
+	return open(ctx, cfg, nil)
+}
+
+// open is Open with a hook that adjusts the pool's settings; tests count round trips with it.
+func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store, error) {
 	cfg.Schema = cmp.Or(cfg.Schema, "wfhost")
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = 20
@@ -79,6 +84,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	// Every query here is a short, indexed OLTP statement; JIT compiling one whose estimate
 	// crosses jit_above_cost (a plan branch that never runs is enough) costs 100+ ms.
 	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
+	if adjust != nil {
+		adjust(pcfg)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

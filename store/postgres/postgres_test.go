@@ -24,7 +24,7 @@ func databaseURL() string {
 const testMaxConns = 8
 
 // newSchema returns a fresh schema name and drops the schema when the test ends.
-func newSchema(t *testing.T) string {
+func newSchema(t testing.TB) string {
 	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -45,7 +45,7 @@ func newSchema(t *testing.T) string {
 }
 
 // open opens a store on schema, closed when the test ends (before the schema is dropped).
-func open(t *testing.T, schema string) *postgres.Store {
+func open(t testing.TB, schema string) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(t.Context(), postgres.Config{URL: databaseURL(), Schema: schema, MaxConns: testMaxConns})
 	if err != nil {

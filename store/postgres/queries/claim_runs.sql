@@ -28,6 +28,11 @@ WITH ready AS (
 )
 UPDATE runs r
 SET status = 'running',
+    -- A leased run may next be claimed when its lease, as granted now, runs out. Keeping that
+    -- in available_at moves held runs out of the range the next claims walk; renewals leave it
+    -- alone, so they stay heap-only updates, and the lease check above skips the few runs
+    -- whose renewed leases outlive it.
+    available_at = now() + $3 * interval '1 millisecond',
     lease_owner = $2,
     lease_epoch = r.lease_epoch + 1,
     lease_expires_at = now() + $3 * interval '1 millisecond',
