@@ -1,0 +1,197 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/store"
+)
+
+// guestFixtures are the example modules, one per guest language, built from examples/wasm/*.
+// They implement the same workflows, so every scenario below must give each of them the same
+// run outcome and the same journal as the Go reference.
+var guestFixtures = []struct{ lang, file string }{
+	{"go", "examples.wasm"},
+}
+
+// transcript is what a scenario observed of one run, with everything that legitimately differs
+// between two executions (ids, timestamps, sequence of activations) left out.
+type transcript struct {
+	Status store.RunStatus
+	Output any
+	Error  string // "code: message" of a failed run
+	Steps  []stepRecord
+}
+
+type stepRecord struct {
+	Key     string
+	Kind    store.StepKind
+	Status  store.StepStatus
+	Attempt int
+	Output  any
+	Error   string
+}
+
+// conformanceScenario drives one run on a fresh engine with the language's fixture deployed
+// and returns its transcript. Scenarios make their own assertions too, so that the Go reference
+// itself is checked and an agreement between languages can never be an agreement on nonsense.
+type conformanceScenario struct {
+	name string
+	run  func(t *testing.T, h *harness, store store.Store) transcript
+}
+
+var conformanceScenarios = []conformanceScenario{
+	{"OnboardingResolvedBySignal", func(t *testing.T, h *harness, _ store.Store) transcript {
+		run := h.start("onboarding", map[string]any{"email": "Ada@Example.com", "delayMs": 10, "verifyTimeoutMs": 60000})
+		h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+		payload := fmt.Sprintf(`{"userId":%q,"via":"email"}`, h.userID(run.ID))
+		if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(payload)); err != nil {
+			t.Fatal(err)
+		}
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "create-user", "welcome-delay", "send-welcome", "await-verify")
+		return tr
+	}},
+	{"OnboardingTimesOut", func(t *testing.T, h *harness, _ store.Store) transcript {
+		run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 100})
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "create-user", "welcome-delay", "send-welcome", "await-verify", "send-nudge")
+		if tr.Steps[2].Attempt != 2 || tr.Steps[3].Status != store.StepTimedOut {
+			t.Fatalf("want send-welcome on attempt 2 and await-verify timed out: %+v", tr.Steps)
+		}
+		return tr
+	}},
+	{"SagaCompensates", func(t *testing.T, h *harness, _ store.Store) transcript {
+		run := h.start("order-saga", map[string]any{"orderId": "o-7", "amount": 42, "failPayment": true})
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusFailed, "reserve-inventory", "charge-payment", "release-inventory")
+		if tr.Steps[1].Status != store.StepFailed || tr.Steps[1].Attempt != 3 || !strings.HasPrefix(tr.Error, "card_declined: ") {
+			t.Fatalf("want charge-payment failed after 3 attempts and the run failed with card_declined: %+v", tr)
+		}
+		return tr
+	}},
+	{"SagaShips", func(t *testing.T, h *harness, _ store.Store) transcript {
+		run := h.start("order-saga", map[string]any{"orderId": "o-8", "amount": 7})
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "reserve-inventory", "charge-payment", "ship-order")
+		return tr
+	}},
+	{"PollingLoop", func(t *testing.T, h *harness, _ store.Store) transcript {
+		run := h.start("poll", map[string]any{"until": 3, "intervalMs": 10})
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "check-status", "backoff", "check-status#1", "backoff#1", "check-status#2")
+		return tr
+	}},
+	{"CrashAndReplayInTheMiddle", func(t *testing.T, h *harness, st store.Store) transcript {
+		// The third step commit is lost as if the process died after the callback ran and
+		// before its result was durable; the next activation replays the first two from the
+		// journal and runs the third again.
+		faulty := &faultyStore{Store: st, failAt: map[int32]bool{3: true}}
+		eng, err := engine.New(engine.Config{Store: faulty, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
+			PollInterval: time.Second, Logger: slog.New(slog.NewJSONHandler(h.logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer eng.Stop()
+		run := h.start("steps", map[string]any{"n": 5})
+		r := h.await(run.ID, settle)
+		tr := h.transcript(r)
+		wantTranscript(t, tr, store.StatusCompleted, "s", "s#1", "s#2", "s#3", "s#4")
+		if r.Activations < 2 {
+			t.Fatalf("%d activations: the lost commit did not force a replay", r.Activations)
+		}
+		return tr
+	}},
+}
+
+// TestConformance runs every scenario against every language's fixture and requires each
+// language's transcripts to equal the Go reference's.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	got := map[string]map[string]transcript{} // scenario -> lang -> transcript
+	t.Run("scenarios", func(t *testing.T) {
+		for _, sc := range conformanceScenarios {
+			for _, fx := range guestFixtures {
+				t.Run(sc.name+"/"+fx.lang, func(t *testing.T) {
+					t.Parallel()
+					h := setup(t, harnessOptions{noStart: sc.name == "CrashAndReplayInTheMiddle"})
+					h.deploy(fx.file, false)
+					tr := sc.run(t, h, h.store)
+					mu.Lock()
+					defer mu.Unlock()
+					if got[sc.name] == nil {
+						got[sc.name] = map[string]transcript{}
+					}
+					got[sc.name][fx.lang] = tr
+				})
+			}
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	for _, sc := range conformanceScenarios {
+		ref := got[sc.name]["go"]
+		for _, fx := range guestFixtures[1:] {
+			if tr := got[sc.name][fx.lang]; !reflect.DeepEqual(tr, ref) {
+				t.Errorf("%s: %s differs from go\n  go:   %+v\n  %s: %+v", sc.name, fx.lang, ref, fx.lang, tr)
+			}
+		}
+	}
+}
+
+// transcript reads the finished run's outcome and journal.
+func (h *harness) transcript(r store.Run) transcript {
+	h.t.Helper()
+	tr := transcript{Status: r.Status, Output: decodeAny(h.t, r.Output), Error: errorString(r.Error)}
+	for _, s := range h.steps(r.ID) {
+		tr.Steps = append(tr.Steps, stepRecord{Key: s.Key, Kind: s.Kind, Status: s.Status, Attempt: s.Attempt,
+			Output: decodeAny(h.t, s.Output), Error: errorString(s.Error)})
+	}
+	return tr
+}
+
+func wantTranscript(t *testing.T, tr transcript, status store.RunStatus, keys ...string) {
+	t.Helper()
+	var got []string
+	for _, s := range tr.Steps {
+		got = append(got, s.Key)
+	}
+	if tr.Status != status || strings.Join(got, ",") != strings.Join(keys, ",") {
+		t.Fatalf("run %s with keys %v, want %s with %v: %+v", tr.Status, got, status, keys, tr)
+	}
+}
+
+// decodeAny decodes JSON so that two encodings of the same value (field order, spacing)
+// compare equal.
+func decodeAny(t testing.TB, raw json.RawMessage) any {
+	t.Helper()
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	return v
+}
+
+func errorString(e *abi.ErrorInfo) string {
+	if e == nil {
+		return ""
+	}
+	return e.Code + ": " + e.Message
+}
