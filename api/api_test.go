@@ -13,15 +13,37 @@ import (
 
 	"github.com/wfhost/wfhost/api"
 	"github.com/wfhost/wfhost/engine"
-	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 	"github.com/wfhost/wfhost/store/postgres"
 )
 
-// setup serves the API over a started engine on a schema of the test's own, with the example
-// modules deployed.
-func setup(t testing.TB, token string) *httptest.Server {
+// adminToken is the admin token of every test server.
+const adminToken = "test-admin-token"
+
+// env is a served API over a started engine on a schema of the test's own.
+type env struct {
+	srv *httptest.Server
+	eng *engine.Engine
+	st  *postgres.Store
+}
+
+// setup serves the API with the example modules deployed to the default tenant, whose token
+// it returns.
+func setup(t testing.TB) (*httptest.Server, string) {
+	t.Helper()
+	e := setupEnv(t, store.Limits{})
+	const token = "default-tenant-token"
+	if err := e.eng.EnsureToken(context.Background(), store.DefaultTenant, token, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eng.Deploy(context.Background(), store.DefaultTenant, testenv.Fixture(t, "examples.wasm"), false); err != nil {
+		t.Fatal(err)
+	}
+	return e.srv, token
+}
+
+func setupEnv(t testing.TB, defaults store.Limits) *env {
 	t.Helper()
 	ctx := context.Background()
 	rt := testenv.Runtime(t)
@@ -33,28 +55,25 @@ func setup(t testing.TB, token string) *httptest.Server {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
-		t.Fatal(err)
+	if defaults.ActivationTimeoutMs == 0 {
+		defaults.ActivationTimeoutMs = 5000
 	}
 	eng, err := engine.New(engine.Config{Store: st, Runtime: rt, LeaseFor: 3 * time.Second, PollInterval: time.Second,
-		Limits: host.Limits{WallTime: 5 * time.Second}})
+		TenantDefaults: defaults, MaxRetentionDays: 90})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Deploy(ctx, store.DefaultTenant, testenv.Fixture(t, "examples.wasm"), false); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Config{Engine: eng, Token: token, MaxBodyBytes: 64 << 10, MaxModuleBytes: 8 << 20,
+	srv := httptest.NewServer(api.New(api.Config{Engine: eng, AdminToken: adminToken, MaxBodyBytes: 64 << 10, MaxModuleBytes: 8 << 20,
 		Ready: func(ctx context.Context) error { return st.Ping(ctx) }}))
 	t.Cleanup(func() {
 		srv.Close()
 		eng.Stop()
 		st.Close()
 	})
-	return srv
+	return &env{srv: srv, eng: eng, st: st}
 }
 
 type response struct {
@@ -101,20 +120,20 @@ func call(t testing.TB, srv *httptest.Server, method, path, token string, body [
 
 func TestRunLifecycleOverHTTP(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, "")
-	r := call(t, srv, "POST", "/v1/workflows/onboarding/runs", "", []byte(`{"input":{"email":"a@b.c","delayMs":1,"verifyTimeoutMs":600000},"idempotencyKey":"k1"}`))
+	srv, tok := setup(t)
+	r := call(t, srv, "POST", "/v1/workflows/onboarding/runs", tok, []byte(`{"input":{"email":"a@b.c","delayMs":1,"verifyTimeoutMs":600000},"idempotencyKey":"k1"}`))
 	if r.status != 201 {
 		t.Fatalf("start: %d %s", r.status, r.body)
 	}
 	id := r.json(t)["id"].(string)
-	if again := call(t, srv, "POST", "/v1/workflows/onboarding/runs", "", []byte(`{"input":{},"idempotencyKey":"k1"}`)); again.status != 200 || again.json(t)["id"] != id {
+	if again := call(t, srv, "POST", "/v1/workflows/onboarding/runs", tok, []byte(`{"input":{},"idempotencyKey":"k1"}`)); again.status != 200 || again.json(t)["id"] != id {
 		t.Fatalf("idempotent start: %d %s", again.status, again.body)
 	}
 	runPath := "/v1/workflows/onboarding/runs/" + id
 	var userID string
 	deadline := time.Now().Add(30 * time.Second)
 	for userID == "" {
-		steps := call(t, srv, "GET", runPath+"/steps", "", nil).json(t)["steps"].([]any)
+		steps := call(t, srv, "GET", runPath+"/steps", tok, nil).json(t)["steps"].([]any)
 		if len(steps) == 4 {
 			userID = steps[0].(map[string]any)["output"].(map[string]any)["id"].(string)
 		}
@@ -123,15 +142,15 @@ func TestRunLifecycleOverHTTP(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if r := call(t, srv, "GET", "/v1/workflows/poll/runs/"+id, "", nil); r.status != 404 || r.errorCode(t) != "not_found" {
+	if r := call(t, srv, "GET", "/v1/workflows/poll/runs/"+id, tok, nil); r.status != 404 || r.errorCode(t) != "not_found" {
 		t.Fatalf("a run under another workflow's path: %d %s", r.status, r.body)
 	}
-	sig := call(t, srv, "POST", runPath+"/signals/verify", "", []byte(`{"userId":"`+userID+`","via":"http"}`))
+	sig := call(t, srv, "POST", runPath+"/signals/verify", tok, []byte(`{"userId":"`+userID+`","via":"http"}`))
 	if sig.status != 202 || sig.json(t)["state"] != "delivered" {
 		t.Fatalf("signal: %d %s", sig.status, sig.body)
 	}
 	for {
-		run := call(t, srv, "GET", runPath, "", nil).json(t)
+		run := call(t, srv, "GET", runPath, tok, nil).json(t)
 		if run["status"] == "completed" {
 			if !strings.Contains(string(mustJSON(run["output"])), "verified via http") {
 				t.Fatalf("output %v", run["output"])
@@ -143,14 +162,14 @@ func TestRunLifecycleOverHTTP(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if r := call(t, srv, "DELETE", runPath, "", nil); r.status != 409 || r.errorCode(t) != "conflict" {
+	if r := call(t, srv, "DELETE", runPath, tok, nil); r.status != 409 || r.errorCode(t) != "conflict" {
 		t.Fatalf("cancel a completed run: %d %s", r.status, r.body)
 	}
-	list := call(t, srv, "GET", "/v1/workflows/onboarding/runs?limit=10", "", nil).json(t)
+	list := call(t, srv, "GET", "/v1/workflows/onboarding/runs?limit=10", tok, nil).json(t)
 	if runs := list["runs"].([]any); len(runs) != 1 {
 		t.Fatalf("list: %v", list)
 	}
-	wfs := call(t, srv, "GET", "/v1/workflows", "", nil)
+	wfs := call(t, srv, "GET", "/v1/workflows", tok, nil)
 	if !strings.Contains(string(wfs.body), `"completed":1`) {
 		t.Fatalf("workflows: %s", wfs.body)
 	}
@@ -160,7 +179,7 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
 func TestBadRequestsGetClearErrors(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, "")
+	srv, tok := setup(t)
 	big := bytes.Repeat([]byte("a"), 100<<10)
 	cases := []struct {
 		name, method, path string
@@ -190,30 +209,29 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 		{"signal unknown run", "POST", "/v1/workflows/steps/runs/00000000-0000-0000-0000-000000000000/signals/x", []byte(`{}`), 404, "not_found"},
 	}
 	for _, c := range cases {
-		r := call(t, srv, c.method, c.path, "", c.body)
+		r := call(t, srv, c.method, c.path, tok, c.body)
 		if r.status != c.status || r.errorCode(t) != c.code {
 			t.Errorf("%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.code)
 		}
 	}
 }
 
-func TestTokenIsRequiredWhenSet(t *testing.T) {
+func TestTokenIsRequired(t *testing.T) {
 	t.Parallel()
-	srv := setup(t, "s3cret")
-	for _, tok := range []string{"", "wrong", "s3cre"} {
-		if r := call(t, srv, "GET", "/v1/workflows", tok, nil); r.status != 401 || r.errorCode(t) != "unauthorized" {
-			t.Fatalf("token %q: %d %s", tok, r.status, r.body)
+	srv, tok := setup(t)
+	for _, bad := range []string{"", "wrong", tok[:len(tok)-1], adminToken} {
+		if r := call(t, srv, "GET", "/v1/workflows", bad, nil); r.status != 401 || r.errorCode(t) != "unauthorized" {
+			t.Fatalf("token %q: %d %s", bad, r.status, r.body)
 		}
 	}
-	if r := call(t, srv, "GET", "/v1/workflows", "s3cret", nil); r.status != 200 {
+	if r := call(t, srv, "GET", "/v1/workflows", tok, nil); r.status != 200 {
 		t.Fatalf("good token: %d %s", r.status, r.body)
 	}
-	// Health endpoints answer without a token, for probes.
-	if r := call(t, srv, "GET", "/healthz", "", nil); r.status != 200 {
-		t.Fatalf("healthz: %d", r.status)
-	}
-	if r := call(t, srv, "GET", "/readyz", "", nil); r.status != 200 {
-		t.Fatalf("readyz: %d", r.status)
+	// Health endpoints and the API description answer without a token, for probes and tools.
+	for _, path := range []string{"/healthz", "/readyz", "/v1/openapi.json"} {
+		if r := call(t, srv, "GET", path, "", nil); r.status != 200 {
+			t.Fatalf("%s: %d", path, r.status)
+		}
 	}
 }
 
@@ -227,12 +245,16 @@ func FuzzAPI(f *testing.F) {
 		{"POST", "/v1/events/x", `[1,2,3]`},
 		{"POST", "/v1/modules", "\x00asm\x01\x00\x00\x00"},
 		{"DELETE", "/v1/workflows/a/runs/b", ``},
+		{"POST", "/v1/tenants", `{"id":"t1","limits":{"memoryPages":-1}}`},
+		{"PATCH", "/v1/tenants/default", `{"limits":{"concurrency":5}}`},
+		{"GET", "/v1/runs?input.a.b=1&since=2026-01-01T00:00:00Z", ``},
+		{"DELETE", "/v1/tokens/tok_1", ``},
 		{"POST", "/v1/workflows/%00/runs", `{}`},
 	}
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.body)
 	}
-	srv := setup(f, "")
+	srv, tok := setup(f)
 	f.Fuzz(func(t *testing.T, method, path, body string) {
 		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \r\n#?") && !strings.Contains(path, "?") {
 			return
@@ -240,6 +262,12 @@ func FuzzAPI(f *testing.F) {
 		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 		if err != nil {
 			return
+		}
+		// Alternate tenant and admin tokens, so both halves of the API are fuzzed.
+		if len(body)%2 == 0 {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		} else {
+			req.Header.Set("Authorization", "Bearer "+adminToken)
 		}
 		resp, err := srv.Client().Do(req)
 		if err != nil {

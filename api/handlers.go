@@ -2,13 +2,18 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
@@ -148,27 +153,41 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// GET /v1/workflows/{name}/runs and GET /v1/runs: newest first, filtered by status, creation
+// time (since inclusive, until exclusive, RFC 3339) and input.<path>=<value> (a JSON superset
+// match on the input: input.customer.id=42 matches inputs containing {"customer":{"id":42}}).
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	limit := 0
+	f := store.RunFilter{Workflow: r.PathValue("name"), Status: store.RunStatus(q.Get("status")), Cursor: q.Get("cursor")}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 500 {
 			return badRequest("invalid_request", "limit must be a number from 1 to 500")
 		}
-		limit = n
+		f.Limit = n
 	}
-	status := store.RunStatus(q.Get("status"))
-	switch status {
+	switch f.Status {
 	case "", store.StatusPending, store.StatusRunning, store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusNondeterministic:
 	default:
-		return badRequest("invalid_request", fmt.Sprintf("unknown status %q", status))
+		return badRequest("invalid_request", fmt.Sprintf("unknown status %q", f.Status))
 	}
-	runs, next, err := h.cfg.Engine.ListRuns(r.Context(), tenant(r), store.RunFilter{
-		Workflow: r.PathValue("name"), Status: status, Limit: limit, Cursor: q.Get("cursor"),
-	})
+	for name, dst := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
+		if s := q.Get(name); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return badRequest("invalid_request", fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z", name))
+			}
+			*dst = t
+		}
+	}
+	input, err := inputFilter(q)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) && q.Get("cursor") != "" {
+		return err
+	}
+	f.Input = input
+	runs, next, err := h.cfg.Engine.ListRuns(r.Context(), tenant(r), f)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) && f.Cursor != "" {
 			return badRequest("invalid_request", "malformed cursor")
 		}
 		return err
@@ -179,6 +198,50 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": out, "nextCursor": next})
 	return nil
+}
+
+// maxInputFilters bounds the input.* parameters of one listing.
+const maxInputFilters = 16
+
+// inputFilter builds the JSON object that input.<path>=<value> parameters describe. A value
+// that parses as JSON (42, true, null, "42", {"a":1}) is taken as that JSON; any other value
+// is a string, so input.email=a@example.com needs no quotes.
+func inputFilter(q url.Values) (json.RawMessage, error) {
+	filter := map[string]any{}
+	n := 0
+	for param, values := range q {
+		path, ok := strings.CutPrefix(param, "input.")
+		if !ok {
+			continue
+		}
+		if n++; n > maxInputFilters {
+			return nil, badRequest("invalid_request", fmt.Sprintf("at most %d input.* filters", maxInputFilters))
+		}
+		keys := strings.Split(path, ".")
+		if len(keys) > 8 || slices.Contains(keys, "") {
+			return nil, badRequest("invalid_request", fmt.Sprintf("filter %q: the path after input. must be 1 to 8 non-empty keys", param))
+		}
+		var value any
+		raw := values[len(values)-1]
+		if err := json.Unmarshal([]byte(raw), &value); err != nil {
+			value = raw
+		}
+		node := filter
+		for _, k := range keys[:len(keys)-1] {
+			child, ok := node[k].(map[string]any)
+			if !ok {
+				child = map[string]any{}
+				node[k] = child
+			}
+			node = child
+		}
+		node[keys[len(keys)-1]] = value
+	}
+	if len(filter) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(filter)
+	return b, err
 }
 
 // runOf returns the run named by the path, and not found when it belongs to another workflow:
@@ -267,16 +330,28 @@ func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// POST /v1/events/{event}: the body is the payload. An event id, from the Idempotency-Key
+// header or the eventId parameter, makes a retried request change nothing.
 func (h *Handler) broadcast(w http.ResponseWriter, r *http.Request) error {
 	p, err := h.payload(w, r)
 	if err != nil {
 		return err
 	}
-	n, err := h.cfg.Engine.Broadcast(r.Context(), tenant(r), r.PathValue("event"), p)
+	id := cmp.Or(r.Header.Get("Idempotency-Key"), r.URL.Query().Get("eventId"))
+	res, err := h.cfg.Engine.Broadcast(r.Context(), tenant(r), engine.BroadcastRequest{Event: r.PathValue("event"), Payload: p, EventID: id})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"event": r.PathValue("event"), "resolved": n})
+	started := make([]runView, 0, len(res.Started))
+	for _, run := range res.Started {
+		started = append(started, viewRun(run))
+	}
+	status := http.StatusAccepted
+	if res.Duplicate {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, map[string]any{"event": r.PathValue("event"), "eventId": id, "resolved": res.Resolved,
+		"started": started, "duplicate": res.Duplicate})
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/subtle"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -23,8 +24,9 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Gatherer serves /metrics; nil serves an empty registry.
 	Gatherer prometheus.Gatherer
-	// Token, when set, is required as "Authorization: Bearer <token>" on /v1 routes.
-	Token string
+	// AdminToken, when set, authenticates the admin routes (tenants and their tokens). Without
+	// it the admin API is off. Tenant routes authenticate tokens stored per tenant.
+	AdminToken string
 	// MaxBodyBytes bounds JSON bodies; default 2 MiB.
 	MaxBodyBytes int64
 	// MaxModuleBytes bounds module uploads; default 64 MiB (the engine applies its own limit).
@@ -49,19 +51,13 @@ func New(cfg Config) *Handler {
 	cfg.MaxModuleBytes = cmp.Or(cfg.MaxModuleBytes, 64<<20)
 	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
 
-	v1 := func(pattern string, fn func(http.ResponseWriter, *http.Request) error) {
-		h.mux.Handle(pattern, h.authenticated(fn))
+	for _, rt := range h.routes() {
+		h.mux.Handle(rt.pattern, h.authenticated(rt))
 	}
-	v1("POST /v1/modules", h.deployModule)
-	v1("GET /v1/modules", h.listModules)
-	v1("GET /v1/workflows", h.listWorkflows)
-	v1("POST /v1/workflows/{name}/runs", h.startRun)
-	v1("GET /v1/workflows/{name}/runs", h.listRuns)
-	v1("GET /v1/workflows/{name}/runs/{id}", h.getRun)
-	v1("DELETE /v1/workflows/{name}/runs/{id}", h.cancelRun)
-	v1("POST /v1/workflows/{name}/runs/{id}/signals/{event}", h.signal)
-	v1("GET /v1/workflows/{name}/runs/{id}/steps", h.steps)
-	v1("POST /v1/events/{event}", h.broadcast)
+	h.mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPIDocument)
+	})
 
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -96,7 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) allowedMethods(r *http.Request) string {
 	var allowed []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := h.mux.Handler(probe); pattern != "" && pattern != "/" {
@@ -106,22 +102,100 @@ func (h *Handler) allowedMethods(r *http.Request) string {
 	return strings.Join(allowed, ", ")
 }
 
+// access says who may call a route.
+type access int
+
+const (
+	tenantAccess access = iota // a token of the tenant whose objects the route touches
+	adminAccess                // the daemon's admin token
+)
+
+// route is one API operation. The table in routes() is the API: the mux, the OpenAPI
+// document's test and the cross-tenant test all read it.
+type route struct {
+	pattern string // "METHOD /path/{param}"
+	access  access
+	handle  func(http.ResponseWriter, *http.Request) error
+}
+
+func (h *Handler) routes() []route {
+	return []route{
+		{"POST /v1/modules", tenantAccess, h.deployModule},
+		{"GET /v1/modules", tenantAccess, h.listModules},
+		{"GET /v1/workflows", tenantAccess, h.listWorkflows},
+		{"POST /v1/workflows/{name}/runs", tenantAccess, h.startRun},
+		{"GET /v1/workflows/{name}/runs", tenantAccess, h.listRuns},
+		{"GET /v1/runs", tenantAccess, h.listRuns},
+		{"GET /v1/workflows/{name}/runs/{id}", tenantAccess, h.getRun},
+		{"DELETE /v1/workflows/{name}/runs/{id}", tenantAccess, h.cancelRun},
+		{"POST /v1/workflows/{name}/runs/{id}/signals/{event}", tenantAccess, h.signal},
+		{"GET /v1/workflows/{name}/runs/{id}/steps", tenantAccess, h.steps},
+		{"POST /v1/events/{event}", tenantAccess, h.broadcast},
+		{"GET /v1/tenant", tenantAccess, h.ownTenant},
+		{"GET /v1/tokens", tenantAccess, h.listOwnTokens},
+		{"POST /v1/tokens", tenantAccess, h.createOwnToken},
+		{"DELETE /v1/tokens/{token}", tenantAccess, h.revokeOwnToken},
+
+		{"POST /v1/tenants", adminAccess, h.createTenant},
+		{"GET /v1/tenants", adminAccess, h.listTenants},
+		{"GET /v1/tenants/{tenant}", adminAccess, h.getTenant},
+		{"PATCH /v1/tenants/{tenant}", adminAccess, h.setTenantLimits},
+		{"GET /v1/tenants/{tenant}/tokens", adminAccess, h.listTenantTokens},
+		{"POST /v1/tenants/{tenant}/tokens", adminAccess, h.createTenantToken},
+		{"DELETE /v1/tenants/{tenant}/tokens/{token}", adminAccess, h.revokeTenantToken},
+	}
+}
+
+// Routes lists the API's operations as "METHOD /path" patterns, for documentation tests.
+func (h *Handler) Routes() []string {
+	var out []string
+	for _, rt := range h.routes() {
+		out = append(out, rt.pattern)
+	}
+	return out
+}
+
 type tenantKey struct{}
 
-// authenticated resolves the request's tenant. With a token configured, a request without it
-// is 401. Every tenant-scoped handler reads the tenant from the context, so multi-tenant token
-// lookup replaces this function alone.
-func (h *Handler) authenticated(fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+// authenticated checks the bearer token of the request against the route's access: the admin
+// token for admin routes, a stored tenant token otherwise, whose tenant every handler then
+// reads from the context. Anything else is 401, and says which kind of token was needed.
+func (h *Handler) authenticated(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.cfg.Token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.cfg.Token)) != 1 {
-				writeError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		secret = strings.TrimSpace(secret)
+		if !ok || secret == "" {
+			writeError(w, http.StatusUnauthorized, "unauthorized", "an Authorization: Bearer <token> header is required")
+			return
+		}
+		isAdmin := h.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(h.cfg.AdminToken)) == 1
+		switch rt.access {
+		case adminAccess:
+			if !isAdmin {
+				msg := "this route needs the admin token"
+				if h.cfg.AdminToken == "" {
+					msg = "the admin API is off: start wfhost run with --admin-token"
+				}
+				writeError(w, http.StatusUnauthorized, "unauthorized", msg)
 				return
 			}
+		case tenantAccess:
+			if isAdmin {
+				writeError(w, http.StatusUnauthorized, "unauthorized", "the admin token manages tenants; this route needs a tenant's token")
+				return
+			}
+			tenantID, err := h.cfg.Engine.Authenticate(r.Context(), secret)
+			if errors.Is(err, store.ErrNotFound) {
+				writeError(w, http.StatusUnauthorized, "unauthorized", "the bearer token is unknown or revoked")
+				return
+			}
+			if err != nil {
+				h.fail(w, r, err)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenantID))
 		}
-		r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, store.DefaultTenant))
-		if err := fn(w, r); err != nil {
+		if err := rt.handle(w, r); err != nil {
 			h.fail(w, r, err)
 		}
 	})

@@ -76,6 +76,9 @@ type daemon struct {
 	exited chan struct{}
 }
 
+// e2eToken is the default tenant's token every test daemon accepts.
+const e2eToken = "e2e-default-tenant-token"
+
 func newDaemon(t *testing.T, name, schema string, extra ...string) *daemon {
 	t.Helper()
 	addr := freePort(t)
@@ -90,6 +93,7 @@ func newDaemon(t *testing.T, name, schema string, extra ...string) *daemon {
 		"--log-format", "json",
 		"--log-level", "debug",
 		"--owner", name,
+		"--token", e2eToken,
 	}
 	d := &daemon{t: t, name: name, addr: addr, args: append(args, extra...)}
 	t.Cleanup(func() { d.kill() })
@@ -212,6 +216,7 @@ func (d *daemon) do(method, path string, body any) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	req.Header.Set("Authorization", "Bearer "+e2eToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, nil, err

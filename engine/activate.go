@@ -20,6 +20,12 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 	// releases the lease; a cancel must not leave a half-written row), so they use this one.
 	wctx := context.WithoutCancel(ctx)
 
+	limits, err := e.Limits(ctx, c.Run.TenantID)
+	if err != nil {
+		log.Error("read the tenant's limits; trying the run again later", "err", err, "in", retryAfterFault)
+		e.retryLater(wctx, log, c.Lease)
+		return
+	}
 	mod, err := e.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
@@ -40,7 +46,7 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 			retry = w.Retry.Merge(abi.DefaultRetry)
 		}
 	}
-	p := newPass(e, c, retry)
+	p := newPass(e, c, retry, limits.MaxStepsPerRun)
 	inFlight := e.metrics.runsInFlight.WithLabelValues(c.Run.TenantID, c.Run.Workflow)
 	inFlight.Inc()
 	began := time.Now()
@@ -53,7 +59,7 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 		Input:    c.Run.Input,
 		RunID:    c.Run.ID,
 		Handler:  p,
-		Limits:   e.cfg.Limits,
+		Limits:   hostLimits(limits),
 		Logger:   log,
 	})
 	e.settle(ctx, wctx, log, p, res, err)

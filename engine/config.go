@@ -33,21 +33,20 @@ type Config struct {
 	// and releases their leases; default 10s.
 	ShutdownGrace time.Duration
 
-	// Limits bound each activation (zero fields: host.DefaultLimits).
-	Limits host.Limits
-	// MaxModuleBytes bounds an uploaded module; default 32 MiB.
-	MaxModuleBytes int
-	// MaxInputBytes bounds a run's input; default 1 MiB.
-	MaxInputBytes int
-	// MaxEventBytes bounds an event payload; default 256 KiB.
-	MaxEventBytes int
-	// MaxBufferedEvents bounds the events kept for one run before it waits on them; default 100.
-	MaxBufferedEvents int
-	// MaxStepsPerRun bounds a run's journal; default 10,000.
-	MaxStepsPerRun int
+	// TenantDefaults are the limits of every tenant that does not override them; zero fields
+	// take: memory 1024 pages (64 MiB) and activations of 5 minutes (host.DefaultLimits), 100 concurrent
+	// activations per tenant over all hosts, modules 32 MiB, input 1 MiB, output and step
+	// output 1 MiB (host.DefaultLimits), events 256 KiB, 10,000 steps per run, 100 events
+	// buffered per run.
+	TenantDefaults store.Limits
+
 	// DefaultRetentionDays applies when neither the workflow nor the start request sets one;
 	// default 30.
 	DefaultRetentionDays int
+	// MaxRetentionDays clamps every run's retention; default 365.
+	MaxRetentionDays int
+	// SweepInterval is how often terminal runs past their retention are deleted; default 5m.
+	SweepInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -58,16 +57,31 @@ func (c *Config) setDefaults() {
 	c.LeaseFor = cmp.Or(c.LeaseFor, 30*time.Second)
 	c.PollInterval = cmp.Or(c.PollInterval, 10*time.Second)
 	c.ShutdownGrace = cmp.Or(c.ShutdownGrace, 10*time.Second)
-	c.MaxModuleBytes = cmp.Or(c.MaxModuleBytes, 32<<20)
-	c.MaxInputBytes = cmp.Or(c.MaxInputBytes, 1<<20)
-	c.MaxEventBytes = cmp.Or(c.MaxEventBytes, 256<<10)
-	c.MaxBufferedEvents = cmp.Or(c.MaxBufferedEvents, 100)
-	c.MaxStepsPerRun = cmp.Or(c.MaxStepsPerRun, 10000)
+	c.TenantDefaults = c.TenantDefaults.Or(store.Limits{
+		MemoryPages:         int(host.DefaultLimits.MemoryPages),
+		ActivationTimeoutMs: host.DefaultLimits.WallTime.Milliseconds(),
+		Concurrency:         100,
+		MaxModuleBytes:      32 << 20,
+		MaxInputBytes:       1 << 20,
+		MaxOutputBytes:      host.DefaultLimits.MaxOutputBytes,
+		MaxStepOutputBytes:  host.DefaultLimits.MaxStepOutputBytes,
+		MaxEventBytes:       256 << 10,
+		MaxStepsPerRun:      10000,
+		MaxBufferedEvents:   100,
+	})
 	c.DefaultRetentionDays = cmp.Or(c.DefaultRetentionDays, 30)
-	c.Limits.MemoryPages = cmp.Or(c.Limits.MemoryPages, host.DefaultLimits.MemoryPages)
-	c.Limits.WallTime = cmp.Or(c.Limits.WallTime, host.DefaultLimits.WallTime)
-	c.Limits.MaxOutputBytes = cmp.Or(c.Limits.MaxOutputBytes, host.DefaultLimits.MaxOutputBytes)
-	c.Limits.MaxStepOutputBytes = cmp.Or(c.Limits.MaxStepOutputBytes, host.DefaultLimits.MaxStepOutputBytes)
+	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, 365)
+	c.SweepInterval = cmp.Or(c.SweepInterval, 5*time.Minute)
+}
+
+// hostLimits are the activation limits of a tenant's effective limits.
+func hostLimits(l store.Limits) host.Limits {
+	return host.Limits{
+		MemoryPages:        uint32(l.MemoryPages),
+		WallTime:           time.Duration(l.ActivationTimeoutMs) * time.Millisecond,
+		MaxOutputBytes:     l.MaxOutputBytes,
+		MaxStepOutputBytes: l.MaxStepOutputBytes,
+	}
 }
 
 func (c *Config) validate() error {
@@ -80,6 +94,8 @@ func (c *Config) validate() error {
 		return errors.New("engine config: Concurrency must be at least 1")
 	case c.LeaseFor < time.Second:
 		return errors.New("engine config: LeaseFor must be at least 1s")
+	case c.MaxRetentionDays < 1 || c.DefaultRetentionDays < 1:
+		return errors.New("engine config: retention days must be at least 1")
 	}
 	return nil
 }

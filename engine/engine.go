@@ -26,6 +26,7 @@ type Engine struct {
 	cfg     Config
 	modules *moduleCache
 	metrics *metrics
+	limits  limitsCache
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
 	slots  chan struct{} // one token per running activation
@@ -37,7 +38,7 @@ type Engine struct {
 	started bool
 	stopped bool
 	stopFn  context.CancelCauseFunc
-	loops   sync.WaitGroup // claimer, listener, heartbeat
+	loops   sync.WaitGroup // claimer, sweeper, listener, heartbeat
 	workers sync.WaitGroup // activations
 	drain   chan struct{}  // closed by Stop: claim nothing more
 }
@@ -63,6 +64,7 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{
 		cfg:     cfg,
 		modules: newModuleCache(cfg.Store, cfg.Runtime),
+		limits:  limitsCache{entries: make(map[string]limitsEntry)},
 		metrics: newMetrics(cfg.Metrics),
 		wakeCh:  make(chan struct{}, 1),
 		slots:   make(chan struct{}, cfg.Concurrency),
@@ -83,8 +85,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.started = true
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	e.stopFn = cancel
-	e.loops.Add(3)
+	e.loops.Add(4)
 	go func() { defer e.loops.Done(); e.claimLoop(ctx) }()
+	go func() { defer e.loops.Done(); e.sweepLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.listenLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.heartbeatLoop(ctx) }()
 	e.wake()
@@ -195,7 +198,9 @@ func (e *Engine) claimAvailable(ctx context.Context) time.Time {
 		if free == 0 {
 			return time.Time{} // a finishing activation wakes the loop
 		}
-		claims, err := e.cfg.Store.ClaimRuns(ctx, store.ClaimParams{Owner: e.cfg.Owner, Limit: free, LeaseFor: e.cfg.LeaseFor})
+		claims, err := e.cfg.Store.ClaimRuns(ctx, store.ClaimParams{
+			Owner: e.cfg.Owner, Limit: free, LeaseFor: e.cfg.LeaseFor, TenantConcurrency: e.cfg.TenantDefaults.Concurrency,
+		})
 		if err != nil {
 			if ctx.Err() == nil {
 				e.cfg.Logger.Error("claim runs", "err", err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
-	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -206,9 +205,9 @@ func TestBroadcastResolvesWaitingRuns(t *testing.T) {
 	run := h.start("onboarding", map[string]any{"email": "eve@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
 	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
 	userID := h.userID(run.ID)
-	n, err := h.engine.Broadcast(context.Background(), store.DefaultTenant, "verify", json.RawMessage(`{"userId":"`+userID+`"}`))
-	if err != nil || n != 1 {
-		t.Fatalf("broadcast resolved %d (err %v), want 1", n, err)
+	res, err := h.engine.Broadcast(context.Background(), store.DefaultTenant, engine.BroadcastRequest{Event: "verify", Payload: json.RawMessage(`{"userId":"` + userID + `"}`)})
+	if err != nil || res.Resolved != 1 {
+		t.Fatalf("broadcast resolved %d (err %v), want 1", res.Resolved, err)
 	}
 	if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
 		t.Fatalf("status %s %+v", r.Status, r.Error)
@@ -241,7 +240,7 @@ func TestCancelStopsASpinningStep(t *testing.T) {
 
 func TestHostileGuestsFailTheirRunOnly(t *testing.T) {
 	t.Parallel()
-	h := setup(t, harnessOptions{limits: host.Limits{WallTime: 10 * time.Second, MemoryPages: 256}})
+	h := setup(t, harnessOptions{limits: store.Limits{ActivationTimeoutMs: 10000, MemoryPages: 256}})
 	h.deploy("hostile.wasm", false)
 	cases := []struct {
 		workflow string

@@ -29,7 +29,7 @@ type harness struct {
 }
 
 type harnessOptions struct {
-	limits      host.Limits
+	limits      store.Limits
 	concurrency int
 	noStart     bool
 }
@@ -53,13 +53,13 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 	}
 	logs := &logBuffer{}
 	eng, err := engine.New(engine.Config{
-		Store:        st,
-		Runtime:      runtimeForTests(t),
-		Logger:       slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Concurrency:  opts.concurrency,
-		LeaseFor:     3 * time.Second,
-		PollInterval: time.Second,
-		Limits:       opts.limits,
+		Store:          st,
+		Runtime:        runtimeForTests(t),
+		Logger:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Concurrency:    opts.concurrency,
+		LeaseFor:       3 * time.Second,
+		PollInterval:   time.Second,
+		TenantDefaults: opts.limits,
 	})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)

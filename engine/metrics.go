@@ -26,6 +26,8 @@ type metrics struct {
 	stepRetries   *prometheus.CounterVec
 	activations   *prometheus.CounterVec
 	activationSec *prometheus.HistogramVec
+	// retentionSwept counts runs the retention sweeper deleted.
+	retentionSwept prometheus.Counter
 
 	mu    sync.Mutex
 	steps map[string]map[string]bool // workflow -> step labels in use
@@ -60,11 +62,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "wfhost_activation_duration_seconds", Help: "Wall time of one activation.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12),
 		}, []string{"tenant"}),
+		retentionSwept: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "workflow_retention_swept_total", Help: "Terminal runs deleted because their retention passed.",
+		}),
 		steps: make(map[string]map[string]bool),
 	}
 	if reg != nil {
 		reg.MustRegister(m.runsStarted, m.runsCompleted, m.runsInFlight, m.runDuration,
-			m.stepDuration, m.stepRetries, m.activations, m.activationSec)
+			m.stepDuration, m.stepRetries, m.activations, m.activationSec, m.retentionSwept)
 	}
 	return m
 }

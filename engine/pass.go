@@ -46,6 +46,8 @@ type pass struct {
 	lease   store.Lease
 	journal []store.Step
 	retry   abi.RetryPolicy // the workflow's default step policy
+	// maxSteps is the tenant's bound on the journal's length.
+	maxSteps int
 
 	cursor int            // index of the next journal entry the guest must reach
 	seen   map[string]int // name -> times reached in this pass, for key suffixes
@@ -64,9 +66,9 @@ type openStep struct {
 
 var _ host.Handler = (*pass)(nil)
 
-func newPass(e *Engine, c store.Claim, retry abi.RetryPolicy) *pass {
+func newPass(e *Engine, c store.Claim, retry abi.RetryPolicy, maxSteps int) *pass {
 	return &pass{
-		e: e, run: c.Run, lease: c.Lease, journal: c.Journal, retry: retry,
+		e: e, run: c.Run, lease: c.Lease, journal: c.Journal, retry: retry, maxSteps: maxSteps,
 		seen:  make(map[string]int),
 		clock: c.Run.CreatedAt,
 	}
@@ -111,9 +113,9 @@ func (p *pass) next(name string, kind store.StepKind) (key string, seq int, entr
 		}
 		return key, seq, s, nil
 	}
-	if seq >= p.e.cfg.MaxStepsPerRun {
+	if seq >= p.maxSteps {
 		return "", 0, nil, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{
-			Code: abi.CodeStepLimit, Message: fmt.Sprintf("the run reached its limit of %d steps", p.e.cfg.MaxStepsPerRun),
+			Code: abi.CodeStepLimit, Message: fmt.Sprintf("the run reached its tenant's limit of %d steps", p.maxSteps),
 		}}
 	}
 	return key, seq, nil, nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,8 +27,12 @@ func (e *Engine) Deploy(ctx context.Context, tenantID string, wasm []byte, repla
 	if len(wasm) == 0 {
 		return DeployResult{}, fmt.Errorf("deploy: %w: empty module", ErrInvalid)
 	}
-	if len(wasm) > e.cfg.MaxModuleBytes {
-		return DeployResult{}, fmt.Errorf("deploy: %w: module is %d bytes, the limit is %d", ErrTooLarge, len(wasm), e.cfg.MaxModuleBytes)
+	limits, err := e.Limits(ctx, tenantID)
+	if err != nil {
+		return DeployResult{}, fmt.Errorf("deploy: %w", err)
+	}
+	if len(wasm) > limits.MaxModuleBytes {
+		return DeployResult{}, fmt.Errorf("deploy: %w: module is %d bytes, the tenant's limit is %d", ErrTooLarge, len(wasm), limits.MaxModuleBytes)
 	}
 	m, err := e.cfg.Runtime.Load(ctx, wasm)
 	if err != nil {
@@ -64,7 +69,7 @@ type StartRequest struct {
 	Version        string // "" takes the latest
 	Input          json.RawMessage
 	IdempotencyKey string
-	RetentionDays  int // 0 takes the workflow's, then the engine's default
+	RetentionDays  int // 0 takes the workflow's, then the engine's default; clamped to MaxRetentionDays
 }
 
 // StartRun creates a run of the workflow, or with an idempotency key already used returns that
@@ -79,12 +84,16 @@ func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest
 	if req.RetentionDays < 0 {
 		return store.Run{}, false, fmt.Errorf("start: %w: retentionDays must not be negative", ErrInvalid)
 	}
+	limits, err := e.Limits(ctx, tenantID)
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("start: %w", err)
+	}
 	input := req.Input
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
-	if len(input) > e.cfg.MaxInputBytes {
-		return store.Run{}, false, fmt.Errorf("start: %w: input is %d bytes, the limit is %d", ErrTooLarge, len(input), e.cfg.MaxInputBytes)
+	if len(input) > limits.MaxInputBytes {
+		return store.Run{}, false, fmt.Errorf("start: %w: input is %d bytes, the tenant's limit is %d", ErrTooLarge, len(input), limits.MaxInputBytes)
 	}
 	if !json.Valid(input) {
 		return store.Run{}, false, fmt.Errorf("start: %w: input is not valid JSON", ErrInvalid)
@@ -93,16 +102,9 @@ func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
-	retention := req.RetentionDays
-	if retention == 0 {
-		retention = wf.RetentionDays
-	}
-	if retention == 0 {
-		retention = e.cfg.DefaultRetentionDays
-	}
 	run, created, err := e.cfg.Store.CreateRun(ctx, store.NewRun{
 		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
-		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: retention,
+		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: e.retention(req.RetentionDays, wf),
 	})
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
@@ -112,6 +114,13 @@ func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest
 		e.wake()
 	}
 	return run, created, nil
+}
+
+// retention is a new run's retention: the start request's, else the workflow's, else the
+// operator's default, never more than the operator's ceiling.
+func (e *Engine) retention(requested int, wf store.Workflow) int {
+	days := cmp.Or(requested, wf.RetentionDays, e.cfg.DefaultRetentionDays)
+	return min(days, e.cfg.MaxRetentionDays)
 }
 
 // GetRun returns one run of the tenant.
@@ -143,11 +152,15 @@ func (e *Engine) CancelRun(ctx context.Context, tenantID, runID string) (store.R
 // Signal sends an event to one run: it resolves the run's wait if one matches, or is kept for
 // the run's next matching wait.
 func (e *Engine) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage) (delivered bool, err error) {
-	payload, err = e.checkEvent(event, payload)
+	limits, err := e.Limits(ctx, tenantID)
 	if err != nil {
 		return false, err
 	}
-	delivered, err = e.cfg.Store.Signal(ctx, tenantID, runID, event, payload, e.cfg.MaxBufferedEvents)
+	payload, err = checkEvent(event, payload, limits)
+	if err != nil {
+		return false, err
+	}
+	delivered, err = e.cfg.Store.Signal(ctx, tenantID, runID, event, payload, limits.MaxBufferedEvents)
 	if err != nil {
 		return false, err
 	}
@@ -157,21 +170,62 @@ func (e *Engine) Signal(ctx context.Context, tenantID, runID, event string, payl
 	return delivered, nil
 }
 
-// Broadcast sends an event to every run of the tenant waiting on it, and keeps it for waits
-// reached later by runs that started before it.
-func (e *Engine) Broadcast(ctx context.Context, tenantID, event string, payload json.RawMessage) (resolved int, err error) {
-	payload, err = e.checkEvent(event, payload)
+// BroadcastRequest is an event sent to a whole tenant.
+type BroadcastRequest struct {
+	Event   string
+	Payload json.RawMessage
+	// EventID makes the event idempotent: sending the same id for the same event name again
+	// changes nothing and returns what the first sending started.
+	EventID string
+}
+
+// Broadcast sends an event to every run of the tenant waiting on it, keeps it for waits
+// reached later by runs that started before it, and starts one run of every workflow that
+// declares the event as a trigger (its input is the payload), all in one transaction.
+func (e *Engine) Broadcast(ctx context.Context, tenantID string, req BroadcastRequest) (store.BroadcastResult, error) {
+	limits, err := e.Limits(ctx, tenantID)
 	if err != nil {
-		return 0, err
+		return store.BroadcastResult{}, err
 	}
-	resolved, err = e.cfg.Store.Broadcast(ctx, tenantID, event, payload)
+	payload, err := checkEvent(req.Event, req.Payload, limits)
 	if err != nil {
-		return 0, err
+		return store.BroadcastResult{}, err
 	}
-	if resolved > 0 {
+	if len(req.EventID) > 200 {
+		return store.BroadcastResult{}, fmt.Errorf("event %s: %w: event id longer than 200 bytes", req.Event, ErrInvalid)
+	}
+	triggered, err := e.cfg.Store.TriggeredBy(ctx, tenantID, req.Event)
+	if err != nil {
+		return store.BroadcastResult{}, err
+	}
+	if len(triggered) > 0 && len(payload) > limits.MaxInputBytes {
+		return store.BroadcastResult{}, fmt.Errorf("event %s: %w: the payload starts runs and is %d bytes, the tenant's input limit is %d",
+			req.Event, ErrTooLarge, len(payload), limits.MaxInputBytes)
+	}
+	p := store.BroadcastParams{TenantID: tenantID, Event: req.Event, Payload: payload, EventID: req.EventID}
+	for _, wf := range triggered {
+		key := ""
+		if req.EventID != "" {
+			key = "event:" + req.Event + ":" + req.EventID
+		}
+		p.Start = append(p.Start, store.NewRun{
+			TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
+			Input: payload, IdempotencyKey: key, RetentionDays: e.retention(0, wf),
+		})
+	}
+	res, err := e.cfg.Store.Broadcast(ctx, p)
+	if err != nil {
+		return store.BroadcastResult{}, err
+	}
+	if !res.Duplicate {
+		for _, r := range res.Started {
+			e.metrics.runsStarted.WithLabelValues(tenantID, r.Workflow).Inc()
+		}
+	}
+	if res.Resolved > 0 || len(res.Started) > 0 {
 		e.wake()
 	}
-	return resolved, nil
+	return res, nil
 }
 
 // ListModules lists the tenant's modules.
@@ -184,15 +238,15 @@ func (e *Engine) ListWorkflows(ctx context.Context, tenantID string) ([]store.Wo
 	return e.cfg.Store.ListWorkflows(ctx, tenantID)
 }
 
-func (e *Engine) checkEvent(event string, payload json.RawMessage) (json.RawMessage, error) {
+func checkEvent(event string, payload json.RawMessage, limits store.Limits) (json.RawMessage, error) {
 	if err := validName("event", event); err != nil {
 		return nil, err
 	}
 	if len(payload) == 0 {
 		payload = json.RawMessage("{}")
 	}
-	if len(payload) > e.cfg.MaxEventBytes {
-		return nil, fmt.Errorf("event %s: %w: payload is %d bytes, the limit is %d", event, ErrTooLarge, len(payload), e.cfg.MaxEventBytes)
+	if len(payload) > limits.MaxEventBytes {
+		return nil, fmt.Errorf("event %s: %w: payload is %d bytes, the tenant's limit is %d", event, ErrTooLarge, len(payload), limits.MaxEventBytes)
 	}
 	if !json.Valid(payload) {
 		return nil, fmt.Errorf("event %s: %w: payload is not valid JSON", event, ErrInvalid)

@@ -23,8 +23,65 @@ var (
 	ErrLimit = errors.New("limit exceeded")
 )
 
-// DefaultTenant is the tenant every request uses until multi-tenancy lands.
+// DefaultTenant is the tenant that `wfhost run --token` and the embedded demo serve.
 const DefaultTenant = "default"
+
+// Tenant is one isolated user of a daemon: its modules, runs, events and tokens are invisible
+// to every other tenant.
+type Tenant struct {
+	ID        string
+	Limits    Limits // the tenant's overrides; zero fields take the operator's defaults
+	CreatedAt time.Time
+}
+
+// Limits bound what one tenant may use. A zero field means "the operator's default"; the
+// engine merges them (engine.Config.TenantDefaults). The JSON names are the stored and the API
+// form.
+type Limits struct {
+	MemoryPages         int   `json:"memoryPages,omitempty"`         // per instance, 64 KiB each
+	ActivationTimeoutMs int64 `json:"activationTimeoutMs,omitempty"` // wall time of one activation
+	Concurrency         int   `json:"concurrency,omitempty"`         // activations at once, over all hosts
+	MaxModuleBytes      int   `json:"maxModuleBytes,omitempty"`
+	MaxInputBytes       int   `json:"maxInputBytes,omitempty"`
+	MaxOutputBytes      int   `json:"maxOutputBytes,omitempty"`
+	MaxStepOutputBytes  int   `json:"maxStepOutputBytes,omitempty"`
+	MaxEventBytes       int   `json:"maxEventBytes,omitempty"`
+	MaxStepsPerRun      int   `json:"maxStepsPerRun,omitempty"`
+	MaxBufferedEvents   int   `json:"maxBufferedEvents,omitempty"` // events kept for a run before a wait takes them
+}
+
+// Or returns l with every zero field taken from defaults.
+func (l Limits) Or(defaults Limits) Limits {
+	or := func(a, b int) int {
+		if a != 0 {
+			return a
+		}
+		return b
+	}
+	if l.ActivationTimeoutMs == 0 {
+		l.ActivationTimeoutMs = defaults.ActivationTimeoutMs
+	}
+	l.MemoryPages = or(l.MemoryPages, defaults.MemoryPages)
+	l.Concurrency = or(l.Concurrency, defaults.Concurrency)
+	l.MaxModuleBytes = or(l.MaxModuleBytes, defaults.MaxModuleBytes)
+	l.MaxInputBytes = or(l.MaxInputBytes, defaults.MaxInputBytes)
+	l.MaxOutputBytes = or(l.MaxOutputBytes, defaults.MaxOutputBytes)
+	l.MaxStepOutputBytes = or(l.MaxStepOutputBytes, defaults.MaxStepOutputBytes)
+	l.MaxEventBytes = or(l.MaxEventBytes, defaults.MaxEventBytes)
+	l.MaxStepsPerRun = or(l.MaxStepsPerRun, defaults.MaxStepsPerRun)
+	l.MaxBufferedEvents = or(l.MaxBufferedEvents, defaults.MaxBufferedEvents)
+	return l
+}
+
+// Token is an API credential of one tenant. Only Hash, the SHA-256 of the secret, is stored.
+type Token struct {
+	ID        string
+	TenantID  string
+	Name      string
+	Hash      []byte
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
 
 // RunStatus is a run's lifecycle state.
 type RunStatus string
@@ -160,6 +217,9 @@ type ClaimParams struct {
 	Owner    string // the claiming host, for operators
 	Limit    int
 	LeaseFor time.Duration
+	// TenantConcurrency caps the runs one tenant has leased at once, over all hosts, where the
+	// tenant's own Limits.Concurrency is zero; 0 means no cap.
+	TenantConcurrency int
 }
 
 // Claim is a run this host now holds, with its whole journal ordered by Seq.
@@ -181,10 +241,34 @@ type Event struct {
 
 // RunFilter selects runs for ListRuns.
 type RunFilter struct {
-	Workflow string
+	Workflow string // "" for every workflow
 	Status   RunStatus
+	Since    time.Time       // created at or after; zero for no bound
+	Until    time.Time       // created before; zero for no bound
+	Input    json.RawMessage // a JSON object the run's input must contain (JSON superset match)
 	Limit    int
 	Cursor   string // opaque, from the previous page
+}
+
+// BroadcastParams is one event sent to a tenant.
+type BroadcastParams struct {
+	TenantID string
+	Event    string
+	Payload  json.RawMessage
+	// EventID, when set, makes the event idempotent per tenant and name: sending it again
+	// changes nothing and reports Duplicate.
+	EventID string
+	// Start are the runs the event triggers (one per workflow declaring it), created in the
+	// same transaction. With an EventID their idempotency keys should derive from it, so a
+	// duplicate finds them.
+	Start []NewRun
+}
+
+// BroadcastResult is what a broadcast did.
+type BroadcastResult struct {
+	Resolved  int   // waiting runs it resolved
+	Started   []Run // runs it started (with Duplicate: the runs the first sending started)
+	Duplicate bool  // EventID was already taken; nothing changed
 }
 
 // Notice is a wake-up sent through Postgres LISTEN/NOTIFY (or the embedded equivalent).
@@ -210,6 +294,26 @@ const (
 type Store interface {
 	// EnsureTenant creates the tenant if it does not exist.
 	EnsureTenant(ctx context.Context, tenantID string) error
+	// CreateTenant creates the tenant with its first token, in one transaction; an existing
+	// tenant is ErrConflict.
+	CreateTenant(ctx context.Context, t Tenant, first Token) (Tenant, error)
+	// GetTenant returns one tenant.
+	GetTenant(ctx context.Context, tenantID string) (Tenant, error)
+	// ListTenants returns every tenant, oldest first.
+	ListTenants(ctx context.Context) ([]Tenant, error)
+	// SetTenantLimits replaces the tenant's limit overrides.
+	SetTenantLimits(ctx context.Context, tenantID string, l Limits) (Tenant, error)
+	// CreateToken adds a token to an existing tenant (ErrNotFound otherwise); a hash already
+	// stored is ErrConflict.
+	CreateToken(ctx context.Context, t Token) (Token, error)
+	// ListTokens returns the tenant's tokens, revoked ones included, without hashes.
+	ListTokens(ctx context.Context, tenantID string) ([]Token, error)
+	// RevokeToken revokes one of the tenant's tokens; revoking it again changes nothing.
+	// Another tenant's token is ErrNotFound.
+	RevokeToken(ctx context.Context, tenantID, tokenID string) (Token, error)
+	// Authenticate returns the tenant whose live (unrevoked) token has this hash, or
+	// ErrNotFound.
+	Authenticate(ctx context.Context, hash []byte) (tenantID string, err error)
 
 	// PutModule stores the module (idempotent by digest) and binds each workflow
 	// (tenant, name, version) to it. A version already bound to another digest is ErrConflict
@@ -286,8 +390,15 @@ type Store interface {
 	// terminal run is ErrConflict.
 	Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (delivered bool, err error)
 	// Broadcast keeps the event for the tenant and, in the same transaction, resolves every run
-	// of the tenant waiting on a step it matches. Returns how many runs it resolved.
-	Broadcast(ctx context.Context, tenantID, event string, payload json.RawMessage) (resolved int, err error)
+	// of the tenant waiting on a step it matches and creates the runs it triggers.
+	Broadcast(ctx context.Context, p BroadcastParams) (BroadcastResult, error)
+	// TriggeredBy returns the workflows whose latest version declares event as a trigger.
+	TriggeredBy(ctx context.Context, tenantID, event string) ([]Workflow, error)
+
+	// SweepExpired deletes up to limit terminal runs whose retention has passed (their
+	// journals and events with them), skipping rows other sweepers hold, and returns how many
+	// it deleted. Live and nondeterministic runs are never swept.
+	SweepExpired(ctx context.Context, limit int) (int, error)
 
 	// Listen delivers notices until ctx ends or the connection fails; the caller reconnects by
 	// calling it again. Once it listens it delivers one NoticeWake, because notices sent while

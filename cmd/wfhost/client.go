@@ -19,13 +19,20 @@ import (
 func clientFlags(extra ...cli.Flag) []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:8080", EnvVars: []string{"WFHOST_URL"}, Usage: "the daemon's API address"},
-		&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "bearer token"},
-		&cli.BoolFlag{Name: "json", Usage: "print the raw JSON response"},
+		&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "bearer token (default: the one a local daemon keeps in --data-dir/token)"},
+		&cli.StringFlag{Name: "data-dir", Value: defaultDataDir(), EnvVars: []string{"WFHOST_DATA_DIR"}, Usage: "a local daemon's data directory, where the default token is read from"},
+		&cli.BoolFlag{Name: "json", EnvVars: []string{"WFHOST_JSON"}, Usage: "print the raw JSON response"},
 	}, extra...)
 }
 
 func apiClient(c *cli.Context) *client.Client {
-	return &client.Client{BaseURL: c.String("url"), Token: c.String("token")}
+	token := c.String("token")
+	if token == "" {
+		if b, err := os.ReadFile(tokenFile(c.String("data-dir"))); err == nil {
+			token = strings.TrimSpace(string(b))
+		}
+	}
+	return &client.Client{BaseURL: c.String("url"), Token: token}
 }
 
 // args returns exactly n positional arguments or a usage error naming them.

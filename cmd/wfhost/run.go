@@ -55,9 +55,14 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, EnvVars: []string{"WFHOST_LEASE"}, Usage: "how long a claim lasts without renewal; a crashed host's runs wait this long"},
 			&cli.DurationFlag{Name: "poll-interval", Value: 10 * time.Second, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
 			&cli.DurationFlag{Name: "shutdown-grace", Value: 10 * time.Second, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
-			&cli.DurationFlag{Name: "activation-timeout", Value: host.DefaultLimits.WallTime, EnvVars: []string{"WFHOST_ACTIVATION_TIMEOUT"}, Usage: "wall-time limit of one activation"},
-			&cli.UintFlag{Name: "memory-pages", Value: uint(host.DefaultLimits.MemoryPages), EnvVars: []string{"WFHOST_MEMORY_PAGES"}, Usage: "memory limit of an instance, in 64 KiB pages"},
-			&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "require this bearer token on the API"},
+			&cli.DurationFlag{Name: "activation-timeout", Value: host.DefaultLimits.WallTime, EnvVars: []string{"WFHOST_ACTIVATION_TIMEOUT"}, Usage: "default wall-time limit of one activation"},
+			&cli.UintFlag{Name: "memory-pages", Value: uint(host.DefaultLimits.MemoryPages), EnvVars: []string{"WFHOST_MEMORY_PAGES"}, Usage: "default memory limit of an instance, in 64 KiB pages"},
+			&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "a token of the default tenant, created if new (default: one kept in --data-dir/token)"},
+			&cli.StringFlag{Name: "admin-token", EnvVars: []string{"WFHOST_ADMIN_TOKEN"}, Usage: "the token of the admin API (tenants and their tokens); without it the admin API is off"},
+			&cli.IntFlag{Name: "default-retention-days", Value: 30, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
+			&cli.IntFlag{Name: "max-retention-days", Value: 365, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
+			&cli.DurationFlag{Name: "sweeper-interval", Value: 5 * time.Minute, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention are deleted"},
+			&cli.IntFlag{Name: "tenant-concurrency", Value: 100, EnvVars: []string{"WFHOST_TENANT_CONCURRENCY"}, Usage: "default cap on one tenant's activations at once, over all hosts"},
 			&cli.StringFlag{Name: "owner", EnvVars: []string{"WFHOST_OWNER"}, Usage: "this host's name in leases (default: random)"},
 			&cli.StringSliceFlag{Name: "deploy", EnvVars: []string{"WFHOST_DEPLOY"}, Usage: "deploy these .wasm modules at start"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"WFHOST_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
@@ -107,9 +112,6 @@ func runDaemon(c *cli.Context) error {
 		return err
 	}
 	defer st.Close()
-	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
-		return err
-	}
 	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "cache"), Logger: log})
 	if err != nil {
 		return err
@@ -125,8 +127,19 @@ func runDaemon(c *cli.Context) error {
 		LeaseFor:      c.Duration("lease"),
 		PollInterval:  c.Duration("poll-interval"),
 		ShutdownGrace: c.Duration("shutdown-grace"),
-		Limits:        host.Limits{WallTime: c.Duration("activation-timeout"), MemoryPages: uint32(c.Uint("memory-pages"))},
+		TenantDefaults: store.Limits{
+			ActivationTimeoutMs: c.Duration("activation-timeout").Milliseconds(),
+			MemoryPages:         int(c.Uint("memory-pages")),
+			Concurrency:         c.Int("tenant-concurrency"),
+		},
+		DefaultRetentionDays: c.Int("default-retention-days"),
+		MaxRetentionDays:     c.Int("max-retention-days"),
+		SweepInterval:        c.Duration("sweeper-interval"),
 	})
+	if err != nil {
+		return err
+	}
+	tokenSource, err := ensureDefaultToken(ctx, c, eng)
 	if err != nil {
 		return err
 	}
@@ -147,7 +160,7 @@ func runDaemon(c *cli.Context) error {
 	}
 
 	handler := api.New(api.Config{
-		Engine: eng, Logger: log, Gatherer: reg, Token: c.String("token"),
+		Engine: eng, Logger: log, Gatherer: reg, AdminToken: c.String("admin-token"),
 		Ready: func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
 				return fmt.Errorf("store unreachable: %w", err)
@@ -168,7 +181,8 @@ func runDaemon(c *cli.Context) error {
 	if err := eng.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("wfhost is ready", "listen", ln.Addr().String(), "owner", eng.Owner(), "schema", st.Schema())
+	log.Info("wfhost is ready", "listen", ln.Addr().String(), "owner", eng.Owner(), "schema", st.Schema(),
+		"default_tenant_token", tokenSource, "admin_api", c.String("admin-token") != "")
 
 	select {
 	case <-ctx.Done():
@@ -183,6 +197,43 @@ func runDaemon(c *cli.Context) error {
 	eng.Stop()
 	log.Info("stopped")
 	return nil
+}
+
+// tokenFile is where the daemon keeps the default tenant's token when none is given, and where
+// the client commands look for it: a daemon and CLI on one machine work together with no
+// setup, and nothing is ever served without a token.
+func tokenFile(dataDir string) string { return filepath.Join(dataDir, "token") }
+
+// ensureDefaultToken makes the default tenant and a token for it: --token when given, else the
+// one in --data-dir/token, created on first start. Returns where the token came from.
+func ensureDefaultToken(ctx context.Context, c *cli.Context, eng *engine.Engine) (string, error) {
+	secret, source := c.String("token"), "--token"
+	if secret == "" {
+		path := tokenFile(c.String("data-dir"))
+		source = path
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			secret = strings.TrimSpace(string(b))
+		case errors.Is(err, os.ErrNotExist):
+			secret, _ = engine.NewSecret()
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				return "", fmt.Errorf("default token: %w", err)
+			}
+			if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+				return "", fmt.Errorf("default token: %w", err)
+			}
+		default:
+			return "", fmt.Errorf("default token: %w", err)
+		}
+		if secret == "" {
+			return "", fmt.Errorf("default token: %s is empty; delete it to have a new token made", path)
+		}
+	}
+	if err := eng.EnsureToken(ctx, store.DefaultTenant, secret, "default"); err != nil {
+		return "", fmt.Errorf("default tenant token from %s: %w", source, err)
+	}
+	return source, nil
 }
 
 func migrateCommand() *cli.Command {

@@ -18,7 +18,7 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Cla
 	if p.Limit < 1 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, s.q("claim_runs"), p.Limit, p.Owner, millis(p.LeaseFor))
+	rows, err := s.pool.Query(ctx, s.q("claim_runs"), p.Limit, p.Owner, millis(p.LeaseFor), p.TenantConcurrency)
 	if err != nil {
 		return nil, fmt.Errorf("claim runs: %w", err)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -46,27 +47,97 @@ func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, paylo
 	return delivered, nil
 }
 
-// Broadcast keeps the event and resolves every waiting run of the tenant it matches: one round
-// trip, one transaction.
-func (s *Store) Broadcast(ctx context.Context, tenantID, event string, payload json.RawMessage) (int, error) {
-	b := &pgx.Batch{}
-	b.Queue(s.q("lock_broadcast_event"), tenantID, event, s.schema)
-	b.Queue(s.q("broadcast"), tenantID, event, jsonOrNull(payload), s.wakeChannel)
-	var resolved, notified int
-	err := func() (err error) {
-		br := s.pool.SendBatch(ctx, b)
-		defer func() {
-			if cerr := br.Close(); err == nil && cerr != nil {
-				err = cerr
+// Broadcast keeps the event, resolves every waiting run of the tenant it matches and creates
+// the runs it triggers, in one transaction: one round trip for the event itself and one per
+// triggered run.
+func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (store.BroadcastResult, error) {
+	var res store.BroadcastResult
+	// A batch is one implicit transaction: without runs to start, the event costs one round
+	// trip. Starting runs needs the event's outcome first, so that takes a real transaction.
+	run := func(fn func(tx pgx.Tx) error) error { return fn(nil) }
+	if len(p.Start) > 0 {
+		run = func(fn func(tx pgx.Tx) error) error { return pgx.BeginFunc(ctx, s.pool, fn) }
+	}
+	err := run(func(tx pgx.Tx) error {
+		var q querier = s.pool
+		if tx != nil {
+			q = tx
+		}
+		b := &pgx.Batch{}
+		b.Queue(s.q("lock_broadcast_event"), p.TenantID, p.Event, s.schema)
+		b.Queue(s.q("broadcast"), p.TenantID, p.Event, jsonOrNull(p.Payload), s.wakeChannel, nullIfEmpty(p.EventID))
+		var kept bool
+		err := func() (err error) {
+			br := q.SendBatch(ctx, b)
+			defer func() {
+				if cerr := br.Close(); err == nil && cerr != nil {
+					err = cerr
+				}
+			}()
+			if _, err := br.Exec(); err != nil {
+				return err
 			}
+			var notified int
+			return br.QueryRow().Scan(&res.Resolved, &notified, &kept)
 		}()
-		if _, err := br.Exec(); err != nil {
+		if err != nil {
 			return err
 		}
-		return br.QueryRow().Scan(&resolved, &notified)
-	}()
+		res.Duplicate = !kept
+		for _, n := range p.Start {
+			var run store.Run
+			switch {
+			case res.Duplicate && n.IdempotencyKey == "":
+				continue // nothing would find this run again; a duplicate must not start it twice
+			case res.Duplicate:
+				run, err = scanRun(q.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
+			default:
+				run, err = scanRun(q.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
+					jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel))
+				if errors.Is(err, pgx.ErrNoRows) && n.IdempotencyKey != "" {
+					// A run started by hand with the same key: that run is the one this event
+					// stands for.
+					run, err = scanRun(q.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
+				}
+			}
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // the run the first sending started has been swept since
+			}
+			if err != nil {
+				return fmt.Errorf("start %s: %w", n.Workflow, err)
+			}
+			res.Started = append(res.Started, run)
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("broadcast %s: %w", event, err)
+		return store.BroadcastResult{}, fmt.Errorf("broadcast %s: %w", p.Event, err)
 	}
-	return resolved, nil
+	return res, nil
+}
+
+// TriggeredBy returns the workflows whose latest version declares event as a trigger.
+func (s *Store) TriggeredBy(ctx context.Context, tenantID, event string) ([]store.Workflow, error) {
+	rows, err := s.pool.Query(ctx, s.q("triggered_by"), tenantID, event)
+	if err != nil {
+		return nil, fmt.Errorf("workflows triggered by %s: %w", event, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Workflow, error) { return scanWorkflow(r) })
+	if err != nil {
+		return nil, fmt.Errorf("workflows triggered by %s: %w", event, err)
+	}
+	return out, nil
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// querier is what a pool and a transaction share.
+type querier interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }

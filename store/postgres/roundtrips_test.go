@@ -136,7 +136,7 @@ func TestRoundTrips(t *testing.T) {
 	})
 	measure("Signal", 1, nothing, signal)
 	measure("Broadcast", 1, nothing, func() {
-		_, err := s.Broadcast(ctx, "t", "b", json.RawMessage(`{}`))
+		_, err := s.Broadcast(ctx, store.BroadcastParams{TenantID: "t", Event: "b", Payload: json.RawMessage(`{}`)})
 		must(err)
 	})
 	measure("ExtendLeases", 1, nothing, func() {

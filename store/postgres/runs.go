@@ -64,7 +64,18 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 		}
 		after, afterID = &t, &id
 	}
-	rows, err := s.pool.Query(ctx, s.q("list_runs"), tenantID, f.Workflow, string(f.Status), after, afterID, limit+1)
+	var since, until *time.Time
+	if !f.Since.IsZero() {
+		since = &f.Since
+	}
+	if !f.Until.IsZero() {
+		until = &f.Until
+	}
+	var input any
+	if len(f.Input) > 0 {
+		input = string(f.Input)
+	}
+	rows, err := s.pool.Query(ctx, s.q("list_runs"), tenantID, f.Workflow, string(f.Status), after, afterID, limit+1, since, until, input)
 	if err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}

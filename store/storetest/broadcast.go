@@ -39,7 +39,7 @@ func testBroadcastResolvesWaitingRuns(t *testing.T, f *fixture) {
 	otherName := f.parkedRun(f.tenant, f.digest, "rollback", "")
 	otherTenant := f.parkedRun(other, otherDigest, "deploy", "")
 
-	n, err := f.s.Broadcast(f.ctx, f.tenant, "deploy", json.RawMessage(`{"env":"prod","v":2}`))
+	n, err := f.broadcast(f.tenant, "deploy", json.RawMessage(`{"env":"prod","v":2}`))
 	ok(t, err)
 	equal(t, "runs resolved", n, 2)
 	a, b := f.step(prod.ID, "w"), f.step(anyEnv.ID, "w")
@@ -62,14 +62,14 @@ func testBroadcastResolvesWaitingRuns(t *testing.T, f *fixture) {
 	slices.Sort(want)
 	check(t, slices.Equal(got, want), "runnable after the broadcast: got %v, want %v", got, want)
 
-	n, err = f.s.Broadcast(f.ctx, f.tenant, "nobody-waits", json.RawMessage(`{}`))
+	n, err = f.broadcast(f.tenant, "nobody-waits", json.RawMessage(`{}`))
 	ok(t, err)
 	equal(t, "runs resolved with no waiters", n, 0)
 }
 
 func testBroadcastKeptForLaterWaits(t *testing.T, f *fixture) {
 	early1, early2 := f.run(), f.run()
-	n, err := f.s.Broadcast(f.ctx, f.tenant, "price", json.RawMessage(`{"sku":"x","p":5}`))
+	n, err := f.broadcast(f.tenant, "price", json.RawMessage(`{"sku":"x","p":5}`))
 	ok(t, err)
 	equal(t, "runs resolved", n, 0)
 	time.Sleep(5 * time.Millisecond) // a run created after the broadcast, not in the same instant
@@ -96,7 +96,7 @@ func testBroadcastKeptForLaterWaits(t *testing.T, f *fixture) {
 	check(t, reach(t, f, lease[late.ID], waitStep(late.ID, 0, "w", "price", "", nil)) == nil, "a run saw a broadcast older than itself")
 
 	// The next broadcast resolves the waits now registered.
-	n, err = f.s.Broadcast(f.ctx, f.tenant, "price", json.RawMessage(`{"sku":"y"}`))
+	n, err = f.broadcast(f.tenant, "price", json.RawMessage(`{"sku":"y"}`))
 	ok(t, err)
 	equal(t, "runs resolved", n, 2)
 	equalJSON(t, "second broadcast", f.step(early1.ID, "w#1").Output, `{"sku":"y"}`)
@@ -141,7 +141,7 @@ func testBroadcastRacesWait(t *testing.T, f *fixture) {
 				out[i].resolved, out[i].waitErr = f.s.ReachWait(f.ctx, c.Lease, waitStep(c.Run.ID, 0, "w", "race", match, nil), longLease)
 			})
 			wg.Go(func() {
-				out[i].broadcastResolved, out[i].sendErr = f.s.Broadcast(f.ctx, f.tenant, "race",
+				out[i].broadcastResolved, out[i].sendErr = f.broadcast(f.tenant, "race",
 					json.RawMessage(fmt.Sprintf(`{"run":%q,"round":%d}`, c.Run.ID, round)))
 			})
 		}
@@ -162,4 +162,11 @@ func testBroadcastRacesWait(t *testing.T, f *fixture) {
 			ok(t, err)
 		}
 	}
+}
+
+// broadcast sends an event with no id and no triggered runs, and returns how many waits it
+// resolved.
+func (f *fixture) broadcast(tenant, event string, payload json.RawMessage) (int, error) {
+	res, err := f.s.Broadcast(f.ctx, store.BroadcastParams{TenantID: tenant, Event: event, Payload: payload})
+	return res.Resolved, err
 }

@@ -28,6 +28,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Waits", waitTests},
 		{"Broadcast", broadcastTests},
 		{"Notices", noticeTests},
+		{"Tenancy", tenancyTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

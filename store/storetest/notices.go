@@ -74,7 +74,7 @@ func testWakeNotices(t *testing.T, f *fixture) {
 
 	c = f.claim(r.ID, longLease)
 	check(t, reach(t, f, c.Lease, waitStep(r.ID, 1, "w2", "b", "", nil)) == nil, "resolved with nothing sent")
-	n, err := f.s.Broadcast(f.ctx, f.tenant, "b", json.RawMessage(`{}`))
+	n, err := f.broadcast(f.tenant, "b", json.RawMessage(`{}`))
 	ok(t, err)
 	equal(t, "resolved", n, 1)
 	f.expect(notices, store.NoticeWake, "", "a resolving broadcast")

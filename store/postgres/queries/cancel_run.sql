@@ -4,6 +4,7 @@
 -- $1 tenant, $2 run, $3 error, $4 cancel channel.
 UPDATE runs
 SET status = 'cancelled', error = $3, completed_at = now(), updated_at = now(),
+    expires_at = now() + retention_days * interval '1 day',
     available_at = NULL, lease_owner = NULL, lease_expires_at = NULL
 WHERE tenant_id = $1 AND id = $2 AND status NOT IN ('completed', 'failed', 'cancelled')
 RETURNING pg_notify($4, id::text), id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''),

@@ -1,26 +1,38 @@
--- Leases up to $1 runnable runs, shared fairly between the tenants that have any: each such
--- tenant offers its oldest ceil($1 / tenants) runs and the claim takes them round-robin (every
--- tenant's first, then every tenant's second, ...), so a tenant's backlog cannot delay another
--- tenant's new run. SKIP LOCKED lets many hosts claim at once without waiting on each other;
--- bumping lease_epoch fences out whoever held a run before. Rows offered but not taken are
--- locked only until this statement ends.
--- $1 limit, $2 owner, $3 lease ms.
+-- Leases up to $1 runnable runs, shared fairly between the tenants that have any and a free
+-- slot under their concurrency cap: each such tenant offers its oldest
+-- min(ceil($1 / tenants), free slots) runs and the claim takes them round-robin (every tenant's
+-- first, then every tenant's second, ...), so a tenant's backlog cannot delay another tenant's
+-- new run. A tenant's cap is its limits' "concurrency", else $4 (0: none); its held runs are
+-- those with an unexpired lease, on any host. SKIP LOCKED lets many hosts claim at once
+-- without waiting on each other; bumping lease_epoch fences out whoever held a run before.
+-- Rows offered but not taken are locked only until this statement ends. Two hosts claiming at
+-- the same moment can each see the same free slots, so a cap can be passed by at most one
+-- claim batch per concurrent host; it holds from the next claim on.
+-- $1 limit, $2 owner, $3 lease ms, $4 default tenant cap.
 WITH ready AS (
-    SELECT t.id FROM tenants t
+    SELECT t.id, CASE WHEN cap.n > 0 THEN cap.n - held.n ELSE $1 END AS free
+    FROM tenants t
+    CROSS JOIN LATERAL (SELECT coalesce((t.limits ->> 'concurrency')::integer, $4) AS n) cap
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n FROM runs h
+        WHERE cap.n > 0 AND h.tenant_id = t.id AND h.lease_owner IS NOT NULL AND h.lease_expires_at > now()
+    ) held
     WHERE EXISTS (
         SELECT 1 FROM runs r
         WHERE r.tenant_id = t.id AND r.status IN ('pending', 'running') AND r.available_at <= now()
           AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now()))
+), slots AS (
+    SELECT id, free FROM ready WHERE free > 0
 ), share AS (
-    SELECT ceil($1::numeric / greatest(count(*), 1))::integer AS n FROM ready
+    SELECT ceil($1::numeric / greatest(count(*), 1))::integer AS n FROM slots
 ), offered AS (
-    SELECT c.id, c.available_at, row_number() OVER (PARTITION BY ready.id ORDER BY c.available_at) AS turn
-    FROM ready CROSS JOIN share CROSS JOIN LATERAL (
+    SELECT c.id, c.available_at, row_number() OVER (PARTITION BY slots.id ORDER BY c.available_at) AS turn
+    FROM slots CROSS JOIN share CROSS JOIN LATERAL (
         SELECT r.id, r.available_at FROM runs r
-        WHERE r.tenant_id = ready.id AND r.status IN ('pending', 'running') AND r.available_at <= now()
+        WHERE r.tenant_id = slots.id AND r.status IN ('pending', 'running') AND r.available_at <= now()
           AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now())
         ORDER BY r.available_at
-        LIMIT share.n
+        LIMIT least(share.n, slots.free)
         FOR UPDATE SKIP LOCKED
     ) c
 ), taken AS (

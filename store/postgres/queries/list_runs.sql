@@ -4,5 +4,8 @@ WHERE tenant_id = $1
   AND ($2 = '' OR workflow = $2)
   AND ($3 = '' OR status = $3)
   AND ($4::timestamptz IS NULL OR (created_at, id) < ($4, $5::uuid))
+  AND ($7::timestamptz IS NULL OR created_at >= $7)
+  AND ($8::timestamptz IS NULL OR created_at < $8)
+  AND ($9::jsonb IS NULL OR input @> $9)
 ORDER BY created_at DESC, id DESC
 LIMIT $6

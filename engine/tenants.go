@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/wfhost/wfhost/store"
+)
+
+// limitsTTL is how long a host trusts the tenant limits it read. A limit the admin changes
+// reaches this host at once and every other host within this time.
+const limitsTTL = 10 * time.Second
+
+// tokenPrefix marks wfhost secrets, so that secret scanners and people can tell them apart.
+const tokenPrefix = "wfh_"
+
+var tenantIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// limitsCache keeps each tenant's effective limits (overrides merged with the defaults) for
+// limitsTTL, so that a claim or a request does not read the tenants table every time.
+type limitsCache struct {
+	mu      sync.Mutex
+	entries map[string]limitsEntry
+}
+
+type limitsEntry struct {
+	limits  store.Limits
+	fetched time.Time
+}
+
+// Limits returns the tenant's effective limits: its overrides, the operator's defaults for the
+// rest.
+func (e *Engine) Limits(ctx context.Context, tenantID string) (store.Limits, error) {
+	e.limits.mu.Lock()
+	ent, ok := e.limits.entries[tenantID]
+	e.limits.mu.Unlock()
+	if ok && time.Since(ent.fetched) < limitsTTL {
+		return ent.limits, nil
+	}
+	t, err := e.cfg.Store.GetTenant(ctx, tenantID)
+	if err != nil {
+		return store.Limits{}, err
+	}
+	eff := t.Limits.Or(e.cfg.TenantDefaults)
+	e.limits.mu.Lock()
+	e.limits.entries[tenantID] = limitsEntry{limits: eff, fetched: time.Now()}
+	e.limits.mu.Unlock()
+	return eff, nil
+}
+
+func (e *Engine) forgetLimits(tenantID string) {
+	e.limits.mu.Lock()
+	delete(e.limits.entries, tenantID)
+	e.limits.mu.Unlock()
+}
+
+// NewSecret makes a token secret and the hash the store keeps of it.
+func NewSecret() (secret string, hash []byte) {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	secret = tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return secret, HashSecret(secret)
+}
+
+// HashSecret is how a token secret is stored and looked up. Secrets are 256 random bits, so a
+// plain SHA-256 is enough: there is nothing to brute-force that a slow hash would protect.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+func newTokenID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "tok_" + hex.EncodeToString(b[:])
+}
+
+// Authenticate returns the tenant a token secret belongs to, or store.ErrNotFound.
+func (e *Engine) Authenticate(ctx context.Context, secret string) (string, error) {
+	if secret == "" || len(secret) > 512 {
+		return "", store.ErrNotFound
+	}
+	return e.cfg.Store.Authenticate(ctx, HashSecret(secret))
+}
+
+// CreateTenant creates a tenant and its first token, and returns the token's secret: the only
+// time anyone sees it.
+func (e *Engine) CreateTenant(ctx context.Context, id string, limits store.Limits) (store.Tenant, store.Token, string, error) {
+	if !tenantIDPattern.MatchString(id) {
+		return store.Tenant{}, store.Token{}, "", fmt.Errorf("%w: tenant id %q must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit", ErrInvalid, id)
+	}
+	if err := validLimits(limits); err != nil {
+		return store.Tenant{}, store.Token{}, "", err
+	}
+	secret, hash := NewSecret()
+	tok := store.Token{ID: newTokenID(), TenantID: id, Name: "first", Hash: hash}
+	t, err := e.cfg.Store.CreateTenant(ctx, store.Tenant{ID: id, Limits: limits}, tok)
+	if err != nil {
+		return store.Tenant{}, store.Token{}, "", err
+	}
+	tok.Hash, tok.CreatedAt = nil, t.CreatedAt
+	return t, tok, secret, nil
+}
+
+// GetTenant returns a tenant.
+func (e *Engine) GetTenant(ctx context.Context, id string) (store.Tenant, error) {
+	return e.cfg.Store.GetTenant(ctx, id)
+}
+
+// ListTenants returns every tenant.
+func (e *Engine) ListTenants(ctx context.Context) ([]store.Tenant, error) {
+	return e.cfg.Store.ListTenants(ctx)
+}
+
+// SetTenantLimits replaces a tenant's overrides. This host applies them at once, the others
+// within limitsTTL.
+func (e *Engine) SetTenantLimits(ctx context.Context, id string, limits store.Limits) (store.Tenant, error) {
+	if err := validLimits(limits); err != nil {
+		return store.Tenant{}, err
+	}
+	t, err := e.cfg.Store.SetTenantLimits(ctx, id, limits)
+	if err != nil {
+		return store.Tenant{}, err
+	}
+	e.forgetLimits(id)
+	return t, nil
+}
+
+// CreateToken adds a token to a tenant and returns its secret.
+func (e *Engine) CreateToken(ctx context.Context, tenantID, name string) (store.Token, string, error) {
+	if len(name) > 200 {
+		return store.Token{}, "", fmt.Errorf("%w: token name longer than 200 bytes", ErrInvalid)
+	}
+	secret, hash := NewSecret()
+	tok, err := e.cfg.Store.CreateToken(ctx, store.Token{ID: newTokenID(), TenantID: tenantID, Name: name, Hash: hash})
+	if err != nil {
+		return store.Token{}, "", err
+	}
+	return tok, secret, nil
+}
+
+// EnsureToken makes secret a token of the tenant, creating the tenant if needed: how
+// `wfhost run --token` keeps a fixed secret working across restarts. A secret that already
+// belongs to another tenant is store.ErrConflict.
+func (e *Engine) EnsureToken(ctx context.Context, tenantID, secret, name string) error {
+	if err := e.cfg.Store.EnsureTenant(ctx, tenantID); err != nil {
+		return err
+	}
+	owner, err := e.cfg.Store.Authenticate(ctx, HashSecret(secret))
+	switch {
+	case err == nil && owner == tenantID:
+		return nil
+	case err == nil:
+		return fmt.Errorf("the token belongs to tenant %s: %w", owner, store.ErrConflict)
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	_, err = e.cfg.Store.CreateToken(ctx, store.Token{ID: newTokenID(), TenantID: tenantID, Name: name, Hash: HashSecret(secret)})
+	return err
+}
+
+// ListTokens returns a tenant's tokens, without secrets.
+func (e *Engine) ListTokens(ctx context.Context, tenantID string) ([]store.Token, error) {
+	return e.cfg.Store.ListTokens(ctx, tenantID)
+}
+
+// RevokeToken revokes one of a tenant's tokens; requests with it fail from then on.
+func (e *Engine) RevokeToken(ctx context.Context, tenantID, tokenID string) (store.Token, error) {
+	return e.cfg.Store.RevokeToken(ctx, tenantID, tokenID)
+}
+
+// Bounds on what an admin may grant: past these a limit stops being a limit.
+const (
+	maxMemoryPages  = 65536 // 4 GiB, wasm32's whole address space
+	maxActivationMs = int64(time.Hour / time.Millisecond)
+)
+
+func validLimits(l store.Limits) error {
+	for name, v := range map[string]int64{
+		"memoryPages": int64(l.MemoryPages), "activationTimeoutMs": l.ActivationTimeoutMs, "concurrency": int64(l.Concurrency),
+		"maxModuleBytes": int64(l.MaxModuleBytes), "maxInputBytes": int64(l.MaxInputBytes), "maxOutputBytes": int64(l.MaxOutputBytes),
+		"maxStepOutputBytes": int64(l.MaxStepOutputBytes), "maxEventBytes": int64(l.MaxEventBytes),
+		"maxStepsPerRun": int64(l.MaxStepsPerRun), "maxBufferedEvents": int64(l.MaxBufferedEvents),
+	} {
+		if v < 0 {
+			return fmt.Errorf("%w: limit %s must not be negative", ErrInvalid, name)
+		}
+	}
+	switch {
+	case l.MemoryPages > maxMemoryPages:
+		return fmt.Errorf("%w: memoryPages must be at most %d", ErrInvalid, maxMemoryPages)
+	case l.ActivationTimeoutMs > maxActivationMs:
+		return fmt.Errorf("%w: activationTimeoutMs must be at most %d", ErrInvalid, maxActivationMs)
+	}
+	return nil
+}
+
+// sweepLoop deletes terminal runs past their retention every SweepInterval, a batch at a
+// time until a batch comes back short.
+func (e *Engine) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(e.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		e.Sweep(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.drain:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Sweep runs one sweep now and returns how many runs it deleted.
+func (e *Engine) Sweep(ctx context.Context) int {
+	total := 0
+	for ctx.Err() == nil {
+		n, err := e.cfg.Store.SweepExpired(ctx, sweepBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.cfg.Logger.Error("retention sweep failed", "err", err)
+			}
+			break
+		}
+		total += n
+		e.metrics.retentionSwept.Add(float64(n))
+		if n < sweepBatch {
+			break
+		}
+	}
+	if total > 0 {
+		e.cfg.Logger.Info("retention sweep", "deleted_runs", total)
+	}
+	return total
+}
+
+const sweepBatch = 1000
