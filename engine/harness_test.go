@@ -23,6 +23,7 @@ func fixture(t testing.TB, name string) []byte { return testenv.Fixture(t, name)
 
 type harness struct {
 	t      testing.TB
+	schema string // the test's own Postgres schema
 	store  *postgres.Store
 	engine *engine.Engine
 	logs   *logBuffer
@@ -64,7 +65,7 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
-	h := &harness{t: t, store: st, engine: eng, logs: logs}
+	h := &harness{t: t, schema: schema, store: st, engine: eng, logs: logs}
 	if !opts.noStart {
 		if err := eng.Start(ctx); err != nil {
 			t.Fatalf("start engine: %v", err)
