@@ -23,9 +23,10 @@ const adminToken = "test-admin-token"
 
 // env is a served API over a started engine on a schema of the test's own.
 type env struct {
-	srv *httptest.Server
-	eng *engine.Engine
-	st  *postgres.Store
+	srv     *httptest.Server
+	eng     *engine.Engine
+	st      *postgres.Store
+	handler *api.Handler
 }
 
 // setup serves the API with the example modules deployed to the default tenant, whose token
@@ -66,14 +67,15 @@ func setupEnv(t testing.TB, defaults store.Limits) *env {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Engine: eng, AdminToken: adminToken, MaxBodyBytes: 64 << 10, MaxModuleBytes: 8 << 20,
-		Ready: func(ctx context.Context) error { return st.Ping(ctx) }}))
+	handler := api.New(api.Config{Engine: eng, AdminToken: adminToken, MaxBodyBytes: 64 << 10, MaxModuleBytes: 8 << 20,
+		Ready: func(ctx context.Context) error { return st.Ping(ctx) }})
+	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {
 		srv.Close()
 		eng.Stop()
 		st.Close()
 	})
-	return &env{srv: srv, eng: eng, st: st}
+	return &env{srv: srv, eng: eng, st: st, handler: handler}
 }
 
 type response struct {

@@ -36,7 +36,9 @@ type onboardingResult struct {
 func init() {
 	wf.Register(wf.Workflow[onboardingInput, onboardingResult]{
 		Name: "onboarding", Version: "1", RetentionDays: 30,
-		Run: onboarding,
+		// A broadcast of user.signed_up starts a run with the event's payload as its input.
+		Triggers: []string{"user.signed_up"},
+		Run:      onboarding,
 	})
 }
 
