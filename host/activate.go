@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
@@ -25,7 +26,12 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	a.Limits.WallTime = cmp.Or(a.Limits.WallTime, DefaultLimits.WallTime)
 	a.Limits.MaxOutputBytes = cmp.Or(a.Limits.MaxOutputBytes, DefaultLimits.MaxOutputBytes)
 	a.Limits.MaxStepOutputBytes = cmp.Or(a.Limits.MaxStepOutputBytes, DefaultLimits.MaxStepOutputBytes)
-	rt, cm, err := r.compiledFor(ctx, m, a.Limits.MemoryPages)
+	stats := a.Stats
+	if stats == nil {
+		stats = &Stats{}
+	}
+	rt, cm, compile, err := r.compiledFor(ctx, m, a.Limits.MemoryPages)
+	stats.Compile = compile
 	if err != nil {
 		return Result{}, err
 	}
@@ -35,16 +41,23 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	gctx = withState(gctx, st)
 	st.done = gctx.Done()
 
+	began := time.Now()
 	inst, err := rt.InstantiateModule(gctx, cm, st.moduleConfig())
 	if err != nil {
 		return Result{}, st.classify(ctx, gctx, "instantiate", err)
 	}
 	defer inst.Close(context.WithoutCancel(ctx))
+	defer func() {
+		if mem := inst.Memory(); mem != nil {
+			stats.MemoryBytes = uint64(mem.Size())
+		}
+	}()
 	if m.hasInitialize {
 		if _, err := inst.ExportedFunction(abi.ExportInitialize).Call(gctx); err != nil {
 			return Result{}, st.classify(ctx, gctx, abi.ExportInitialize, err)
 		}
 	}
+	stats.Instantiate = time.Since(began)
 	namePtr, err := st.place(gctx, inst, []byte(a.Workflow))
 	if err != nil {
 		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)

@@ -65,6 +65,20 @@ type Activation struct {
 	// Logger receives guest log calls and stdout/stderr lines; it should carry the tenant,
 	// workflow and run attributes.
 	Logger *slog.Logger
+	// Stats, when not nil, receives the activation's costs, whatever its outcome.
+	Stats *Stats
+}
+
+// Stats are what one activation cost the host, for metrics.
+type Stats struct {
+	// Compile is the time spent compiling the module for this activation's memory limit: zero
+	// when the compiled code was already in memory (a cache-directory hit counts as a compile).
+	Compile time.Duration
+	// Instantiate is the time from a compiled module to an instance ready to run the workflow
+	// (instantiation and the guest's own initialisation).
+	Instantiate time.Duration
+	// MemoryBytes is the instance's linear memory size when the activation ended.
+	MemoryBytes uint64
 }
 
 // Result is how a pass that ran to its end finished: exactly one of Output and Error is set.

@@ -99,10 +99,11 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 		return nil, fmt.Errorf("%w: not a WebAssembly module (no \\0asm header)", ErrInvalidModule)
 	}
 	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm}
-	rt, cm, err := r.compiledFor(ctx, m, DefaultLimits.MemoryPages)
+	rt, cm, compile, err := r.compiledFor(ctx, m, DefaultLimits.MemoryPages)
 	if err != nil {
 		return nil, err
 	}
+	m.CompileTime = compile
 	if err := checkShape(cm); err != nil {
 		r.forget(digest)
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -72,6 +73,8 @@ type Module struct {
 	Size        int
 	ABIVersion  int
 	Description abi.Description
+	// CompileTime is how long Load spent compiling the module (zero if it was compiled before).
+	CompileTime time.Duration
 
 	wasm          []byte
 	hasInitialize bool
@@ -142,21 +145,23 @@ func (r *Runtime) paged(ctx context.Context, pages uint32) (*pagedRuntime, error
 	return p, nil
 }
 
-// compiledFor returns m compiled for the given memory limit.
-func (r *Runtime) compiledFor(ctx context.Context, m *Module, pages uint32) (wazero.Runtime, wazero.CompiledModule, error) {
+// compiledFor returns the module compiled for a memory limit, and how long compiling took
+// (zero when it was already compiled).
+func (r *Runtime) compiledFor(ctx context.Context, m *Module, pages uint32) (wazero.Runtime, wazero.CompiledModule, time.Duration, error) {
 	p, err := r.paged(ctx, pages)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cm := p.compiled[m.Digest]; cm != nil {
-		return p.rt, cm, nil
+		return p.rt, cm, 0, nil
 	}
+	began := time.Now()
 	cm, err := p.rt.CompileModule(ctx, m.wasm)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+		return nil, nil, 0, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
 	}
 	p.compiled[m.Digest] = cm
-	return p.rt, cm, nil
+	return p.rt, cm, time.Since(began), nil
 }
