@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
@@ -17,7 +16,8 @@ import (
 // errWallTime is the cause of an activation's own deadline, told apart from the caller's.
 var errWallTime = errors.New("activation wall time exceeded")
 
-// Activate runs one pass of a workflow on a fresh instance of m and closes it. It returns the
+// Activate runs one pass of a workflow on an instance of m in its post-initialisation state
+// (a fresh one, or a used one reset to it: see compiledModule). It returns the
 // Result when wfhost_run returned after complete or fail; otherwise an error that wraps the
 // Handler error that unwound the guest, a *GuestError for a guest fault, or the caller's
 // context error.
@@ -41,23 +41,18 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	gctx = withState(gctx, st)
 	st.done = gctx.Done()
 
-	began := time.Now()
-	inst, err := rt.InstantiateModule(gctx, cm, st.moduleConfig())
-	if err != nil {
-		return Result{}, st.classify(ctx, gctx, "instantiate", err)
+	pooled, made, terr := cm.take(gctx, rt, m, st)
+	if terr != nil {
+		return Result{}, terr.st.classify(ctx, gctx, terr.stage, terr.err)
 	}
-	defer inst.Close(context.WithoutCancel(ctx))
+	stats.Instantiate = made
+	inst := pooled.mod
 	defer func() {
 		if mem := inst.Memory(); mem != nil {
 			stats.MemoryBytes = uint64(mem.Size())
 		}
+		cm.release(context.WithoutCancel(ctx), pooled)
 	}()
-	if m.hasInitialize {
-		if _, err := inst.ExportedFunction(abi.ExportInitialize).Call(gctx); err != nil {
-			return Result{}, st.classify(ctx, gctx, abi.ExportInitialize, err)
-		}
-	}
-	stats.Instantiate = time.Since(began)
 	namePtr, err := st.place(gctx, inst, []byte(a.Workflow))
 	if err != nil {
 		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)

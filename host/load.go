@@ -99,10 +99,11 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 		return nil, fmt.Errorf("%w: not a WebAssembly module (no \\0asm header)", ErrInvalidModule)
 	}
 	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm}
-	rt, cm, compile, err := r.compiledFor(ctx, m, DefaultLimits.MemoryPages)
+	rt, c, compile, err := r.compiledFor(ctx, m, DefaultLimits.MemoryPages)
 	if err != nil {
 		return nil, err
 	}
+	cm := c.cm
 	m.CompileTime = compile
 	if err := checkShape(cm); err != nil {
 		r.forget(digest)
@@ -122,8 +123,9 @@ func (r *Runtime) forget(digest string) {
 	defer r.mu.Unlock()
 	for _, p := range r.byPages {
 		p.mu.Lock()
-		if cm := p.compiled[digest]; cm != nil {
-			_ = cm.Close(context.Background())
+		if c := p.compiled[digest]; c != nil {
+			c.closeIdle(context.Background())
+			_ = c.cm.Close(context.Background())
 			delete(p.compiled, digest)
 		}
 		p.mu.Unlock()

@@ -35,7 +35,10 @@ type Config struct {
 	CacheDir string
 	// MaxModuleBytes bounds what Load accepts; default 32 MiB.
 	MaxModuleBytes int
-	Logger         *slog.Logger
+	// MaxIdleInstances bounds the reset instances kept per module and memory limit for the
+	// next activations; default 16, negative keeps none (every activation instantiates).
+	MaxIdleInstances int
+	Logger           *slog.Logger
 }
 
 // Runtime compiles modules and runs activations. Safe for concurrent use.
@@ -64,7 +67,7 @@ type pagedRuntime struct {
 	rt wazero.Runtime
 
 	mu       sync.Mutex
-	compiled map[string]wazero.CompiledModule // by digest
+	compiled map[string]*compiledModule // by digest
 }
 
 // Module is a validated, compiled module. Safe for concurrent use.
@@ -83,6 +86,7 @@ type Module struct {
 // NewRuntime creates a Runtime.
 func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	cfg.MaxModuleBytes = cmp.Or(cfg.MaxModuleBytes, 32<<20)
+	cfg.MaxIdleInstances = cmp.Or(cfg.MaxIdleInstances, 16)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -140,28 +144,35 @@ func (r *Runtime) paged(ctx context.Context, pages uint32) (*pagedRuntime, error
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate wfhost host module: %w", err)
 	}
-	p := &pagedRuntime{rt: rt, compiled: make(map[string]wazero.CompiledModule)}
+	p := &pagedRuntime{rt: rt, compiled: make(map[string]*compiledModule)}
 	r.byPages[pages] = p
 	return p, nil
 }
 
 // compiledFor returns the module compiled for a memory limit, and how long compiling took
 // (zero when it was already compiled).
-func (r *Runtime) compiledFor(ctx context.Context, m *Module, pages uint32) (wazero.Runtime, wazero.CompiledModule, time.Duration, error) {
+func (r *Runtime) compiledFor(ctx context.Context, m *Module, pages uint32) (wazero.Runtime, *compiledModule, time.Duration, error) {
 	p, err := r.paged(ctx, pages)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if cm := p.compiled[m.Digest]; cm != nil {
-		return p.rt, cm, 0, nil
+	if c := p.compiled[m.Digest]; c != nil {
+		return p.rt, c, 0, nil
 	}
 	began := time.Now()
-	cm, err := p.rt.CompileModule(ctx, m.wasm)
+	c := &compiledModule{maxIdle: r.cfg.MaxIdleInstances}
+	code := m.wasm
+	// A module whose globals cannot all be exported runs on a fresh instance every time.
+	if rewritten, names, err := exportGlobals(m.wasm); err == nil && r.cfg.MaxIdleInstances > 0 {
+		code, c.globals, c.poolable = rewritten, names, true
+	}
+	cm, err := p.rt.CompileModule(ctx, code)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
 	}
-	p.compiled[m.Digest] = cm
-	return p.rt, cm, time.Since(began), nil
+	c.cm = cm
+	p.compiled[m.Digest] = c
+	return p.rt, c, time.Since(began), nil
 }

@@ -1,0 +1,228 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wfhost/wfhost/abi"
+)
+
+// compiledModule is a module compiled for one memory limit, with the idle instances kept for
+// reuse.
+//
+// Instantiating a standard Go guest costs milliseconds (its runtime initialises and its data
+// segments are copied into a fresh memory); resetting a used instance costs one copy of its
+// memory. So every instance starts from one snapshot, taken once per compiled module right
+// after the guest's initialisation: its linear memory and its mutable globals (which
+// exportGlobals made reachable). An activation takes an idle instance or makes one, and when
+// it ends the instance is put back to the snapshot and kept, unless it was closed (deadline,
+// cancel), its memory grew (the snapshot could no longer describe it) or enough are idle.
+//
+// The guest's initialisation therefore runs with a fixed clock and a fixed random seed, not
+// the run's: Go's runtime seeds math/rand and map order there, so those are the same for every
+// run of a module (and, as before, the same on every replay); crypto/rand and the clock read
+// during the workflow still come from the run's own deterministic stream.
+type compiledModule struct {
+	cm      wazero.CompiledModule
+	maxIdle int
+
+	mu       sync.Mutex
+	poolable bool     // instances can be reset: every mutable global is exported
+	globals  []string // the exported mutable globals
+	idle     []*instance
+	snap     *snapshot
+}
+
+type snapshot struct {
+	memory  []byte
+	globals []uint64
+}
+
+// instance is one instantiated module whose clock, random source and output go to whatever
+// activation currently holds it.
+type instance struct {
+	mod      api.Module
+	io       *instanceIO
+	globals  []api.MutableGlobal
+	poolable bool
+}
+
+// instanceIO is the indirection between an instance's WASI configuration, fixed when it is
+// instantiated, and the state of the activation using it now.
+type instanceIO struct{ st *state }
+
+func (io *instanceIO) config() wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithName("").
+		// _initialize is called explicitly, so a trap in it is reported like any other.
+		WithStartFunctions().
+		WithStdout(ioWriter{io, false}).
+		WithStderr(ioWriter{io, true}).
+		WithWalltime(func() (int64, int32) { return io.st.walltime() }, sys.ClockResolution(1000)).
+		WithNanotime(func() int64 { return io.st.nanotime() }, sys.ClockResolution(1000)).
+		WithRandSource(ioRand{io}).
+		WithNanosleep(func(ns int64) { io.st.nanosleep(ns) })
+}
+
+type ioWriter struct {
+	io     *instanceIO
+	stderr bool
+}
+
+func (w ioWriter) Write(p []byte) (int, error) {
+	if w.stderr {
+		return w.io.st.stderr.Write(p)
+	}
+	return w.io.st.stdout.Write(p)
+}
+
+type ioRand struct{ io *instanceIO }
+
+func (r ioRand) Read(p []byte) (int, error) { return randSource{r.io.st}.Read(p) }
+
+var (
+	_ io.Writer = ioWriter{}
+	_ io.Reader = ioRand{}
+)
+
+// take returns an instance in the snapshot's state, holding st, and how long making it took
+// (zero for an idle one). A failure names the stage it happened in, for the error; the state
+// that saw the guest's output then is returned with it.
+func (c *compiledModule) take(ctx context.Context, rt wazero.Runtime, m *Module, st *state) (*instance, time.Duration, *takeError) {
+	c.mu.Lock()
+	if n := len(c.idle); n > 0 {
+		inst := c.idle[n-1]
+		c.idle = c.idle[:n-1]
+		c.mu.Unlock()
+		inst.io.st = st
+		return inst, 0, nil
+	}
+	c.mu.Unlock()
+
+	began := time.Now()
+	inst := &instance{io: &instanceIO{st: newInitState(st)}}
+	mod, err := rt.InstantiateModule(ctx, c.cm, inst.io.config())
+	if err != nil {
+		return nil, 0, &takeError{"instantiate", inst.io.st, err}
+	}
+	inst.mod = mod
+	if m.hasInitialize {
+		if _, err := mod.ExportedFunction(abi.ExportInitialize).Call(ctx); err != nil {
+			_ = mod.Close(context.WithoutCancel(ctx))
+			return nil, 0, &takeError{abi.ExportInitialize, inst.io.st, err}
+		}
+	}
+	c.mu.Lock()
+	poolable, names := c.poolable, c.globals
+	c.mu.Unlock()
+	for _, name := range names {
+		if !poolable {
+			break
+		}
+		g, ok := mod.ExportedGlobal(name).(api.MutableGlobal)
+		if !ok {
+			// Not what exportGlobals wrote: this instance is used once, and so is every other.
+			poolable = false
+			c.mu.Lock()
+			c.poolable = false
+			c.mu.Unlock()
+		}
+		inst.globals = append(inst.globals, g)
+	}
+	inst.poolable = poolable
+	if poolable {
+		c.mu.Lock()
+		if c.snap == nil {
+			c.snap = inst.capture()
+		}
+		snap := c.snap
+		c.mu.Unlock()
+		// Initialisation is deterministic here (fixed clock and seed), but the instance is put
+		// into the snapshot's state anyway, so no activation can tell a new one from a reused.
+		inst.restore(snap)
+	}
+	inst.io.st = st
+	return inst, time.Since(began), nil
+}
+
+// takeError is a failure to make an instance: the stage, the state the guest wrote to, and
+// the error.
+type takeError struct {
+	stage string
+	st    *state
+	err   error
+}
+
+// release puts the instance back to the snapshot and keeps it, or closes it.
+func (c *compiledModule) release(ctx context.Context, inst *instance) {
+	inst.io.st = nil
+	c.mu.Lock()
+	snap, room := c.snap, len(c.idle) < c.maxIdle
+	c.mu.Unlock()
+	mem := inst.mod.Memory()
+	if snap == nil || !room || !inst.poolable || inst.mod.IsClosed() || mem == nil || mem.Size() != uint32(len(snap.memory)) {
+		_ = inst.mod.Close(ctx)
+		return
+	}
+	inst.restore(snap)
+	c.mu.Lock()
+	c.idle = append(c.idle, inst)
+	c.mu.Unlock()
+}
+
+func (inst *instance) capture() *snapshot {
+	s := &snapshot{}
+	if mem := inst.mod.Memory(); mem != nil {
+		b, _ := mem.Read(0, mem.Size())
+		s.memory = append([]byte(nil), b...)
+	}
+	for _, g := range inst.globals {
+		s.globals = append(s.globals, g.Get())
+	}
+	return s
+}
+
+func (inst *instance) restore(s *snapshot) {
+	if mem := inst.mod.Memory(); mem != nil {
+		mem.Write(0, s.memory)
+	}
+	for i, g := range inst.globals {
+		g.Set(s.globals[i])
+	}
+}
+
+// closeIdle closes every idle instance.
+func (c *compiledModule) closeIdle(ctx context.Context) {
+	c.mu.Lock()
+	idle := c.idle
+	c.idle = nil
+	c.mu.Unlock()
+	for _, inst := range idle {
+		_ = inst.mod.Close(ctx)
+	}
+}
+
+// initSeed seeds the random source of every guest initialisation.
+var initSeed = sha256.Sum256([]byte("wfhost-init"))
+
+// newInitState is the state a guest initialises in: the activation's logger and limits, no
+// handler (so no workflow verbs), a fixed clock and a fixed random stream.
+func newInitState(act *state) *state {
+	st := &state{limits: act.limits, logger: act.logger, done: act.done}
+	if st.logger == nil {
+		st.logger = slog.New(slog.DiscardHandler)
+	}
+	st.random = rand.NewChaCha8(initSeed)
+	st.stdout = newLineLogger(st, slog.LevelInfo, "stdout")
+	st.stderr = newLineLogger(st, slog.LevelWarn, "stderr")
+	return st
+}
