@@ -90,6 +90,11 @@ func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor
 
 // fenced runs a statement that returns a row only when the lease still holds.
 func (s *Store) fenced(ctx context.Context, what, query string, args ...any) error {
+	return s.commits.write(ctx, what, query, args...)
+}
+
+// fencedNow runs one fenced statement on its own.
+func (s *Store) fencedNow(ctx context.Context, what, query string, args ...any) error {
 	var id string
 	err := s.pool.QueryRow(ctx, query, args...).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {

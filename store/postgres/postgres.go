@@ -54,6 +54,8 @@ type Store struct {
 	// database (parallel tests) do not wake each other.
 	wakeChannel   string
 	cancelChannel string
+	// commits groups the fenced writes of concurrent activations (groupcommit.go).
+	commits *groupCommitter
 }
 
 var _ store.Store = (*Store)(nil)
@@ -96,13 +98,15 @@ func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store
 		pool.Close()
 		return nil, err
 	}
-	return &Store{
+	s := &Store{
 		pool:          pool,
 		schema:        cfg.Schema,
 		queries:       queries,
 		wakeChannel:   cfg.Schema + "_wake",
 		cancelChannel: cfg.Schema + "_cancel",
-	}, nil
+	}
+	s.commits = newGroupCommitter(s)
+	return s, nil
 }
 
 func loadQueries() (map[string]string, error) {
@@ -133,8 +137,11 @@ func (s *Store) q(name string) string {
 	return sql
 }
 
-// Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close stops the group committers, then closes the pool.
+func (s *Store) Close() {
+	s.commits.close()
+	s.pool.Close()
+}
 
 // Ping checks that Postgres answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }

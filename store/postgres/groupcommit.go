@@ -1,0 +1,146 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfhost/wfhost/store"
+)
+
+// Group commit. Every fenced write of an activation (a step commit, a suspension, a finish) is
+// one statement that returns the run's id when its lease epoch still holds. Concurrent
+// activations' writes that are ready together are sent as one batch: a batch is one implicit
+// transaction, so N step commits cost one round trip and one commit (one WAL flush) instead of
+// N, and each statement is still fenced on its own (a stale lease matches no row in its
+// statement and only its caller hears ErrLeaseLost).
+//
+// Writers queue their statements; a few committers each take whatever is queued (up to
+// maxGroup) and send it. With no contention a write goes out at once, alone, so an idle system
+// pays no latency for the batching; under load the queue fills while batches are in flight,
+// and that is when grouping pays.
+//
+// If any statement of a batch fails (not a fence miss: an error), Postgres rolls the whole
+// batch back, and each of its statements is retried alone so that one bad write cannot fail
+// its neighbours.
+
+const (
+	maxGroup   = 64
+	committers = 2
+	// groupTimeout bounds one batch; callers' own contexts bound their waiting.
+	groupTimeout = 30 * time.Second
+)
+
+type fencedWrite struct {
+	what  string
+	query string
+	args  []any
+	done  chan error // buffered: the committer never blocks on a caller that gave up
+}
+
+type groupCommitter struct {
+	s     *Store
+	queue chan *fencedWrite
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newGroupCommitter(s *Store) *groupCommitter {
+	g := &groupCommitter{s: s, queue: make(chan *fencedWrite, 1024), stop: make(chan struct{})}
+	g.wg.Add(committers)
+	for range committers {
+		go g.loop()
+	}
+	return g
+}
+
+func (g *groupCommitter) close() {
+	close(g.stop)
+	g.wg.Wait()
+}
+
+// write queues one fenced statement and waits for its outcome.
+func (g *groupCommitter) write(ctx context.Context, what, query string, args ...any) error {
+	w := &fencedWrite{what: what, query: query, args: args, done: make(chan error, 1)}
+	select {
+	case g.queue <- w:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	case <-g.stop:
+		return fmt.Errorf("%s: the store is closed", what)
+	}
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		// The write may still commit; the caller treats it like any interrupted write.
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+}
+
+func (g *groupCommitter) loop() {
+	defer g.wg.Done()
+	group := make([]*fencedWrite, 0, maxGroup)
+	for {
+		select {
+		case <-g.stop:
+			return
+		case w := <-g.queue:
+			group = append(group[:0], w)
+		}
+	fill:
+		for len(group) < maxGroup {
+			select {
+			case w := <-g.queue:
+				group = append(group, w)
+			default:
+				break fill
+			}
+		}
+		g.send(group)
+	}
+}
+
+// send commits a group as one batch, or each write alone if the batch failed.
+func (g *groupCommitter) send(group []*fencedWrite) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	defer cancel()
+	if len(group) == 1 {
+		group[0].done <- g.s.fencedNow(ctx, group[0].what, group[0].query, group[0].args...)
+		return
+	}
+	b := &pgx.Batch{}
+	for _, w := range group {
+		b.Queue(w.query, w.args...)
+	}
+	results := make([]error, len(group))
+	failed := false
+	br := g.s.pool.SendBatch(ctx, b)
+	for i, w := range group {
+		var id string
+		err := br.QueryRow().Scan(&id)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			results[i] = fmt.Errorf("%s: %w", w.what, store.ErrLeaseLost)
+		case err != nil:
+			failed = true
+		}
+	}
+	if err := br.Close(); err != nil {
+		failed = true
+	}
+	if failed {
+		// The batch's transaction rolled back as a whole: retry each write alone.
+		for _, w := range group {
+			w.done <- g.s.fencedNow(ctx, w.what, w.query, w.args...)
+		}
+		return
+	}
+	for i, w := range group {
+		w.done <- results[i]
+	}
+}
