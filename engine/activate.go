@@ -29,11 +29,11 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 	mod, err := e.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
-			e.finish(wctx, log, c.Run, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
+			e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
 			return
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			e.finish(wctx, log, c.Run, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "the run's module is gone: " + err.Error()})
+			e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "the run's module is gone: " + err.Error()})
 			return
 		}
 		log.Error("load module; trying the run again later", "err", err, "in", retryAfterFault)
@@ -80,17 +80,17 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 		outcome = "finished"
 		if p.cursor < len(p.journal) {
 			next := p.journal[p.cursor]
-			e.finish(wctx, log, p.run, p.lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{
+			e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusNondeterministic, nil, &abi.ErrorInfo{
 				Code:    abi.CodeNondeterministic,
 				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", p.cursor, len(p.journal), next.Kind, next.Key),
 			})
 			return
 		}
 		if res.Error != nil {
-			e.finish(wctx, log, p.run, p.lease, store.StatusFailed, nil, res.Error)
+			e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, res.Error)
 			return
 		}
-		e.finish(wctx, log, p.run, p.lease, store.StatusCompleted, res.Output, nil)
+		e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusCompleted, res.Output, nil)
 	case errors.As(err, &susp):
 		outcome = "suspended"
 		if !susp.wakeAt.IsZero() {
@@ -109,14 +109,17 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 			log.Info("activation stopped: lease lost")
 		default:
 			log.Info("activation interrupted; releasing the run", "cause", cause)
+			if err := p.flush(wctx); err != nil {
+				log.Warn("commit the last finished step before releasing the run", "err", err)
+			}
 			e.release(wctx, log, p.lease)
 		}
 	case errors.As(err, &failure):
 		outcome = "failed"
-		e.finish(wctx, log, p.run, p.lease, failure.status, nil, &failure.info)
+		e.finish(wctx, log, p.run, p.lease, p.pending, failure.status, nil, &failure.info)
 	case errors.As(err, &guest):
 		outcome = "guest_fault"
-		e.finish(wctx, log, p.run, p.lease, store.StatusFailed, nil, &guest.Info)
+		e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &guest.Info)
 	default:
 		// A store error in a host call (Postgres restarting, a dropped connection): nothing of
 		// the pass after the last commit happened, so the run is simply tried again.
@@ -125,8 +128,14 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 	}
 }
 
-func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, status store.RunStatus, output []byte, info *abi.ErrorInfo) {
-	err := e.cfg.Store.Finish(ctx, l, status, output, info)
+// finish records the run's end, with its held-back last step when there is one.
+func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, last *store.Step, status store.RunStatus, output []byte, info *abi.ErrorInfo) {
+	var err error
+	if last != nil {
+		err = e.cfg.Store.CommitAndFinish(ctx, l, *last, status, output, info)
+	} else {
+		err = e.cfg.Store.Finish(ctx, l, status, output, info)
+	}
 	switch {
 	case errors.Is(err, store.ErrLeaseLost):
 		log.Info("run finished elsewhere or cancelled; result dropped", "status", status)
@@ -134,6 +143,11 @@ func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l 
 		// The lease expires and another activation replays the run to the same end.
 		log.Error("record run result", "status", status, "err", err)
 	default:
+		ended := run
+		at := time.Now()
+		ended.Status, ended.Output, ended.Error, ended.CompletedAt, ended.UpdatedAt = status, output, info, &at, at
+		ended.AvailableAt = nil
+		e.waiters.notify(run.ID, &ended)
 		e.metrics.runEnded(run, status)
 		if info != nil {
 			log.Info("run ended", "status", status, "code", info.Code, "error", info.Message)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wfhost/wfhost/store"
@@ -27,6 +28,8 @@ type Engine struct {
 	modules *moduleCache
 	metrics *metrics
 	limits  limitsCache
+	waiters waiters     // callers of AwaitRun
+	starved atomic.Bool // the claimer stopped because every slot was taken
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
 	slots  chan struct{} // one token per running activation
@@ -160,11 +163,15 @@ func (e *Engine) draining() bool {
 }
 
 // claimLoop claims as many runs as there are free slots whenever something may be runnable:
-// after a notice, a local timer, a finished activation, or the safety poll.
+// after a notice, a local timer, a finished activation that found the slots full, or the
+// safety poll. Only the poll asks the store when the next timer is due: timers this host sets
+// wake it by themselves (wakeAt), and a notice announces new work, so the question is needed
+// only for timers another host set and can no longer serve, and costs a query otherwise.
 func (e *Engine) claimLoop(ctx context.Context) {
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
+		polled := false
 		select {
 		case <-ctx.Done():
 			return
@@ -172,31 +179,39 @@ func (e *Engine) claimLoop(ctx context.Context) {
 			return
 		case <-e.wakeCh:
 		case <-poll.C:
+			polled = true
 		}
-		next := e.claimAvailable(ctx)
+		next := e.claimAvailable(ctx, polled)
+		if !polled {
+			// Keep the poll's own schedule: a wake-up neither resets nor advances it.
+			if !next.IsZero() {
+				e.wakeAt(next)
+			}
+			continue
+		}
 		wait := e.cfg.PollInterval
 		if !next.IsZero() {
 			if d := time.Until(next); d < wait {
 				wait = max(d, time.Millisecond)
 			}
 		}
-		if !poll.Stop() {
-			select {
-			case <-poll.C:
-			default:
-			}
-		}
 		poll.Reset(wait)
 	}
 }
 
-// claimAvailable claims until there is no more runnable work or no free slot. It returns the
-// next time work becomes claimable, when it knows it (zero otherwise).
-func (e *Engine) claimAvailable(ctx context.Context) time.Time {
+// claimAvailable claims until there is no more runnable work or no free slot. With
+// askNext it returns the next time work becomes claimable, when it knows it (zero otherwise).
+func (e *Engine) claimAvailable(ctx context.Context, askNext bool) time.Time {
 	for !e.draining() && ctx.Err() == nil {
 		free := cap(e.slots) - len(e.slots)
 		if free == 0 {
-			return time.Time{} // a finishing activation wakes the loop
+			// A finishing activation wakes the loop. Set the flag, then look again, so a slot
+			// freed in between is either seen here or announced by its activation.
+			e.starved.Store(true)
+			if cap(e.slots)-len(e.slots) == 0 {
+				return time.Time{}
+			}
+			continue
 		}
 		claims, err := e.cfg.Store.ClaimRuns(ctx, store.ClaimParams{
 			Owner: e.cfg.Owner, Limit: free, LeaseFor: e.cfg.LeaseFor, TenantConcurrency: e.cfg.TenantDefaults.Concurrency,
@@ -211,6 +226,9 @@ func (e *Engine) claimAvailable(ctx context.Context) time.Time {
 			e.launch(ctx, c)
 		}
 		if len(claims) < free {
+			if !askNext {
+				return time.Time{}
+			}
 			at, ok, err := e.cfg.Store.NextWakeup(ctx)
 			if err != nil || !ok {
 				return time.Time{}
@@ -236,7 +254,11 @@ func (e *Engine) launch(ctx context.Context, c store.Claim) {
 			e.mu.Unlock()
 			cancel(nil)
 			<-e.slots
-			e.wake()
+			// A free slot matters only if the claimer stopped for want of one; otherwise
+			// every claim would be followed by a useless one when its run ends.
+			if e.starved.CompareAndSwap(true, false) {
+				e.wake()
+			}
 		}()
 		e.activate(actx, c)
 	}()

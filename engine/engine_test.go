@@ -353,3 +353,27 @@ func TestRunsStayOnTheirVersionWhileNewRunsTakeTheLatest(t *testing.T) {
 		t.Fatalf("starting version 1 explicitly: %+v %v", pinned, err)
 	}
 }
+
+func TestAwaitRunReturnsTheEnd(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	ok := h.start("steps", map[string]any{"n": 3})
+	r, err := h.engine.AwaitRun(ctx, store.DefaultTenant, ok.ID)
+	if err != nil || r.Status != store.StatusCompleted || string(r.Output) != `{"sum":3}` {
+		t.Fatalf("await: %s %s %v", r.Status, r.Output, err)
+	}
+	// The run as recorded matches what the waiter was handed, last step included.
+	if got := h.await(ok.ID, settle); got.Status != r.Status || decode[map[string]int](t, got.Output)["sum"] != 3 {
+		t.Fatalf("stored run %s %s", got.Status, got.Output)
+	}
+	wantKeys(t, h.keys(ok.ID), "s", "s#1", "s#2")
+	waiting := h.start("onboarding", map[string]any{"email": "aw@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
+	h.awaitStep(waiting.ID, "await-verify", store.StepWaiting, settle)
+	go func() { _, _ = h.engine.CancelRun(context.Background(), store.DefaultTenant, waiting.ID) }()
+	if r, err := h.engine.AwaitRun(ctx, store.DefaultTenant, waiting.ID); err != nil || r.Status != store.StatusCancelled {
+		t.Fatalf("await a cancelled run: %s %v", r.Status, err)
+	}
+}

@@ -48,6 +48,11 @@ type pass struct {
 	retry   abi.RetryPolicy // the workflow's default step policy
 	// maxSteps is the tenant's bound on the journal's length.
 	maxSteps int
+	// pending is a finished step whose commit is held back until the guest's next durable
+	// call: when that call is the run's end, the step and the end commit together
+	// (store.CommitAndFinish). Nothing the guest does in between is observable outside it, so
+	// the only difference a crash can make is the one at-least-once steps already allow.
+	pending *store.Step
 
 	cursor int            // index of the next journal entry the guest must reach
 	seen   map[string]int // name -> times reached in this pass, for key suffixes
@@ -133,7 +138,20 @@ func (p *pass) suspend(ctx context.Context, reason string, s *store.Step, wakeAt
 	return out
 }
 
+// flush commits the held-back step, before the guest's next durable call.
+func (p *pass) flush(ctx context.Context) error {
+	if p.pending == nil {
+		return nil
+	}
+	row := *p.pending
+	p.pending = nil
+	return p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor)
+}
+
 func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (host.Reply, error) {
+	if err := p.flush(ctx); err != nil {
+		return host.Reply{}, err
+	}
 	key, seq, s, err := p.next(name, store.KindRun)
 	if err != nil {
 		return host.Reply{}, err
@@ -182,9 +200,7 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 	}
 	if outcome == abi.OutcomeOK {
 		row.Status, row.Output, row.CompletedAt = store.StepCompleted, json.RawMessage(data), &done
-		if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
-			return host.Reply{}, err
-		}
+		p.pending = &row
 		p.e.metrics.stepDone(p.run.Workflow, st.key, time.Since(st.startedAt))
 		p.advance(&done)
 		return host.Reply{Status: abi.StatusOK}, nil
@@ -198,9 +214,7 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 		return host.Reply{}, p.suspend(ctx, fmt.Sprintf("step %q attempt %d failed", st.key, st.attempt), &row, &wake)
 	}
 	row.Status, row.CompletedAt = store.StepFailed, &done
-	if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
-		return host.Reply{}, err
-	}
+	p.pending = &row
 	p.e.metrics.stepDone(p.run.Workflow, st.key, time.Since(st.startedAt))
 	p.advance(&done)
 	return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(&info)}, nil
@@ -217,6 +231,9 @@ func (p *pass) SleepUntil(ctx context.Context, name string, until time.Time) (ho
 // sleep journals the wake-up time the first time the step is reached (until computes it from
 // the current time) and suspends until it has passed.
 func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) time.Time) (host.Reply, error) {
+	if err := p.flush(ctx); err != nil {
+		return host.Reply{}, err
+	}
 	key, seq, s, err := p.next(name, store.KindSleep)
 	if err != nil {
 		return host.Reply{}, err
@@ -257,6 +274,9 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 }
 
 func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions) (host.Reply, error) {
+	if err := p.flush(ctx); err != nil {
+		return host.Reply{}, err
+	}
 	key, seq, s, err := p.next(name, store.KindWait)
 	if err != nil {
 		return host.Reply{}, err

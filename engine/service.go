@@ -146,6 +146,7 @@ func (e *Engine) CancelRun(ctx context.Context, tenantID, runID string) (store.R
 	}
 	// The notice reaches every host; this one need not wait for it.
 	e.cancelLocal(runID)
+	e.waiters.notify(runID, nil)
 	return run, nil
 }
 

@@ -364,6 +364,10 @@ type Store interface {
 	// Finish makes the run completed (output), failed or nondeterministic (errInfo), and releases
 	// the lease. Fenced.
 	Finish(ctx context.Context, l Lease, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
+	// CommitAndFinish writes step s as CommitStep does and finishes the run as Finish does, in
+	// one transaction: the engine holds back a step's commit until the guest's next durable
+	// call, and when that call is the run's end the two go together. Fenced.
+	CommitAndFinish(ctx context.Context, l Lease, s Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
 	// Release hands the lease back, the run available now, changing nothing else. Fenced.
 	Release(ctx context.Context, l Lease) error
 

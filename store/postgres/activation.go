@@ -13,7 +13,8 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// ClaimRuns leases runnable runs and loads their journals: two round trips for any number.
+// ClaimRuns leases runnable runs and loads their journals: two round trips for any number, one
+// when every claimed run is on its first activation (it cannot have a journal yet).
 func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
 	if p.Limit < 1 {
 		return nil, nil
@@ -33,11 +34,16 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Cla
 		}
 		return nil, err
 	}
-	ids := make([]string, len(claims))
+	ids := make([]string, 0, len(claims))
 	byID := make(map[string]int, len(claims))
 	for i, c := range claims {
-		ids[i] = c.Run.ID
-		byID[c.Run.ID] = i
+		if c.Run.Activations > 1 {
+			ids = append(ids, c.Run.ID)
+			byID[c.Run.ID] = i
+		}
+	}
+	if len(ids) == 0 {
+		return claims, nil
 	}
 	srows, err := s.pool.Query(ctx, s.q("load_journals"), ids)
 	if err != nil {
@@ -127,6 +133,15 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
 	return s.fenced(ctx, "finish run", s.q("finish"), l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info))
+}
+
+// CommitAndFinish journals the run's last step and records its end: one statement.
+func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	if status != store.StatusNondeterministic && !status.Terminal() {
+		return fmt.Errorf("finish run: status %q is not an end", status)
+	}
+	args := append([]any{l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info)}, stepArgs(st)...)
+	return s.fenced(ctx, "commit "+st.Key+" and finish run", s.q("finish_step"), args...)
 }
 
 // Release hands the run back, runnable now.

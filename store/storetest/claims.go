@@ -23,6 +23,7 @@ var claimTests = []test{
 	{"CommitStepUpdatesInPlace", testCommitStepUpdatesInPlace},
 	{"SuspendAndNextWakeup", testSuspendAndNextWakeup},
 	{"Finish", testFinish},
+	{"CommitAndFinish", testCommitAndFinish},
 }
 
 func testClaimAndRelease(t *testing.T, f *fixture) {
@@ -318,4 +319,37 @@ func testClaimIsFairAcrossTenants(t *testing.T, f *fixture) {
 	ok(t, err)
 	check(t, slices.Contains(claimIDs(claims), fresh.ID), "another tenant's backlog delayed a new run: claimed %v", claimIDs(claims))
 	check(t, len(claims) >= 1 && len(claims) <= 2, "claimed %d runs with limit 2", len(claims))
+}
+
+func testCommitAndFinish(t *testing.T, f *fixture) {
+	r := f.run()
+	c := f.claim(r.ID, longLease)
+	first := store.Step{RunID: r.ID, Seq: 0, Key: "a", Kind: store.KindRun, Status: store.StepCompleted,
+		Output: json.RawMessage(`1`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}
+	ok(t, f.s.CommitStep(f.ctx, c.Lease, first, longLease))
+	last := first
+	last.Seq, last.Key, last.Output = 1, "b", json.RawMessage(`{"v":2}`)
+	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, last, store.StatusCompleted, json.RawMessage(`{"sum":3}`), nil))
+	got := f.getRun(r.ID)
+	equal(t, "status", got.Status, store.StatusCompleted)
+	equalJSON(t, "output", got.Output, `{"sum":3}`)
+	steps := f.steps(r.ID)
+	equal(t, "steps", len(steps), 2)
+	equalStep(t, steps[1], last)
+
+	// Stale: neither the step nor the end is written.
+	wantErr(t, f.s.CommitAndFinish(f.ctx, c.Lease, store.Step{RunID: r.ID, Seq: 2, Key: "c", Kind: store.KindRun,
+		Status: store.StepCompleted, Output: json.RawMessage(`0`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())},
+		store.StatusFailed, nil, &abi.ErrorInfo{Message: "late"}), store.ErrLeaseLost)
+	equal(t, "steps after a stale call", len(f.steps(r.ID)), 2)
+	equal(t, "status after a stale call", f.getRun(r.ID).Status, store.StatusCompleted)
+
+	// A failing last step and a failed run.
+	bad := f.run()
+	c = f.claim(bad.ID, longLease)
+	failedStep := store.Step{RunID: bad.ID, Seq: 0, Key: "pay", Kind: store.KindRun, Status: store.StepFailed,
+		Error: &abi.ErrorInfo{Code: "declined", Message: "no"}, Attempt: 3, StartedAt: now(), CompletedAt: ptr(now())}
+	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, failedStep, store.StatusFailed, nil, &abi.ErrorInfo{Code: "declined", Message: "no"}))
+	equal(t, "failed run", f.getRun(bad.ID).Status, store.StatusFailed)
+	equalStep(t, f.steps(bad.ID)[0], failedStep)
 }

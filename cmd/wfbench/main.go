@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/postgres"
+)
+
+// fixtures are the committed example modules by guest language; each has the `steps`
+// workflow ({"n": N} runs N trivial steps).
+var fixtures = map[string]string{
+	"go":             "examples.wasm",
+	"rust":           "examples_rust.wasm",
+	"assemblyscript": "examples_as.wasm",
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "wfbench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	mode, lang, db, testdata string
+	steps, n, c, pool        int
+	idle                     time.Duration
+}
+
+func run() error {
+	var o options
+	flag.StringVar(&o.mode, "mode", "direct", "direct, drain, latency or idle")
+	flag.StringVar(&o.lang, "lang", "go", "guest language of the fixture: go, rust or assemblyscript")
+	flag.IntVar(&o.steps, "steps", 10, "steps per workflow")
+	flag.IntVar(&o.n, "n", 1000, "workflows")
+	flag.IntVar(&o.c, "c", 32, "concurrency: activations at once, and callers in direct mode")
+	flag.IntVar(&o.pool, "pool", 20, "Postgres connections")
+	flag.StringVar(&o.db, "db", "bench_wfhost", "Postgres database (created if missing)")
+	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")
+	flag.DurationVar(&o.idle, "idle", 10*time.Second, "idle mode: how long to watch")
+	flag.Parse()
+	fixture, ok := fixtures[o.lang]
+	if !ok {
+		return fmt.Errorf("-lang %q: want go, rust or assemblyscript", o.lang)
+	}
+	wasm, err := os.ReadFile(filepath.Join(o.testdata, fixture))
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := ensureDatabase(ctx, o.db); err != nil {
+		return err
+	}
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:5432/%s?sslmode=disable", o.db)
+	if err := resetSchema(ctx, url, "wfbench"); err != nil {
+		return err
+	}
+	st, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: "wfbench", MaxConns: o.pool})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
+		return err
+	}
+	cacheDir := filepath.Join(os.TempDir(), "wfbench-compile-cache")
+	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: cacheDir, MaxIdleInstances: o.c})
+	if err != nil {
+		return err
+	}
+	defer rt.Close(ctx)
+	eng, err := engine.New(engine.Config{
+		Store: st, Runtime: rt, Concurrency: o.c, PollInterval: 10 * time.Second,
+		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		TenantDefaults: store.Limits{Concurrency: 1 << 20},
+	})
+	if err != nil {
+		return err
+	}
+	if err := eng.Start(ctx); err != nil {
+		return err
+	}
+	defer eng.Stop()
+	if _, err := eng.Deploy(ctx, store.DefaultTenant, wasm, false); err != nil {
+		return err
+	}
+	b := &bench{eng: eng, input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, o.steps))}
+	for range 20 { // warm-up: compiled code, idle instances, prepared statements
+		if _, err := b.one(ctx); err != nil {
+			return err
+		}
+	}
+
+	pg0, xact0, err := pgCounters(ctx, url, o.db)
+	if err != nil {
+		return err
+	}
+	cpu0 := selfCPU()
+	began := time.Now()
+	var lats []time.Duration
+	switch o.mode {
+	case "direct":
+		lats, err = b.direct(ctx, o.n, o.c)
+	case "drain":
+		err = b.drain(ctx, o.n)
+	case "latency":
+		lats, err = b.latency(ctx, o.n)
+	case "idle":
+		o.n, o.steps = 0, 0
+		time.Sleep(o.idle)
+	default:
+		return fmt.Errorf("-mode %q: want direct, drain, latency or idle", o.mode)
+	}
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(began)
+	cpu1 := selfCPU()
+	pg1, xact1, err := pgCounters(ctx, url, o.db)
+	if err != nil {
+		return err
+	}
+	pgSec := pgCPUDelta(pg0, pg1)
+	xacts := float64(xact1-xact0) - 1 // the counter query's own transaction
+	out := fmt.Sprintf("RESULT peer=wfhost lang=%s mode=%s steps=%d n=%d c=%d elapsed=%.3fs wf_per_s=%.1f steps_per_s=%.1f harness_cpu=%.2fs pg_cpu=%.2fs",
+		o.lang, o.mode, o.steps, o.n, o.c, elapsed.Seconds(), float64(o.n)/elapsed.Seconds(),
+		float64(o.n*o.steps)/elapsed.Seconds(), cpu1-cpu0, pgSec)
+	if o.n > 0 {
+		out += fmt.Sprintf(" pg_ms_per_step=%.3f xact_per_wf=%.2f", pgSec*1000/float64(max(o.n*o.steps, 1)), xacts/float64(o.n))
+	} else {
+		out += fmt.Sprintf(" idle_xact_per_s=%.2f", xacts/elapsed.Seconds())
+	}
+	if len(lats) > 0 {
+		slices.Sort(lats)
+		out += fmt.Sprintf(" p50_ms=%.3f p95_ms=%.3f p99_ms=%.3f", ms(pct(lats, .5)), ms(pct(lats, .95)), ms(pct(lats, .99)))
+	}
+	fmt.Println(out)
+	return nil
+}
+
+type bench struct {
+	eng   *engine.Engine
+	input json.RawMessage
+}
+
+// one starts a run and waits for its result.
+func (b *bench) one(ctx context.Context) (time.Duration, error) {
+	began := time.Now()
+	run, _, err := b.eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: b.input})
+	if err != nil {
+		return 0, err
+	}
+	done, err := b.eng.AwaitRun(ctx, store.DefaultTenant, run.ID)
+	if err != nil {
+		return 0, err
+	}
+	if done.Status != store.StatusCompleted {
+		return 0, fmt.Errorf("run %s ended %s: %+v", run.ID, done.Status, done.Error)
+	}
+	return time.Since(began), nil
+}
+
+func (b *bench) direct(ctx context.Context, n, c int) ([]time.Duration, error) {
+	jobs := make(chan struct{}, n)
+	for range n {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	var (
+		mu   sync.Mutex
+		lats []time.Duration
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for range c {
+		wg.Go(func() {
+			for range jobs {
+				d, err := b.one(ctx)
+				mu.Lock()
+				lats, errs = append(lats, d), append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return lats, errors.Join(errs...)
+}
+
+func (b *bench) drain(ctx context.Context, n int) error {
+	ids := make([]string, n)
+	for i := range ids {
+		run, _, err := b.eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: b.input})
+		if err != nil {
+			return err
+		}
+		ids[i] = run.ID
+	}
+	for _, id := range ids {
+		done, err := b.eng.AwaitRun(ctx, store.DefaultTenant, id)
+		if err != nil {
+			return err
+		}
+		if done.Status != store.StatusCompleted {
+			return fmt.Errorf("run %s ended %s", id, done.Status)
+		}
+	}
+	return nil
+}
+
+func (b *bench) latency(ctx context.Context, n int) ([]time.Duration, error) {
+	lats := make([]time.Duration, 0, n)
+	for range n {
+		d, err := b.one(ctx)
+		if err != nil {
+			return nil, err
+		}
+		lats = append(lats, d)
+	}
+	return lats, nil
+}
+
+func pct(sorted []time.Duration, p float64) time.Duration {
+	return sorted[int(float64(len(sorted)-1)*p)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func ensureDatabase(ctx context.Context, db string) error {
+	conn, err := pgx.Connect(ctx, "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", db).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize())
+	return err
+}
+
+func resetSchema(ctx context.Context, url, schema string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	return err
+}
+
+// pgCounters reads the CPU seconds of the database's backends (and the WAL writer) from /proc,
+// and the database's committed transaction count.
+func pgCounters(ctx context.Context, url, db string) (map[int]float64, int64, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer conn.Close(ctx)
+	// The statistics a backend reports reach pg_stat_database when it goes idle; asking for a
+	// fresh snapshot keeps this read from seeing an older one.
+	if _, err := conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
+		return nil, 0, err
+	}
+	var xact int64
+	if err := conn.QueryRow(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = $1", db).Scan(&xact); err != nil {
+		return nil, 0, err
+	}
+	return postgresCPU(db), xact, nil
+}
+
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}

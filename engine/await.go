@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/wfhost/wfhost/store"
+)
+
+// awaitPoll is how often AwaitRun reads a run it has heard nothing about: runs that end on
+// another host, or are cancelled, send no local notice.
+const awaitPoll = time.Second
+
+// waiters are the callers of AwaitRun, by run id. A run that ends on this host wakes its
+// waiters at once.
+type waiters struct {
+	mu sync.Mutex
+	by map[string][]chan *store.Run
+}
+
+func (w *waiters) add(runID string) chan *store.Run {
+	ch := make(chan *store.Run, 1)
+	w.mu.Lock()
+	if w.by == nil {
+		w.by = make(map[string][]chan *store.Run)
+	}
+	w.by[runID] = append(w.by[runID], ch)
+	w.mu.Unlock()
+	return ch
+}
+
+func (w *waiters) remove(runID string, ch chan *store.Run) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	list := w.by[runID]
+	for i, c := range list {
+		if c == ch {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(w.by, runID)
+	} else {
+		w.by[runID] = list
+	}
+}
+
+// notify wakes the run's waiters; with ended, the run as this host just recorded its end,
+// which they return without reading it back.
+func (w *waiters) notify(runID string, ended *store.Run) {
+	w.mu.Lock()
+	list := w.by[runID]
+	w.mu.Unlock()
+	for _, ch := range list {
+		select {
+		case ch <- ended:
+		default:
+		}
+	}
+}
+
+// AwaitRun waits until the run is terminal or nondeterministic (or ctx ends) and returns it.
+// A run finished by this host is reported at once; otherwise the run is read every second.
+func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	ch := e.waiters.add(runID)
+	defer e.waiters.remove(runID, ch)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return store.Run{}, ctx.Err()
+		case ended := <-ch:
+			if ended != nil {
+				return *ended, nil
+			}
+		case <-t.C:
+		}
+		run, err := e.cfg.Store.GetRun(ctx, tenantID, runID)
+		if err != nil {
+			return store.Run{}, err
+		}
+		if run.Status.Terminal() || run.Status == store.StatusNondeterministic {
+			return run, nil
+		}
+		t.Reset(awaitPoll)
+	}
+}

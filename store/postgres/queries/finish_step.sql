@@ -1,0 +1,20 @@
+-- The run's last step and its end, in one statement: a run whose final step is followed only
+-- by its result (the usual end) commits once instead of twice.
+-- $1 run, $2 epoch, $3 status, $4 output, $5 error, $6.. the step (stepArgs).
+WITH fence AS (
+    UPDATE runs
+    SET status = $3, output = $4, error = $5,
+        completed_at = CASE WHEN $3 IN ('completed', 'failed', 'cancelled') THEN now() END,
+        expires_at = CASE WHEN $3 IN ('completed', 'failed', 'cancelled') THEN now() + retention_days * interval '1 day' END,
+        updated_at = now(), available_at = NULL, lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
+    RETURNING id, tenant_id
+), step AS (
+    INSERT INTO steps (run_id, tenant_id, seq, key, kind, status, output, error, attempt, wake_at, event, match, event_id, started_at, completed_at)
+    SELECT fence.id, fence.tenant_id, $6, $7, $8, $9, $10, $11, $12, $13, nullif($14, ''), $15, $16, $17, $18 FROM fence
+    ON CONFLICT (run_id, key) DO UPDATE
+    SET status = EXCLUDED.status, output = EXCLUDED.output, error = EXCLUDED.error,
+        attempt = EXCLUDED.attempt, wake_at = EXCLUDED.wake_at, event_id = EXCLUDED.event_id,
+        completed_at = EXCLUDED.completed_at
+)
+SELECT id FROM fence
