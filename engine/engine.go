@@ -275,7 +275,9 @@ func (e *Engine) listenLoop(ctx context.Context) {
 			case n := <-notices:
 				switch n.Kind {
 				case store.NoticeWake:
-					e.wake()
+					if !n.Self {
+						e.wake()
+					}
 				case store.NoticeCancel:
 					e.cancelLocal(n.RunID)
 				}

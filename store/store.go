@@ -275,6 +275,10 @@ type BroadcastResult struct {
 type Notice struct {
 	Kind  NoticeKind
 	RunID string // cancel notices
+	// Self marks a wake notice caused by a write through this same Store value. Its caller
+	// (the engine) wakes itself after its own writes, so it may skip these; other hosts'
+	// notices are never Self.
+	Self bool
 }
 
 // NoticeKind distinguishes notices.

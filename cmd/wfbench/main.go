@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,7 +72,8 @@ func run() error {
 	if err := resetSchema(ctx, url, "wfbench"); err != nil {
 		return err
 	}
-	st, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: "wfbench", MaxConns: o.pool})
+	tx := &txCounter{}
+	st, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: "wfbench", MaxConns: o.pool, Tracer: tx})
 	if err != nil {
 		return err
 	}
@@ -110,10 +112,8 @@ func run() error {
 		}
 	}
 
-	pg0, xact0, err := pgCounters(ctx, url, o.db)
-	if err != nil {
-		return err
-	}
+	xact0 := tx.n.Load()
+	pg0 := postgresCPU(o.db)
 	cpu0 := selfCPU()
 	began := time.Now()
 	var lats []time.Duration
@@ -135,12 +135,8 @@ func run() error {
 	}
 	elapsed := time.Since(began)
 	cpu1 := selfCPU()
-	pg1, xact1, err := pgCounters(ctx, url, o.db)
-	if err != nil {
-		return err
-	}
-	pgSec := pgCPUDelta(pg0, pg1)
-	xacts := float64(xact1-xact0) - 1 // the counter query's own transaction
+	pgSec := pgCPUDelta(pg0, postgresCPU(o.db))
+	xacts := float64(tx.n.Load() - xact0)
 	out := fmt.Sprintf("RESULT peer=wfhost lang=%s mode=%s steps=%d n=%d c=%d elapsed=%.3fs wf_per_s=%.1f steps_per_s=%.1f harness_cpu=%.2fs pg_cpu=%.2fs",
 		o.lang, o.mode, o.steps, o.n, o.c, elapsed.Seconds(), float64(o.n)/elapsed.Seconds(),
 		float64(o.n*o.steps)/elapsed.Seconds(), cpu1-cpu0, pgSec)
@@ -271,25 +267,27 @@ func resetSchema(ctx context.Context, url, schema string) error {
 	return err
 }
 
-// pgCounters reads the CPU seconds of the database's backends (and the WAL writer) from /proc,
-// and the database's committed transaction count.
-func pgCounters(ctx context.Context, url, db string) (map[int]float64, int64, error) {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer conn.Close(ctx)
-	// The statistics a backend reports reach pg_stat_database when it goes idle; asking for a
-	// fresh snapshot keeps this read from seeing an older one.
-	if _, err := conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
-		return nil, 0, err
-	}
-	var xact int64
-	if err := conn.QueryRow(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = $1", db).Scan(&xact); err != nil {
-		return nil, 0, err
-	}
-	return postgresCPU(db), xact, nil
+// txCounter counts the engine's transactions as the client sends them: each statement sent
+// alone is one (autocommit), and so is each batch (an implicit transaction). The hot path has
+// no explicit transactions. pg_stat_database would count them too, but backends report to it
+// up to 10 s late.
+type txCounter struct{ n atomic.Int64 }
+
+func (c *txCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
 }
+
+func (c *txCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *txCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *txCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (c *txCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 func selfCPU() float64 {
 	var ru syscall.Rusage

@@ -40,7 +40,7 @@ func (s *Store) Listen(ctx context.Context, notices chan<- store.Notice) error {
 			}
 			return fmt.Errorf("listen: %w", err)
 		}
-		notice := store.Notice{Kind: store.NoticeWake}
+		notice := store.Notice{Kind: store.NoticeWake, Self: n.Payload == s.appName}
 		if n.Channel == s.cancelChannel {
 			notice = store.Notice{Kind: store.NoticeCancel, RunID: n.Payload}
 		}

@@ -59,7 +59,7 @@ func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store
 			out = append(out, stored)
 		}
 		if moved > 0 {
-			_, err := tx.Exec(ctx, s.q("notify"), s.wakeChannel, "")
+			_, err := tx.Exec(ctx, s.q("notify"), s.wakeChannel, s.appName)
 			return err
 		}
 		return nil

@@ -3,7 +3,9 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,6 +30,8 @@ type Config struct {
 	Schema string
 	// MaxConns caps the pool; default 20.
 	MaxConns int
+	// Tracer, when set, sees every query and batch (benchmarks count transactions with it).
+	Tracer pgx.QueryTracer
 }
 
 // validate reports a config no store can be opened with. An empty URL is refused rather than
@@ -54,6 +58,8 @@ type Store struct {
 	// database (parallel tests) do not wake each other.
 	wakeChannel   string
 	cancelChannel string
+	// appName is this store's connections' application_name: the payload of its wake notices.
+	appName string
 	// commits groups the fenced writes of concurrent activations (groupcommit.go).
 	commits *groupCommitter
 }
@@ -82,10 +88,19 @@ func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	pcfg.MaxConns = int32(cfg.MaxConns)
+	if cfg.Tracer != nil {
+		pcfg.ConnConfig.Tracer = cfg.Tracer
+	}
 	pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
 	// Every query here is a short, indexed OLTP statement; JIT compiling one whose estimate
 	// crosses jit_above_cost (a plan branch that never runs is enough) costs 100+ ms.
 	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
+	// Wake notices carry the sender's application_name, so a host can tell the notices its own
+	// writes caused (it has already woken itself) from other hosts'.
+	var origin [6]byte
+	_, _ = rand.Read(origin[:])
+	appName := "wfhost/" + hex.EncodeToString(origin[:])
+	pcfg.ConnConfig.RuntimeParams["application_name"] = appName
 	if adjust != nil {
 		adjust(pcfg)
 	}
@@ -104,6 +119,7 @@ func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store
 		queries:       queries,
 		wakeChannel:   cfg.Schema + "_wake",
 		cancelChannel: cfg.Schema + "_cancel",
+		appName:       appName,
 	}
 	s.commits = newGroupCommitter(s)
 	return s, nil

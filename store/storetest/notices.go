@@ -37,6 +37,8 @@ func (f *fixture) listener() <-chan store.Notice {
 	select {
 	case n := <-notices:
 		equal(f.t, "first notice", n.Kind, store.NoticeWake)
+		// Nobody's write caused it: the caller must look for work whatever it did itself.
+		equal(f.t, "first notice is Self", n.Self, false)
 	case err := <-done:
 		f.t.Fatalf("Listen returned before listening: %v", err)
 	case <-time.After(noticeWait):
@@ -53,6 +55,8 @@ func (f *fixture) expect(notices <-chan store.Notice, kind store.NoticeKind, run
 		select {
 		case n := <-notices:
 			if n.Kind == kind && n.RunID == runID {
+				// Every write in these tests goes through the listening store itself.
+				check(f.t, n.Kind != store.NoticeWake || n.Self, "a wake notice after %s is not marked Self", after)
 				return
 			}
 		case <-deadline:

@@ -30,6 +30,6 @@ WITH ev AS (
     FROM resolved WHERE runs.id = resolved.run_id
     RETURNING runs.id
 ), notified AS (
-    SELECT pg_notify($4, '') FROM (SELECT 1 FROM woken LIMIT 1) AS any_woken
+    SELECT pg_notify($4, current_setting('application_name')) FROM (SELECT 1 FROM woken LIMIT 1) AS any_woken
 )
 SELECT (SELECT count(*) FROM woken), (SELECT count(*) FROM notified), EXISTS (SELECT 1 FROM ev)

@@ -6,7 +6,7 @@ WITH ins AS (
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
 ), woken AS (
-    SELECT pg_notify($8, '') FROM ins
+    SELECT pg_notify($8, current_setting('application_name')) FROM ins
 )
 SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at
 FROM ins, (SELECT count(*) FROM woken) AS n

@@ -21,7 +21,7 @@ WITH run AS (
     UPDATE runs r SET available_at = now(), updated_at = now()
     FROM delivered
     WHERE r.id = delivered.run_id
-    RETURNING pg_notify($6, '')
+    RETURNING pg_notify($6, current_setting('application_name'))
 ), pending AS (
     SELECT count(*) AS n FROM events WHERE run_id = $2
 ), kept AS (
