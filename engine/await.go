@@ -88,3 +88,40 @@ func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string) (store.Ru
 		t.Reset(awaitPoll)
 	}
 }
+
+// StartAndAwait starts a run and waits for its end, like StartRun then AwaitRun, without
+// reading the run back: its waiter is in place before this host can activate it, so a run
+// that ends here is reported at once. (A run started earlier with the same idempotency key is
+// awaited as AwaitRun does.)
+func (e *Engine) StartAndAwait(ctx context.Context, tenantID string, req StartRequest) (store.Run, error) {
+	var ch chan *store.Run
+	run, created, err := e.startRun(ctx, tenantID, req, func(r store.Run) { ch = e.waiters.add(r.ID) })
+	if err != nil {
+		return store.Run{}, err
+	}
+	if !created {
+		return e.AwaitRun(ctx, tenantID, run.ID)
+	}
+	defer e.waiters.remove(run.ID, ch)
+	t := time.NewTimer(awaitPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return store.Run{}, ctx.Err()
+		case ended := <-ch:
+			if ended != nil {
+				return *ended, nil
+			}
+		case <-t.C:
+		}
+		cur, err := e.cfg.Store.GetRun(ctx, tenantID, run.ID)
+		if err != nil {
+			return store.Run{}, err
+		}
+		if cur.Status.Terminal() || cur.Status == store.StatusNondeterministic {
+			return cur, nil
+		}
+		t.Reset(awaitPoll)
+	}
+}

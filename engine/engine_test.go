@@ -377,3 +377,21 @@ func TestAwaitRunReturnsTheEnd(t *testing.T) {
 		t.Fatalf("await a cancelled run: %s %v", r.Status, err)
 	}
 }
+
+func TestStartAndAwait(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	ctx, cancel := context.WithTimeout(context.Background(), settle)
+	defer cancel()
+	req := engine.StartRequest{Workflow: "steps", Input: json.RawMessage(`{"n":2}`), IdempotencyKey: "once"}
+	r, err := h.engine.StartAndAwait(ctx, store.DefaultTenant, req)
+	if err != nil || r.Status != store.StatusCompleted || decode[map[string]int](t, r.Output)["sum"] != 1 {
+		t.Fatalf("start and await: %s %s %v", r.Status, r.Output, err)
+	}
+	// The same key again: the same, finished run.
+	again, err := h.engine.StartAndAwait(ctx, store.DefaultTenant, req)
+	if err != nil || again.ID != r.ID || again.Status != store.StatusCompleted {
+		t.Fatalf("repeat: %s %s %v", again.ID, again.Status, err)
+	}
+}

@@ -75,6 +75,12 @@ type StartRequest struct {
 // StartRun creates a run of the workflow, or with an idempotency key already used returns that
 // run and created=false.
 func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest) (store.Run, bool, error) {
+	return e.startRun(ctx, tenantID, req, nil)
+}
+
+// startRun is StartRun; created, when not nil, is called with a new run before any activation
+// of it can begin on this host.
+func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest, created func(store.Run)) (store.Run, bool, error) {
 	if err := validName("workflow", req.Workflow); err != nil {
 		return store.Run{}, false, err
 	}
@@ -102,18 +108,21 @@ func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
-	run, created, err := e.cfg.Store.CreateRun(ctx, store.NewRun{
+	run, isNew, err := e.cfg.Store.CreateRun(ctx, store.NewRun{
 		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
 		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: e.retention(req.RetentionDays, wf),
 	})
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
-	if created {
+	if isNew {
 		e.metrics.runsStarted.WithLabelValues(tenantID, run.Workflow).Inc()
+		if created != nil {
+			created(run)
+		}
 		e.wake()
 	}
-	return run, created, nil
+	return run, isNew, nil
 }
 
 // retention is a new run's retention: the start request's, else the workflow's, else the

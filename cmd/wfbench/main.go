@@ -161,16 +161,12 @@ type bench struct {
 // one starts a run and waits for its result.
 func (b *bench) one(ctx context.Context) (time.Duration, error) {
 	began := time.Now()
-	run, _, err := b.eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: b.input})
-	if err != nil {
-		return 0, err
-	}
-	done, err := b.eng.AwaitRun(ctx, store.DefaultTenant, run.ID)
+	done, err := b.eng.StartAndAwait(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: b.input})
 	if err != nil {
 		return 0, err
 	}
 	if done.Status != store.StatusCompleted {
-		return 0, fmt.Errorf("run %s ended %s: %+v", run.ID, done.Status, done.Error)
+		return 0, fmt.Errorf("run %s ended %s: %+v", done.ID, done.Status, done.Error)
 	}
 	return time.Since(began), nil
 }
