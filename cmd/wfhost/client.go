@@ -1,12 +1,12 @@
 package main
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/url"
+	"io"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,31 +16,79 @@ import (
 	"github.com/wfhost/wfhost/api/client"
 )
 
-func clientFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "url", Value: "http://127.0.0.1:8080", EnvVars: []string{"WFHOST_URL"}, Usage: "the daemon's API address"},
-		&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "bearer token (default: the one a local daemon keeps in --data-dir/token)"},
-		&cli.StringFlag{Name: "data-dir", Value: defaultDataDir(), EnvVars: []string{"WFHOST_DATA_DIR"}, Usage: "a local daemon's data directory, where the default token is read from"},
-		&cli.BoolFlag{Name: "json", EnvVars: []string{"WFHOST_JSON"}, Usage: "print the raw JSON response"},
-	}, extra...)
+// This file is the plumbing every client command shares: connection and token flags, argument
+// checks, flag parsing that fails before any request, and output (tables or the server's JSON).
+// Output goes to c.App.Writer, so tests and embedders can capture it.
+
+func urlFlag() cli.Flag {
+	return &cli.StringFlag{Name: "url", Value: "http://127.0.0.1:8080", EnvVars: []string{"WFHOST_URL"}, Usage: "the daemon's API address"}
 }
 
-func apiClient(c *cli.Context) *client.Client {
+func jsonOutputFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", EnvVars: []string{"WFHOST_JSON"}, Usage: "print the server's JSON response instead of a table"}
+}
+
+func tenantTokenFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "a tenant's bearer token (default: the one a local daemon keeps in --data-dir/token)"},
+		&cli.StringFlag{Name: "data-dir", Value: defaultDataDir(), EnvVars: []string{"WFHOST_DATA_DIR"}, Usage: "a local daemon's data directory, where the default token is read from"},
+	}
+}
+
+func adminTokenFlag() cli.Flag {
+	return &cli.StringFlag{Name: "admin-token", EnvVars: []string{"WFHOST_ADMIN_TOKEN"}, Usage: "the daemon's admin token (wfhost run --admin-token)"}
+}
+
+// clientFlags are the flags of a command that calls tenant routes.
+func clientFlags(extra ...cli.Flag) []cli.Flag {
+	flags := append([]cli.Flag{urlFlag()}, tenantTokenFlags()...)
+	return append(append(flags, jsonOutputFlag()), extra...)
+}
+
+// adminFlags are the flags of a command that calls admin routes only.
+func adminFlags(extra ...cli.Flag) []cli.Flag {
+	return append([]cli.Flag{urlFlag(), adminTokenFlag(), jsonOutputFlag()}, extra...)
+}
+
+// tenantClient calls tenant routes with --token, or else the token a local daemon wrote to its
+// data directory. Without either it fails here: every tenant route answers 401 without one,
+// and saying where a token comes from helps more than the server's "header is required".
+func tenantClient(c *cli.Context) (*client.Client, error) {
 	token := c.String("token")
 	if token == "" {
 		if b, err := os.ReadFile(tokenFile(c.String("data-dir"))); err == nil {
 			token = strings.TrimSpace(string(b))
 		}
 	}
-	return &client.Client{BaseURL: c.String("url"), Token: token}
+	if token == "" {
+		return nil, fmt.Errorf("no tenant token: pass --token or set WFHOST_TOKEN (a local daemon keeps one in %s)", tokenFile(c.String("data-dir")))
+	}
+	return &client.Client{BaseURL: c.String("url"), Token: token}, nil
 }
 
-// args returns exactly n positional arguments or a usage error naming them.
+// adminClient calls admin routes with --admin-token.
+func adminClient(c *cli.Context) (*client.Client, error) {
+	token := c.String("admin-token")
+	if token == "" {
+		return nil, fmt.Errorf("%s needs the admin token: pass --admin-token or set WFHOST_ADMIN_TOKEN", c.Command.FullName())
+	}
+	return &client.Client{BaseURL: c.String("url"), Token: token}, nil
+}
+
+// args returns exactly len(names) positional arguments or a usage error naming them.
 func args(c *cli.Context, names ...string) ([]string, error) {
 	if c.NArg() != len(names) {
 		return nil, fmt.Errorf("%s needs %d argument(s): %s", c.Command.FullName(), len(names), strings.Join(names, " "))
 	}
 	return c.Args().Slice(), nil
+}
+
+// optionalArg returns the one optional positional argument, "" when there is none.
+func optionalArg(c *cli.Context, name string) (string, error) {
+	if c.NArg() > 1 {
+		return "", fmt.Errorf("%s takes at most one argument: [%s]", c.Command.FullName(), name)
+	}
+	return c.Args().First(), nil
 }
 
 // jsonFlag parses a flag that holds JSON, so a typo fails here and not as a server error.
@@ -55,339 +103,213 @@ func jsonFlag(c *cli.Context, name string) (json.RawMessage, error) {
 	return json.RawMessage(s), nil
 }
 
-func printJSON(raw json.RawMessage) {
-	var v any
-	_ = json.Unmarshal(raw, &v)
-	b, _ := json.MarshalIndent(v, "", "  ")
-	fmt.Println(string(b))
+// jsonObjectFlag is jsonFlag for flags whose value must be an object, such as --limits.
+func jsonObjectFlag(c *cli.Context, name string) (json.RawMessage, error) {
+	raw, err := jsonFlag(c, name)
+	if err != nil || raw == nil {
+		return raw, err
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return nil, fmt.Errorf("--%s must be a JSON object such as {\"concurrency\": 5}: %s", name, raw)
+	}
+	return raw, nil
+}
+
+// timeFlag parses --since/--until: an RFC 3339 time, a date (midnight UTC), or a duration
+// meaning that long ago ("90m", "24h"), which is what one usually means at a terminal.
+func timeFlag(c *cli.Context, name string, now time.Time) (time.Time, error) {
+	s := strings.TrimSpace(c.String(name))
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("--%s must be an RFC 3339 time (2026-01-02T15:04:05Z), a date (2026-01-02) or a duration ago (90m): %q", name, s)
+}
+
+// repeatable is a flag that may be given many times, each value kept whole. It is a
+// cli.Generic rather than a StringSlice because urfave/cli splits slice values at commas, and a
+// filter value may hold one (--input tags=a,b); turning the splitting off app-wide would change
+// the daemon's flags. Set accepts anything: the command checks the values itself, since a
+// failing Set makes urfave/cli print the whole help page above the error.
+type repeatable struct{ values []string }
+
+func (r *repeatable) Set(s string) error {
+	r.values = append(r.values, s)
+	return nil
+}
+
+func (r *repeatable) String() string {
+	if r == nil {
+		return ""
+	}
+	return strings.Join(r.values, " ")
+}
+
+// keyValuesFlag parses a repeatable flag of key=value pairs, in the order given.
+func keyValuesFlag(c *cli.Context, name string) ([][2]string, error) {
+	r, _ := c.Generic(name).(*repeatable)
+	if r == nil {
+		return nil, nil
+	}
+	var pairs [][2]string
+	for _, s := range r.values {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, fmt.Errorf("--%s %q is not key=value", name, s)
+		}
+		if k == "" {
+			return nil, fmt.Errorf("--%s %q has no key before '='", name, s)
+		}
+		pairs = append(pairs, [2]string{k, v})
+	}
+	return pairs, nil
+}
+
+// out is where a command prints its result.
+func out(c *cli.Context) io.Writer {
+	if c.App.Writer != nil {
+		return c.App.Writer
+	}
+	return os.Stdout
+}
+
+func newTable(c *cli.Context) *tabwriter.Writer {
+	return tabwriter.NewWriter(out(c), 0, 4, 2, ' ', 0)
+}
+
+// printJSON prints the server's JSON indented, keeping its key order and numbers as sent.
+func printJSON(c *cli.Context, raw json.RawMessage) error {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, bytes.TrimSpace(raw), "", "  "); err != nil {
+		return fmt.Errorf("the server's response is not JSON: %w", err)
+	}
+	buf.WriteByte('\n')
+	_, err := out(c).Write(buf.Bytes())
+	return err
+}
+
+// render prints raw as is under --json, or else decodes it into a T and prints that for people.
+func render[T any](c *cli.Context, raw json.RawMessage, human func(w *tabwriter.Writer, v T)) error {
+	if c.Bool("json") {
+		return printJSON(c, raw)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("decoding the server's response: %w", err)
+	}
+	w := newTable(c)
+	human(w, v)
+	return w.Flush()
+}
+
+// The response shapes the tables read (api/views.go and api/tenants.go); fields the tables do
+// not show are left out, and --json shows everything.
+
+type errorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *errorInfo) String() string {
+	if e.Code == "" {
+		return e.Message
+	}
+	return e.Code + ": " + e.Message
 }
 
 type run struct {
-	ID          string          `json:"id"`
-	Workflow    string          `json:"workflow"`
-	Version     string          `json:"version"`
-	Status      string          `json:"status"`
-	Output      json.RawMessage `json:"output"`
-	Error       *runError       `json:"error"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	CompletedAt *time.Time      `json:"completedAt"`
+	ID             string          `json:"id"`
+	Workflow       string          `json:"workflow"`
+	Version        string          `json:"version"`
+	Status         string          `json:"status"`
+	Input          json.RawMessage `json:"input"`
+	Output         json.RawMessage `json:"output"`
+	Error          *errorInfo      `json:"error"`
+	IdempotencyKey string          `json:"idempotencyKey"`
+	RetentionDays  int             `json:"retentionDays"`
+	ModuleDigest   string          `json:"moduleDigest"`
+	Activations    int             `json:"activations"`
+	CreatedAt      time.Time       `json:"createdAt"`
+	StartedAt      *time.Time      `json:"startedAt"`
+	CompletedAt    *time.Time      `json:"completedAt"`
 }
 
-type runError struct{ Code, Message string }
+func (r run) terminal() bool {
+	switch r.Status {
+	case "completed", "failed", "cancelled", "nondeterministic":
+		return true
+	}
+	return false
+}
 
-func printRun(r run) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "run\t%s\nworkflow\t%s@%s\nstatus\t%s\ncreated\t%s\n", r.ID, r.Workflow, r.Version, r.Status, r.CreatedAt.Format(time.RFC3339))
-	if r.CompletedAt != nil {
-		fmt.Fprintf(w, "completed\t%s\n", r.CompletedAt.Format(time.RFC3339))
+// duration is how long the run took from creation to its end, "-" while it has not ended.
+func (r run) duration() string {
+	if r.CompletedAt == nil {
+		return "-"
+	}
+	return r.CompletedAt.Sub(r.CreatedAt).Round(time.Millisecond).String()
+}
+
+func printRun(w io.Writer, r run) {
+	fmt.Fprintf(w, "run\t%s\nworkflow\t%s@%s\nstatus\t%s\n", r.ID, r.Workflow, r.Version, r.Status)
+	if len(r.Input) > 0 {
+		fmt.Fprintf(w, "input\t%s\n", compactJSON(r.Input))
 	}
 	if len(r.Output) > 0 {
-		fmt.Fprintf(w, "output\t%s\n", r.Output)
+		fmt.Fprintf(w, "output\t%s\n", compactJSON(r.Output))
 	}
 	if r.Error != nil {
-		fmt.Fprintf(w, "error\t%s: %s\n", r.Error.Code, r.Error.Message)
+		fmt.Fprintf(w, "error\t%s\n", r.Error)
 	}
-	w.Flush()
-}
-
-func deployCommand() *cli.Command {
-	return &cli.Command{
-		Name: "deploy", Usage: "upload a workflow module", ArgsUsage: "FILE.wasm",
-		Flags: clientFlags(&cli.BoolFlag{Name: "replace", Usage: "rebind workflow versions already bound to another module (a hotfix)"}),
-		Action: func(c *cli.Context) error {
-			a, err := args(c, "FILE.wasm")
-			if err != nil {
-				return err
-			}
-			wasm, err := os.ReadFile(a[0])
-			if err != nil {
-				return err
-			}
-			path := "/v1/modules"
-			if c.Bool("replace") {
-				path += "?replace=true"
-			}
-			raw, err := apiClient(c).Do(c.Context, "POST", path, wasm)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				printJSON(raw)
-				return nil
-			}
-			var res struct {
-				Digest    string `json:"digest"`
-				Workflows []struct{ Name, Version string }
-			}
-			_ = json.Unmarshal(raw, &res)
-			fmt.Printf("module %s\n", res.Digest)
-			for _, w := range res.Workflows {
-				fmt.Printf("  workflow %s version %s\n", w.Name, w.Version)
-			}
-			return nil
-		},
+	if r.IdempotencyKey != "" {
+		fmt.Fprintf(w, "idempotency key\t%s\n", r.IdempotencyKey)
+	}
+	fmt.Fprintf(w, "retention\t%d days\nmodule\t%s\nactivations\t%d\ncreated\t%s\n", r.RetentionDays, r.ModuleDigest, r.Activations, timeText(r.CreatedAt))
+	if r.StartedAt != nil {
+		fmt.Fprintf(w, "started\t%s\n", timeText(*r.StartedAt))
+	}
+	if r.CompletedAt != nil {
+		fmt.Fprintf(w, "completed\t%s\nduration\t%s\n", timeText(*r.CompletedAt), r.duration())
 	}
 }
 
-func startCommand() *cli.Command {
-	return &cli.Command{
-		Name: "start", Usage: "start a run of a workflow", ArgsUsage: "WORKFLOW",
-		Flags: clientFlags(
-			&cli.StringFlag{Name: "input", Usage: "the run's input, JSON"},
-			&cli.StringFlag{Name: "version", Usage: "workflow version (default: the latest)"},
-			&cli.StringFlag{Name: "idempotency-key", Usage: "start at most one run per key"},
-			&cli.BoolFlag{Name: "wait", Usage: "wait for the run to finish and print its output"},
-			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, Usage: "how long --wait waits"},
-		),
-		Action: func(c *cli.Context) error {
-			a, err := args(c, "WORKFLOW")
-			if err != nil {
-				return err
-			}
-			input, err := jsonFlag(c, "input")
-			if err != nil {
-				return err
-			}
-			cl := apiClient(c)
-			raw, err := cl.Do(c.Context, "POST", "/v1/workflows/"+url.PathEscape(a[0])+"/runs", map[string]any{
-				"input": input, "version": c.String("version"), "idempotencyKey": c.String("idempotency-key"),
-			})
-			if err != nil {
-				return err
-			}
-			var r run
-			if err := json.Unmarshal(raw, &r); err != nil {
-				return err
-			}
-			if c.Bool("wait") {
-				if raw, err = waitForRun(c.Context, cl, r.Workflow, r.ID, c.Duration("timeout")); err != nil {
-					return err
-				}
-				_ = json.Unmarshal(raw, &r)
-			}
-			if c.Bool("json") {
-				printJSON(raw)
-			} else {
-				printRun(r)
-			}
-			if c.Bool("wait") && r.Status != "completed" {
-				return fmt.Errorf("run %s ended %s", r.ID, r.Status)
-			}
-			return nil
-		},
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return "-"
 	}
+	return t.Format(time.RFC3339)
 }
 
-// waitForRun polls the run, backing off to a second between polls, until it is final.
-func waitForRun(ctx context.Context, cl *client.Client, workflow, id string, timeout time.Duration) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	delay := 20 * time.Millisecond
-	for {
-		raw, err := cl.Do(ctx, "GET", client.RunPath(workflow, id), nil)
-		if err != nil {
-			return nil, err
-		}
-		var r run
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, err
-		}
-		switch r.Status {
-		case "completed", "failed", "cancelled", "nondeterministic":
-			return raw, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("run %s is still %s after %v", id, r.Status, timeout)
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, time.Second)
+func optionalTime(t *time.Time) string {
+	if t == nil {
+		return "-"
 	}
+	return timeText(*t)
 }
 
-func runsCommand() *cli.Command {
-	return &cli.Command{
-		Name: "runs", Usage: "inspect and cancel runs",
-		Subcommands: []*cli.Command{
-			{
-				Name: "get", Usage: "show a run", ArgsUsage: "WORKFLOW RUN_ID", Flags: clientFlags(),
-				Action: func(c *cli.Context) error {
-					a, err := args(c, "WORKFLOW", "RUN_ID")
-					if err != nil {
-						return err
-					}
-					return showRun(c, "GET", client.RunPath(a[0], a[1]))
-				},
-			},
-			{
-				Name: "cancel", Usage: "cancel a run", ArgsUsage: "WORKFLOW RUN_ID", Flags: clientFlags(),
-				Action: func(c *cli.Context) error {
-					a, err := args(c, "WORKFLOW", "RUN_ID")
-					if err != nil {
-						return err
-					}
-					return showRun(c, "DELETE", client.RunPath(a[0], a[1]))
-				},
-			},
-			{
-				Name: "steps", Usage: "show a run's journal", ArgsUsage: "WORKFLOW RUN_ID", Flags: clientFlags(),
-				Action: func(c *cli.Context) error {
-					a, err := args(c, "WORKFLOW", "RUN_ID")
-					if err != nil {
-						return err
-					}
-					raw, err := apiClient(c).Do(c.Context, "GET", client.RunPath(a[0], a[1])+"/steps", nil)
-					if err != nil || c.Bool("json") {
-						if err == nil {
-							printJSON(raw)
-						}
-						return err
-					}
-					var res struct {
-						Steps []struct {
-							Seq               int
-							Key, Kind, Status string
-							Attempt           int
-							Output            json.RawMessage
-							Error             *runError
-							DurationMs        *float64
-						}
-					}
-					if err := json.Unmarshal(raw, &res); err != nil {
-						return err
-					}
-					w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(w, "SEQ\tKEY\tKIND\tSTATUS\tATTEMPT\tMS\tRESULT")
-					for _, s := range res.Steps {
-						result := string(s.Output)
-						if s.Error != nil {
-							result = s.Error.Code + ": " + s.Error.Message
-						}
-						ms := ""
-						if s.DurationMs != nil {
-							ms = fmt.Sprintf("%.1f", *s.DurationMs)
-						}
-						fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", s.Seq, s.Key, s.Kind, s.Status, s.Attempt, ms, truncate(result, 80))
-					}
-					return w.Flush()
-				},
-			},
-			{
-				Name: "list", Usage: "list a workflow's runs, newest first", ArgsUsage: "WORKFLOW",
-				Flags: clientFlags(
-					&cli.StringFlag{Name: "status", Usage: "only runs in this status"},
-					&cli.IntFlag{Name: "limit", Value: 50, Usage: "runs per page"},
-					&cli.StringFlag{Name: "cursor", Usage: "the page after this cursor"},
-				),
-				Action: func(c *cli.Context) error {
-					a, err := args(c, "WORKFLOW")
-					if err != nil {
-						return err
-					}
-					q := url.Values{}
-					for _, f := range []string{"status", "cursor"} {
-						if v := c.String(f); v != "" {
-							q.Set(f, v)
-						}
-					}
-					q.Set("limit", fmt.Sprint(c.Int("limit")))
-					raw, err := apiClient(c).Do(c.Context, "GET", "/v1/workflows/"+url.PathEscape(a[0])+"/runs?"+q.Encode(), nil)
-					if err != nil || c.Bool("json") {
-						if err == nil {
-							printJSON(raw)
-						}
-						return err
-					}
-					var res struct {
-						Runs       []run
-						NextCursor string
-					}
-					if err := json.Unmarshal(raw, &res); err != nil {
-						return err
-					}
-					w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(w, "ID\tVERSION\tSTATUS\tCREATED")
-					for _, r := range res.Runs {
-						fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.ID, r.Version, r.Status, r.CreatedAt.Format(time.RFC3339))
-					}
-					w.Flush()
-					if res.NextCursor != "" {
-						fmt.Println("next page: --cursor", res.NextCursor)
-					}
-					return nil
-				},
-			},
-		},
+// compactJSON prints a JSON value on one line, whatever its indentation on the wire.
+func compactJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
 	}
+	return buf.String()
 }
 
-func showRun(c *cli.Context, method, path string) error {
-	raw, err := apiClient(c).Do(c.Context, method, path, nil)
-	if err != nil {
-		return err
+func orDash(s string) string {
+	if s == "" {
+		return "-"
 	}
-	if c.Bool("json") {
-		printJSON(raw)
-		return nil
-	}
-	var r run
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return err
-	}
-	printRun(r)
-	return nil
-}
-
-func signalCommand() *cli.Command {
-	return &cli.Command{
-		Name: "signal", Usage: "send an event to one run", ArgsUsage: "WORKFLOW RUN_ID EVENT",
-		Flags: clientFlags(&cli.StringFlag{Name: "payload", Usage: "the event's JSON payload"}),
-		Action: func(c *cli.Context) error {
-			a, err := args(c, "WORKFLOW", "RUN_ID", "EVENT")
-			if err != nil {
-				return err
-			}
-			return sendEvent(c, client.RunPath(a[0], a[1])+"/signals/"+url.PathEscape(a[2]))
-		},
-	}
-}
-
-func eventsCommand() *cli.Command {
-	return &cli.Command{
-		Name: "events", Usage: "broadcast events",
-		Subcommands: []*cli.Command{{
-			Name: "send", Usage: "broadcast an event to every waiting run", ArgsUsage: "EVENT",
-			Flags: clientFlags(&cli.StringFlag{Name: "payload", Usage: "the event's JSON payload"}),
-			Action: func(c *cli.Context) error {
-				a, err := args(c, "EVENT")
-				if err != nil {
-					return err
-				}
-				return sendEvent(c, "/v1/events/"+url.PathEscape(a[0]))
-			},
-		}},
-	}
-}
-
-func sendEvent(c *cli.Context, path string) error {
-	payload, err := jsonFlag(c, "payload")
-	if err != nil {
-		return err
-	}
-	var body any
-	if payload != nil {
-		body = payload
-	}
-	raw, err := apiClient(c).Do(c.Context, "POST", path, body)
-	if err != nil {
-		var apiErr *client.Error
-		if errors.As(err, &apiErr) {
-			return apiErr
-		}
-		return err
-	}
-	printJSON(raw)
-	return nil
+	return s
 }
 
 func truncate(s string, n int) string {
@@ -395,4 +317,24 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
+}
+
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// sortedKeys returns a map's keys in order, so tables do not shuffle between calls.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

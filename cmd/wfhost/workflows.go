@@ -1,0 +1,583 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wfhost/wfhost/api/client"
+)
+
+// The tenant's commands: modules, workflows, runs and events.
+
+func deployCommand() *cli.Command {
+	return &cli.Command{
+		Name: "deploy", Usage: "upload a workflow module", ArgsUsage: "FILE.wasm",
+		Flags: clientFlags(&cli.BoolFlag{Name: "replace", EnvVars: []string{"WFHOST_REPLACE"}, Usage: "rebind workflow versions already bound to another module (a hotfix)"}),
+		Action: func(c *cli.Context) error {
+			a, err := args(c, "FILE.wasm")
+			if err != nil {
+				return err
+			}
+			wasm, err := os.ReadFile(a[0])
+			if err != nil {
+				return err
+			}
+			cl, err := tenantClient(c)
+			if err != nil {
+				return err
+			}
+			path := "/v1/modules"
+			if c.Bool("replace") {
+				path += "?replace=true"
+			}
+			raw, err := cl.Do(c.Context, "POST", path, wasm)
+			if err != nil {
+				return err
+			}
+			type deployed struct {
+				Digest    string `json:"digest"`
+				Size      int    `json:"size"`
+				Workflows []struct {
+					Name     string   `json:"name"`
+					Version  string   `json:"version"`
+					Triggers []string `json:"triggers"`
+				} `json:"workflows"`
+			}
+			return render(c, raw, func(w *tabwriter.Writer, d deployed) {
+				fmt.Fprintf(w, "module %s (%s)\n\n", d.Digest, byteSize(d.Size))
+				fmt.Fprintln(w, "WORKFLOW\tVERSION\tTRIGGERS")
+				for _, wf := range d.Workflows {
+					fmt.Fprintf(w, "%s\t%s\t%s\n", wf.Name, wf.Version, orDash(strings.Join(wf.Triggers, ", ")))
+				}
+			})
+		},
+	}
+}
+
+func modulesCommand() *cli.Command {
+	return &cli.Command{
+		Name: "modules", Usage: "the tenant's deployed modules",
+		Subcommands: []*cli.Command{{
+			Name: "list", Usage: "list deployed modules", Flags: clientFlags(),
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				raw, err := get(c, "/v1/modules")
+				if err != nil {
+					return err
+				}
+				type modules struct {
+					Modules []struct {
+						Digest     string    `json:"digest"`
+						Size       int       `json:"size"`
+						ABIVersion int       `json:"abiVersion"`
+						CreatedAt  time.Time `json:"createdAt"`
+					} `json:"modules"`
+				}
+				return render(c, raw, func(w *tabwriter.Writer, ms modules) {
+					fmt.Fprintln(w, "DIGEST\tSIZE\tABI\tDEPLOYED")
+					for _, m := range ms.Modules {
+						fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", m.Digest, byteSize(m.Size), m.ABIVersion, timeText(m.CreatedAt))
+					}
+				})
+			},
+		}},
+	}
+}
+
+// runStatuses is the order in which tables show run counts: the run's life, then its ends.
+var runStatuses = []string{"pending", "running", "completed", "failed", "cancelled", "nondeterministic"}
+
+func workflowsCommand() *cli.Command {
+	return &cli.Command{
+		Name: "workflows", Usage: "the tenant's workflows",
+		Subcommands: []*cli.Command{{
+			Name: "list", Usage: "list workflows with their versions and run counts by status", Flags: clientFlags(),
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				raw, err := get(c, "/v1/workflows")
+				if err != nil {
+					return err
+				}
+				type workflows struct {
+					Workflows []struct {
+						Name          string         `json:"name"`
+						LatestVersion string         `json:"latestVersion"`
+						Versions      []string       `json:"versions"`
+						RunCounts     map[string]int `json:"runCounts"`
+					} `json:"workflows"`
+				}
+				return render(c, raw, func(w *tabwriter.Writer, wfs workflows) {
+					fmt.Fprintln(w, "NAME\tLATEST\tVERSIONS\tRUNS\tBY STATUS")
+					for _, wf := range wfs.Workflows {
+						total, byStatus := 0, []string{}
+						seen := map[string]bool{}
+						// Known statuses in life order, then any the server adds later.
+						for _, s := range append(append([]string{}, runStatuses...), sortedKeys(wf.RunCounts)...) {
+							if n := wf.RunCounts[s]; n > 0 && !seen[s] {
+								seen[s] = true
+								total += n
+								byStatus = append(byStatus, fmt.Sprintf("%s=%d", s, n))
+							}
+						}
+						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", wf.Name, wf.LatestVersion, strings.Join(wf.Versions, ","), total, orDash(strings.Join(byStatus, " ")))
+					}
+				})
+			},
+		}},
+	}
+}
+
+// get calls a tenant route with GET.
+func get(c *cli.Context, path string) (json.RawMessage, error) {
+	cl, err := tenantClient(c)
+	if err != nil {
+		return nil, err
+	}
+	return cl.Do(c.Context, "GET", path, nil)
+}
+
+func workflowPath(name string) string { return "/v1/workflows/" + url.PathEscape(name) }
+
+func startCommand() *cli.Command {
+	return &cli.Command{
+		Name: "start", Usage: "start a run of a workflow", ArgsUsage: "WORKFLOW",
+		Flags: clientFlags(
+			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the run's input, JSON"},
+			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version (default: the latest)"},
+			&cli.StringFlag{Name: "idempotency-key", EnvVars: []string{"WFHOST_IDEMPOTENCY_KEY"}, Usage: "start at most one run per key; a repeated start returns the first run"},
+			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep the finished run this many days (default: the workflow's, else the daemon's)"},
+			&cli.BoolFlag{Name: "wait", EnvVars: []string{"WFHOST_WAIT"}, Usage: "wait for the run to end, print it, and fail unless it completed"},
+			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, EnvVars: []string{"WFHOST_WAIT_TIMEOUT"}, Usage: "how long --wait waits"},
+		),
+		Action: func(c *cli.Context) error {
+			a, err := args(c, "WORKFLOW")
+			if err != nil {
+				return err
+			}
+			input, err := jsonFlag(c, "input")
+			if err != nil {
+				return err
+			}
+			if c.Int("retention-days") < 0 {
+				return fmt.Errorf("--retention-days must not be negative: %d", c.Int("retention-days"))
+			}
+			if c.Bool("wait") && c.Duration("timeout") <= 0 {
+				return fmt.Errorf("--timeout must be positive: %v", c.Duration("timeout"))
+			}
+			cl, err := tenantClient(c)
+			if err != nil {
+				return err
+			}
+			// Only what was given: the server fills in the rest (latest version, retention).
+			body := map[string]any{}
+			if input != nil {
+				body["input"] = input
+			}
+			if v := c.String("version"); v != "" {
+				body["version"] = v
+			}
+			if k := c.String("idempotency-key"); k != "" {
+				body["idempotencyKey"] = k
+			}
+			if d := c.Int("retention-days"); d > 0 {
+				body["retentionDays"] = d
+			}
+			raw, err := cl.Do(c.Context, "POST", workflowPath(a[0])+"/runs", body)
+			if err != nil {
+				return err
+			}
+			var r run
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return fmt.Errorf("decoding the server's response: %w", err)
+			}
+			if c.Bool("wait") {
+				if raw, err = waitForRun(c.Context, cl, r.Workflow, r.ID, c.Duration("timeout")); err != nil {
+					return err
+				}
+				if err := json.Unmarshal(raw, &r); err != nil {
+					return fmt.Errorf("decoding the server's response: %w", err)
+				}
+			}
+			if err := render(c, raw, func(w *tabwriter.Writer, r run) { printRun(w, r) }); err != nil {
+				return err
+			}
+			if c.Bool("wait") && r.Status != "completed" {
+				msg := fmt.Sprintf("run %s ended %s", r.ID, r.Status)
+				if r.Error != nil {
+					msg += ": " + r.Error.String()
+				}
+				return errors.New(msg)
+			}
+			return nil
+		},
+	}
+}
+
+// waitForRun polls the run, backing off to a second between polls, until it has ended.
+func waitForRun(ctx context.Context, cl *client.Client, workflow, id string, timeout time.Duration) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	delay := 20 * time.Millisecond
+	for {
+		raw, err := cl.Do(ctx, "GET", client.RunPath(workflow, id), nil)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("run %s had not ended after %v", id, timeout)
+		}
+		if err != nil {
+			return nil, err
+		}
+		var r run
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("decoding the server's response: %w", err)
+		}
+		if r.terminal() {
+			return raw, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("run %s is still %s after %v", id, r.Status, timeout)
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+func runsCommand() *cli.Command {
+	runArgs := "WORKFLOW RUN_ID"
+	return &cli.Command{
+		Name: "runs", Usage: "list, inspect and cancel runs",
+		Subcommands: []*cli.Command{
+			runsListCommand(),
+			{
+				Name: "get", Usage: "show a run", ArgsUsage: runArgs, Flags: clientFlags(),
+				Action: func(c *cli.Context) error {
+					a, err := args(c, "WORKFLOW", "RUN_ID")
+					if err != nil {
+						return err
+					}
+					return showRun(c, "GET", client.RunPath(a[0], a[1]))
+				},
+			},
+			{
+				Name: "steps", Usage: "show a run's journal: steps, sleeps and waits with timings and attempts", ArgsUsage: runArgs, Flags: clientFlags(),
+				Action: runSteps,
+			},
+			{
+				Name: "cancel", Usage: "cancel a run", ArgsUsage: runArgs, Flags: clientFlags(),
+				Action: func(c *cli.Context) error {
+					a, err := args(c, "WORKFLOW", "RUN_ID")
+					if err != nil {
+						return err
+					}
+					return showRun(c, "DELETE", client.RunPath(a[0], a[1]))
+				},
+			},
+		},
+	}
+}
+
+func showRun(c *cli.Context, method, path string) error {
+	cl, err := tenantClient(c)
+	if err != nil {
+		return err
+	}
+	raw, err := cl.Do(c.Context, method, path, nil)
+	if err != nil {
+		return err
+	}
+	return render(c, raw, func(w *tabwriter.Writer, r run) { printRun(w, r) })
+}
+
+func runSteps(c *cli.Context) error {
+	a, err := args(c, "WORKFLOW", "RUN_ID")
+	if err != nil {
+		return err
+	}
+	raw, err := get(c, client.RunPath(a[0], a[1])+"/steps")
+	if err != nil {
+		return err
+	}
+	type steps struct {
+		Steps []struct {
+			Seq        int             `json:"seq"`
+			Key        string          `json:"key"`
+			Kind       string          `json:"kind"`
+			Status     string          `json:"status"`
+			Attempt    int             `json:"attempt"`
+			Output     json.RawMessage `json:"output"`
+			Error      *errorInfo      `json:"error"`
+			WakeAt     *time.Time      `json:"wakeAt"`
+			Event      string          `json:"event"`
+			DurationMs *float64        `json:"durationMs"`
+		} `json:"steps"`
+	}
+	return render(c, raw, func(w *tabwriter.Writer, res steps) {
+		fmt.Fprintln(w, "SEQ\tKEY\tKIND\tSTATUS\tATTEMPT\tMS\tRESULT")
+		for _, s := range res.Steps {
+			var result string
+			switch {
+			case s.Error != nil:
+				result = s.Error.String()
+				if s.Status == "retrying" && s.WakeAt != nil {
+					result += ", next attempt " + timeText(*s.WakeAt)
+				}
+			case len(s.Output) > 0:
+				result = compactJSON(s.Output)
+			case s.Status == "waiting":
+				result = "waiting for " + s.Event + ", until " + optionalTime(s.WakeAt)
+			case s.WakeAt != nil:
+				result = "until " + timeText(*s.WakeAt)
+			}
+			ms := "-"
+			if s.DurationMs != nil {
+				ms = strconv.FormatFloat(*s.DurationMs, 'f', 1, 64)
+			}
+			attempt := "-"
+			if s.Attempt > 0 {
+				attempt = strconv.Itoa(s.Attempt)
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Seq, s.Key, s.Kind, s.Status, attempt, ms, truncate(result, 80))
+		}
+	})
+}
+
+type runPage struct {
+	Runs       []run  `json:"runs"`
+	NextCursor string `json:"nextCursor"`
+}
+
+func runsListCommand() *cli.Command {
+	return &cli.Command{
+		Name: "list", Usage: "list runs, newest first, of one workflow or all", ArgsUsage: "[WORKFLOW]",
+		Description: "Filters combine. --input customer.id=42 matches runs whose input contains\n" +
+			`{"customer":{"id":42}}: a value that parses as JSON is that JSON, anything else a string.`,
+		Flags: clientFlags(
+			&cli.StringFlag{Name: "workflow", EnvVars: []string{"WFHOST_WORKFLOW"}, Usage: "only runs of this workflow (also the optional argument)"},
+			&cli.StringFlag{Name: "status", EnvVars: []string{"WFHOST_STATUS"}, Usage: "only runs in this status: " + strings.Join(runStatuses, ", ")},
+			&cli.StringFlag{Name: "since", EnvVars: []string{"WFHOST_SINCE"}, Usage: "only runs created at or after this time: RFC 3339, a date, or a duration ago (24h)"},
+			&cli.StringFlag{Name: "until", EnvVars: []string{"WFHOST_UNTIL"}, Usage: "only runs created before this time, as --since"},
+			&cli.GenericFlag{Name: "input", Value: &repeatable{}, EnvVars: []string{"WFHOST_INPUT_FILTER"}, Usage: "only runs whose input has key.path=value; repeatable"},
+			&cli.IntFlag{Name: "limit", Value: 50, EnvVars: []string{"WFHOST_LIMIT"}, Usage: "runs per page"},
+			&cli.StringFlag{Name: "cursor", EnvVars: []string{"WFHOST_CURSOR"}, Usage: "the page after this cursor (a previous page's nextCursor)"},
+			&cli.BoolFlag{Name: "all", EnvVars: []string{"WFHOST_ALL"}, Usage: "follow the cursors and list every matching run"},
+		),
+		Action: listRuns,
+	}
+}
+
+func listRuns(c *cli.Context) error {
+	workflow, err := optionalArg(c, "WORKFLOW")
+	if err != nil {
+		return err
+	}
+	if f := c.String("workflow"); f != "" {
+		if workflow != "" && workflow != f {
+			return fmt.Errorf("the workflow is named twice: %q and --workflow %q", workflow, f)
+		}
+		workflow = f
+	}
+	q := url.Values{}
+	if s := c.String("status"); s != "" {
+		q.Set("status", s)
+	}
+	now := time.Now()
+	for _, name := range []string{"since", "until"} {
+		t, err := timeFlag(c, name, now)
+		if err != nil {
+			return err
+		}
+		if !t.IsZero() {
+			q.Set(name, t.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	filters, err := keyValuesFlag(c, "input")
+	if err != nil {
+		return err
+	}
+	for _, kv := range filters {
+		if strings.HasPrefix(kv[0], ".") || strings.HasSuffix(kv[0], ".") || strings.Contains(kv[0], "..") {
+			return fmt.Errorf("--input %s=%s: the key path must be keys separated by single dots", kv[0], kv[1])
+		}
+		q.Set("input."+kv[0], kv[1])
+	}
+	if c.Int("limit") < 1 {
+		return fmt.Errorf("--limit must be at least 1: %d", c.Int("limit"))
+	}
+	q.Set("limit", strconv.Itoa(c.Int("limit")))
+	cl, err := tenantClient(c)
+	if err != nil {
+		return err
+	}
+	path := "/v1/runs"
+	if workflow != "" {
+		path = workflowPath(workflow) + "/runs"
+	}
+	// With --all the pages are joined into one document in the shape of a page. The runs
+	// stay as the server sent them, so --json shows every field whatever this CLI knows of.
+	var all []json.RawMessage
+	cursor := c.String("cursor")
+	seen := map[string]bool{}
+	for {
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		raw, err := cl.Do(c.Context, "GET", path+"?"+q.Encode(), nil)
+		if err != nil {
+			return err
+		}
+		if !c.Bool("all") {
+			return render(c, raw, printRuns)
+		}
+		var page struct {
+			Runs       []json.RawMessage `json:"runs"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return fmt.Errorf("decoding the server's response: %w", err)
+		}
+		all = append(all, page.Runs...)
+		// A cursor seen before would loop forever; a correct server never sends one.
+		if page.NextCursor == "" || seen[page.NextCursor] {
+			break
+		}
+		seen[page.NextCursor] = true
+		cursor = page.NextCursor
+	}
+	if all == nil {
+		all = []json.RawMessage{}
+	}
+	raw, err := json.Marshal(map[string]any{"runs": all, "nextCursor": ""})
+	if err != nil {
+		return err
+	}
+	return render(c, raw, printRuns)
+}
+
+func printRuns(w *tabwriter.Writer, p runPage) {
+	fmt.Fprintln(w, "ID\tWORKFLOW\tVERSION\tSTATUS\tCREATED\tDURATION")
+	for _, r := range p.Runs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Version, r.Status, timeText(r.CreatedAt), r.duration())
+	}
+	if p.NextCursor != "" {
+		fmt.Fprintf(w, "\nmore: --cursor %s (or --all)\n", p.NextCursor)
+	}
+}
+
+func payloadFlag() cli.Flag {
+	return &cli.StringFlag{Name: "payload", EnvVars: []string{"WFHOST_PAYLOAD"}, Usage: "the event's payload, JSON (default: {})"}
+}
+
+func signalCommand() *cli.Command {
+	return &cli.Command{
+		Name: "signal", Usage: "send an event to one run", ArgsUsage: "WORKFLOW RUN_ID EVENT",
+		Flags: clientFlags(payloadFlag()),
+		Action: func(c *cli.Context) error {
+			a, err := args(c, "WORKFLOW", "RUN_ID", "EVENT")
+			if err != nil {
+				return err
+			}
+			raw, err := sendEvent(c, client.RunPath(a[0], a[1])+"/signals/"+url.PathEscape(a[2]))
+			if err != nil {
+				return err
+			}
+			type signalled struct {
+				Event string `json:"event"`
+				State string `json:"state"`
+			}
+			return render(c, raw, func(w *tabwriter.Writer, s signalled) {
+				switch s.State {
+				case "delivered":
+					fmt.Fprintf(w, "event %s delivered to run %s\n", s.Event, a[1])
+				case "buffered":
+					fmt.Fprintf(w, "event %s buffered for run %s until one of its waits takes it\n", s.Event, a[1])
+				default:
+					fmt.Fprintf(w, "event %s %s for run %s\n", s.Event, s.State, a[1])
+				}
+			})
+		},
+	}
+}
+
+func eventsCommand() *cli.Command {
+	return &cli.Command{
+		Name: "events", Usage: "broadcast events",
+		Subcommands: []*cli.Command{{
+			Name: "send", Usage: "broadcast an event to the tenant's waiting runs, and start the workflows it triggers", ArgsUsage: "EVENT",
+			Flags: clientFlags(payloadFlag(),
+				&cli.StringFlag{Name: "id", EnvVars: []string{"WFHOST_EVENT_ID"}, Usage: "the event's id: sending an id again changes nothing (safe retries)"}),
+			Action: func(c *cli.Context) error {
+				a, err := args(c, "EVENT")
+				if err != nil {
+					return err
+				}
+				path := "/v1/events/" + url.PathEscape(a[0])
+				if id := c.String("id"); id != "" {
+					path += "?eventId=" + url.QueryEscape(id)
+				}
+				raw, err := sendEvent(c, path)
+				if err != nil {
+					return err
+				}
+				type broadcast struct {
+					Event     string `json:"event"`
+					EventID   string `json:"eventId"`
+					Resolved  int    `json:"resolved"`
+					Started   []run  `json:"started"`
+					Duplicate bool   `json:"duplicate"`
+				}
+				return render(c, raw, func(w *tabwriter.Writer, b broadcast) {
+					fmt.Fprintf(w, "event\t%s\n", b.Event)
+					if b.EventID != "" {
+						fmt.Fprintf(w, "event id\t%s\n", b.EventID)
+					}
+					if b.Duplicate {
+						fmt.Fprintf(w, "duplicate\tyes: this id was sent before; nothing changed\n")
+					} else {
+						fmt.Fprintf(w, "duplicate\tno\n")
+					}
+					fmt.Fprintf(w, "resolved\t%d waiting run(s)\n", b.Resolved)
+					if b.Duplicate {
+						// A duplicate started nothing: the server repeats the runs the first send started, so a retry learns them.
+						fmt.Fprintf(w, "started\t%d run(s), by the first send\n", len(b.Started))
+					} else {
+						fmt.Fprintf(w, "started\t%d run(s)\n", len(b.Started))
+					}
+					for _, r := range b.Started {
+						fmt.Fprintf(w, "\t%s %s@%s\n", r.ID, r.Workflow, r.Version)
+					}
+				})
+			},
+		}},
+	}
+}
+
+// sendEvent posts --payload (checked first) to path.
+func sendEvent(c *cli.Context, path string) (json.RawMessage, error) {
+	payload, err := jsonFlag(c, "payload")
+	if err != nil {
+		return nil, err
+	}
+	cl, err := tenantClient(c)
+	if err != nil {
+		return nil, err
+	}
+	var body any
+	if payload != nil {
+		body = payload
+	}
+	return cl.Do(c.Context, "POST", path, body)
+}
