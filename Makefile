@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export TEST_DATABASE_URL
 BIN := bin/wfhost
 
-.PHONY: help build test test/race test/short lint check testdata testdata/check run bench clean
+.PHONY: help build test test/race test/short lint check testdata testdata/check run bench bench/go bench/peers clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -40,8 +40,18 @@ testdata/check: testdata ## rebuild the fixtures and fail if any differs from th
 run: build ## start the daemon with the example workflows deployed
 	$(BIN) run --deploy testdata/examples.wasm
 
-bench: ## benchmarks
+bench: ## wfbench: 10-step and 1-step throughput, 1-step latency, idle queries (RESULT lines)
+	$(ROOT) $(GO) build -o bin/wfbench ./cmd/wfbench
+	bin/wfbench -mode=direct -steps=10 -n=1000 -c=32
+	bin/wfbench -mode=direct -steps=1 -n=2000 -c=32
+	bin/wfbench -mode=latency -steps=1 -n=300
+	bin/wfbench -mode=idle -idle=10s
+
+bench/go: ## the Go micro-benchmarks (activation, replay, store commits, drain)
 	$(ROOT) $(GO) test -run='^$$' -bench=. -benchtime=2s ./...
+
+bench/peers: ## wfhost beside DBOS (../shared/peers), 3 alternating rounds, medians
+	bash bench/peers.sh 3
 
 clean: ## remove build output
 	rm -rf bin
