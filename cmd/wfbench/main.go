@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,7 @@ func run() error {
 	flag.StringVar(&o.db, "db", "bench_wfhost", "Postgres database (created if missing)")
 	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")
 	flag.DurationVar(&o.idle, "idle", 10*time.Second, "idle mode: how long to watch")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured part to this file")
 	flag.Parse()
 	fixture, ok := fixtures[o.lang]
 	if !ok {
@@ -112,6 +114,17 @@ func run() error {
 		}
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	xact0 := tx.n.Load()
 	pg0 := postgresCPU(o.db)
 	cpu0 := selfCPU()
