@@ -31,6 +31,13 @@ const (
 	FuncComplete = "complete"
 	// FuncFail: (error_ptr, error_len i32) -> (). Records the run's error.
 	FuncFail = "fail"
+	// FuncHTTPRequest: (req_ptr, req_len i32) -> i64 reply. An outbound HTTP request (an
+	// HTTPRequest JSON), allowed only inside a step callback; StatusOK with an HTTPResponse
+	// JSON, or StatusError with an ErrorInfo JSON saying why not.
+	FuncHTTPRequest = "http_request"
+	// FuncSecretGet: (name_ptr, name_len i32) -> i64 reply. A tenant secret's value, only
+	// inside a step callback; StatusOK with the value's bytes, or StatusError.
+	FuncSecretGet = "secret_get"
 )
 
 // Guest exports the host requires (besides "memory").
@@ -65,6 +72,9 @@ const (
 	StatusStepFailed Status = 2
 	// StatusTimeout: wait_event timed out before a matching event arrived.
 	StatusTimeout Status = 3
+	// StatusError: a capability call (http_request, secret_get) was refused or failed; the
+	// pending data is an ErrorInfo JSON. The workflow decides what to do with it.
+	StatusError Status = 4
 )
 
 // String names the status for logs and errors.
@@ -78,6 +88,8 @@ func (s Status) String() string {
 		return "step_failed"
 	case StatusTimeout:
 		return "timeout"
+	case StatusError:
+		return "error"
 	}
 	return "status(" + strconv.Itoa(int(s)) + ")"
 }

@@ -161,7 +161,33 @@ const (
 	CodeNoResult         = "no_result"        // wfhost_run returned without complete or fail
 	CodeUnknownWorkflow  = "unknown_workflow" // the module does not declare the workflow
 	CodeStepLimit        = "step_limit"       // the run reached its maximum number of steps
+
+	// Capability errors (StatusError replies of http_request and secret_get).
+	CodeOutsideStep    = "outside_step"     // a capability used outside a step callback
+	CodeHTTPDenied     = "http_denied"      // the host, address or redirect is not allowed
+	CodeHTTPFailed     = "http_failed"      // the request could not be made (DNS, connect, TLS, ...)
+	CodeHTTPTimeout    = "http_timeout"     // no complete response within the request's time
+	CodeHTTPTooLarge   = "http_too_large"   // the request or the response body is over its limit
+	CodeSecretNotFound = "secret_not_found" // the tenant has no secret of that name
 )
+
+// HTTPRequest is http_request's argument.
+type HTTPRequest struct {
+	Method  string              `json:"method"` // default GET
+	URL     string              `json:"url"`    // http or https, absolute
+	Headers map[string][]string `json:"headers,omitempty"`
+	Body    []byte              `json:"body,omitempty"` // base64 in JSON
+	// TimeoutMs bounds the request; the host also bounds it by its own limit and the
+	// activation's deadline. 0 takes the host's limit.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// HTTPResponse is http_request's StatusOK data.
+type HTTPResponse struct {
+	Status  int                 `json:"status"`
+	Headers map[string][]string `json:"headers,omitempty"`
+	Body    []byte              `json:"body,omitempty"` // base64 in JSON
+}
 
 // WaitTimeout is the JSON a timed-out wait journals.
 const WaitTimeout = `{"timeout":true}`

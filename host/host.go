@@ -67,6 +67,8 @@ type Activation struct {
 	Logger *slog.Logger
 	// Stats, when not nil, receives the activation's costs, whatever its outcome.
 	Stats *Stats
+	// Outbound is the policy of http_request; nil refuses every request.
+	Outbound *Outbound
 }
 
 // Stats are what one activation cost the host, for metrics.

@@ -38,6 +38,8 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 	fn(abi.FuncLog, logLine)
 	fn(abi.FuncComplete, complete)
 	fn(abi.FuncFail, fail)
+	fn(abi.FuncHTTPRequest, httpRequest)
+	fn(abi.FuncSecretGet, secretGet)
 	_, err := b.Instantiate(ctx)
 	return err
 }
@@ -161,6 +163,11 @@ func stepDone(ctx context.Context, mod api.Module, stack []uint64) {
 		if outcome == abi.OutcomeOK && !json.Valid(data) {
 			st.violation("%s: step output is not valid JSON", abi.FuncStepDone)
 		}
+		if len(st.secrets) > 0 {
+			if data = st.redact(data); !json.Valid(data) {
+				data = []byte(`"[redacted]"`) // a secret that spanned JSON structure
+			}
+		}
 	}
 	r, err := st.handler.StepDone(ctx, outcome, data)
 	stack[0] = st.reply(r, err)
@@ -241,7 +248,7 @@ func logLine(ctx context.Context, mod api.Module, stack []uint64) {
 	if _, ok := mod.Memory().Read(ptr, n); !ok {
 		st.violation("%s: message at %d+%d is outside the guest's memory", abi.FuncLog, ptr, n)
 	}
-	msg := st.read(mod, abi.FuncLog, ptr, min(n, maxLogBytes), maxLogBytes, "message")
+	msg := st.redact(st.read(mod, abi.FuncLog, ptr, min(n, maxLogBytes), maxLogBytes, "message"))
 	lvl := slog.LevelInfo
 	switch {
 	case level <= abi.LogDebug:
@@ -269,6 +276,11 @@ func complete(ctx context.Context, mod api.Module, stack []uint64) {
 	if !json.Valid(out) {
 		st.violation("%s: output is not valid JSON", abi.FuncComplete)
 	}
+	if len(st.secrets) > 0 {
+		if out = st.redact(out); !json.Valid(out) {
+			out = []byte(`"[redacted]"`)
+		}
+	}
 	st.result = &Result{Output: out}
 }
 
@@ -276,7 +288,7 @@ func fail(ctx context.Context, mod api.Module, stack []uint64) {
 	st := stateFrom(ctx)
 	st.notInStep(abi.FuncFail)
 	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-	raw := st.read(mod, abi.FuncFail, ptr, min(n, uint32(st.limits.MaxOutputBytes)), st.limits.MaxOutputBytes, "error")
+	raw := st.redact(st.read(mod, abi.FuncFail, ptr, min(n, uint32(st.limits.MaxOutputBytes)), st.limits.MaxOutputBytes, "error"))
 	var info abi.ErrorInfo
 	if err := json.Unmarshal(raw, &info); err != nil || info.Message == "" && info.Code == "" {
 		info = abi.ErrorInfo{Message: string(bytes.ToValidUTF8(raw, []byte("?")))}

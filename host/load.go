@@ -35,15 +35,17 @@ type signature struct{ params, results []api.ValueType }
 
 // hostImports are the functions a guest may import from abi.ImportModule.
 var hostImports = map[string]signature{
-	abi.FuncStepRun:    {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
-	abi.FuncStepDone:   {[]api.ValueType{i32, i32, i32}, []api.ValueType{i64}},
-	abi.FuncSleep:      {[]api.ValueType{i32, i32, i64}, []api.ValueType{i64}},
-	abi.FuncSleepUntil: {[]api.ValueType{i32, i32, i64}, []api.ValueType{i64}},
-	abi.FuncWaitEvent:  {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
-	abi.FuncTake:       {[]api.ValueType{i32, i32}, nil},
-	abi.FuncLog:        {[]api.ValueType{i32, i32, i32}, nil},
-	abi.FuncComplete:   {[]api.ValueType{i32, i32}, nil},
-	abi.FuncFail:       {[]api.ValueType{i32, i32}, nil},
+	abi.FuncStepRun:     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncStepDone:    {[]api.ValueType{i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncSleep:       {[]api.ValueType{i32, i32, i64}, []api.ValueType{i64}},
+	abi.FuncSleepUntil:  {[]api.ValueType{i32, i32, i64}, []api.ValueType{i64}},
+	abi.FuncWaitEvent:   {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	abi.FuncTake:        {[]api.ValueType{i32, i32}, nil},
+	abi.FuncLog:         {[]api.ValueType{i32, i32, i32}, nil},
+	abi.FuncComplete:    {[]api.ValueType{i32, i32}, nil},
+	abi.FuncFail:        {[]api.ValueType{i32, i32}, nil},
+	abi.FuncHTTPRequest: {[]api.ValueType{i32, i32}, []api.ValueType{i64}},
+	abi.FuncSecretGet:   {[]api.ValueType{i32, i32}, []api.ValueType{i64}},
 }
 
 // guestExports are the functions a module must export.

@@ -33,6 +33,9 @@ type state struct {
 
 	stdout, stderr *lineLogger
 
+	outbound *Outbound // nil: no outbound HTTP
+	secrets  [][]byte  // values secret_get returned in this pass, redacted from all output
+
 	// done ends a sleep inside a step callback when the activation is cancelled or times out.
 	done <-chan struct{}
 }
@@ -59,7 +62,7 @@ func newDescribeState() *state {
 }
 
 func newActivationState(a Activation) *state {
-	st := &state{handler: a.Handler, limits: a.Limits, logger: a.Logger}
+	st := &state{handler: a.Handler, limits: a.Limits, logger: a.Logger, outbound: a.Outbound}
 	if st.logger == nil {
 		st.logger = slog.New(slog.DiscardHandler)
 	}
@@ -150,6 +153,7 @@ func (st *state) stderrTail() string {
 // last lines so a trap's error can say what the guest printed before dying.
 type lineLogger struct {
 	attrs  func() []any
+	redact func([]byte) []byte
 	logger *slog.Logger
 	level  slog.Level
 	stream string
@@ -165,7 +169,7 @@ const (
 )
 
 func newLineLogger(st *state, level slog.Level, stream string) *lineLogger {
-	return &lineLogger{attrs: st.logAttrs, logger: st.logger, level: level, stream: stream}
+	return &lineLogger{attrs: st.logAttrs, redact: st.redact, logger: st.logger, level: level, stream: stream}
 }
 
 func (w *lineLogger) Write(p []byte) (int, error) {
@@ -194,7 +198,7 @@ func (w *lineLogger) flush() {
 	if len(w.line) == 0 {
 		return
 	}
-	s := strings.ToValidUTF8(string(w.line), "?")
+	s := strings.ToValidUTF8(string(w.redact(w.line)), "?")
 	w.line = w.line[:0]
 	w.logger.Log(context.Background(), w.level, s, append(w.attrs(), "stream", w.stream)...)
 	if len(w.first) < keepLines/2 {

@@ -11,4 +11,5 @@ build() { # build OUTPUT DIR [TAGS]
 build examples.wasm examples/wasm/go
 build examples_renamed.wasm examples/wasm/go renamed
 build hostile.wasm examples/wasm/go/hostile
+build capabilities.wasm examples/wasm/go/capabilities
 ls -l "$out"/*.wasm

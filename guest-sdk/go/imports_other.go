@@ -18,4 +18,6 @@ func hostTake(_, _ uint32)                       { noHost() }
 func hostLog(_, _, _ uint32)                     { noHost() }
 func hostComplete(_, _ uint32)                   { noHost() }
 func hostFail(_, _ uint32)                       { noHost() }
+func hostHTTPRequest(_, _ uint32) uint64         { return noHost() }
+func hostSecretGet(_, _ uint32) uint64           { return noHost() }
 func addr(b []byte) uint32                       { return 0 }

@@ -33,6 +33,12 @@ func hostComplete(ptr, n uint32)
 //go:wasmimport wfhost fail
 func hostFail(ptr, n uint32)
 
+//go:wasmimport wfhost http_request
+func hostHTTPRequest(reqPtr, reqLen uint32) uint64
+
+//go:wasmimport wfhost secret_get
+func hostSecretGet(namePtr, nameLen uint32) uint64
+
 // addr is the memory offset of b's first byte (0 for an empty slice).
 func addr(b []byte) uint32 {
 	if len(b) == 0 {
