@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export TEST_DATABASE_URL
 BIN := bin/wfhost
 
-.PHONY: help build test test/race test/short lint check testdata testdata/check run bench bench/go bench/peers clean
+.PHONY: help build test test/go test/sdks test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/go bench/peers clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -15,29 +15,39 @@ help: ## list the targets
 build: ## build bin/wfhost
 	$(ROOT) $(GO) build -o $(BIN) ./cmd/wfhost
 
-test: ## run every test with the race detector against the Postgres in TEST_DATABASE_URL
+test: test/sdks test/go ## every test: the guest SDKs' own, then Go's with -race against the Postgres in TEST_DATABASE_URL
+
+test/go: ## the Go tests, with the race detector
 	$(ROOT) $(GO) test -race -count=1 -timeout 15m ./...
 
-test/race: test ## same as test (tests always run with -race)
+test/sdks: ## the guest SDKs' unit tests that run outside wasm (Rust with Debian's rustc: .ci/toolchain-rust.sh)
+	bash guest-sdk/rust/test.sh
+
+test/race: test/go ## same as test/go (Go tests always run with -race)
 
 test/short: ## quick tests, no end-to-end crash tests
 	$(ROOT) $(GO) test -short -count=1 ./...
 
-lint: ## gofmt, go vet
+lint: ## gofmt, go vet, promtool on the alerting rules
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(ROOT) $(GO) vet ./...
-	cd guest-sdk/go && GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && GOWORK=off $(GO) test ./...
-	cd examples/wasm/go && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
+	cd guest-sdk/go && GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet -tags extism ./... && GOWORK=off $(GO) test ./...
+	cd examples/wasm/go && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) vet -tags extism .
+	promtool check rules deploy/prometheus/alerts.yml
+	promtool test rules deploy/prometheus/alerts_test.yml
 
 check: lint testdata/check ## lint, and fail if the committed fixtures differ from a rebuild
 
 testdata: ## rebuild the committed .wasm fixtures from source
 	bash testdata/build.sh
 
+testdata/tinygo: ## build the Go examples with TinyGo (optional toolchain: guest-sdk/go/tinygo/install.sh); the conformance suite then covers them
+	bash guest-sdk/go/tinygo/build.sh
+
 testdata/check: testdata ## rebuild the fixtures and fail if any differs from the committed one
 	@git diff --exit-code --stat -- testdata || (echo "committed fixtures differ from a rebuild: run make testdata and commit" && exit 1)
 
-run: build ## start the daemon with the example workflows deployed
+run: build ## start the daemon on the embedded store (~/.local/share/wfhost, or WFHOST_DATA_DIR) with the example workflows deployed
 	$(BIN) run --deploy testdata/examples.wasm
 
 bench: ## wfbench: 10-step and 1-step throughput, 1-step latency, idle queries (RESULT lines)

@@ -278,6 +278,7 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// GET .../steps: the journal, each step with the outbound requests it made.
 func (h *Handler) steps(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.runOf(r); err != nil {
 		return err
@@ -286,9 +287,20 @@ func (h *Handler) steps(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	outbound, err := h.cfg.Engine.Outbound(r.Context(), tenant(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	byStep := map[string][]outboundView{}
+	for _, o := range outbound {
+		byStep[o.Step] = append(byStep[o.Step], outboundView{Method: o.Method, Host: o.Host, Path: o.Path, Status: o.Status,
+			Error: o.Error, BytesOut: o.BytesOut, BytesIn: o.BytesIn, DurationMs: o.DurationMs, At: o.At})
+	}
 	out := make([]stepView, 0, len(steps))
 	for _, s := range steps {
-		out = append(out, viewStep(s))
+		v := viewStep(s)
+		v.Outbound = byStep[s.Key]
+		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"steps": out})
 	return nil

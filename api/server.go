@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -92,7 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) allowedMethods(r *http.Request) string {
 	var allowed []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := h.mux.Handler(probe); pattern != "" && pattern != "/" {
@@ -135,6 +137,9 @@ func (h *Handler) routes() []route {
 		{"GET /v1/tokens", tenantAccess, h.listOwnTokens},
 		{"POST /v1/tokens", tenantAccess, h.createOwnToken},
 		{"DELETE /v1/tokens/{token}", tenantAccess, h.revokeOwnToken},
+		{"GET /v1/secrets", tenantAccess, h.listOwnSecrets},
+		{"PUT /v1/secrets/{secret}", tenantAccess, h.putOwnSecret},
+		{"DELETE /v1/secrets/{secret}", tenantAccess, h.deleteOwnSecret},
 
 		{"POST /v1/tenants", adminAccess, h.createTenant},
 		{"GET /v1/tenants", adminAccess, h.listTenants},
@@ -143,6 +148,8 @@ func (h *Handler) routes() []route {
 		{"GET /v1/tenants/{tenant}/tokens", adminAccess, h.listTenantTokens},
 		{"POST /v1/tenants/{tenant}/tokens", adminAccess, h.createTenantToken},
 		{"DELETE /v1/tenants/{tenant}/tokens/{token}", adminAccess, h.revokeTenantToken},
+		{"GET /v1/tenants/{tenant}/secrets", adminAccess, h.listTenantSecrets},
+		{"PUT /v1/tenants/{tenant}/secrets/{secret}", adminAccess, h.putTenantSecret},
 	}
 }
 
@@ -203,12 +210,43 @@ func (h *Handler) authenticated(rt route) http.Handler {
 
 func tenant(r *http.Request) string { return r.Context().Value(tenantKey{}).(string) }
 
+// readyCheckTimeout bounds a readiness check, so a store that hangs makes the probe fail
+// instead of hanging it past the prober's own timeout.
+const readyCheckTimeout = 3 * time.Second
+
 func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.Ready != nil {
-		if err := h.cfg.Ready(r.Context()); err != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), readyCheckTimeout)
+		defer cancel()
+		if err := h.cfg.Ready(ctx); err != nil {
 			writeError(w, http.StatusServiceUnavailable, "not_ready", err.Error())
 			return
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// StoreHealth is what readiness asks of a store; both stores implement it.
+type StoreHealth interface {
+	Ping(ctx context.Context) error
+	// MigrationsCurrent reports whether every migration the binary knows has been applied.
+	MigrationsCurrent(ctx context.Context) (bool, error)
+}
+
+// StoreReady is a Config.Ready for a daemon over st: the store answers and its schema is
+// migrated as far as this binary expects.
+func StoreReady(st StoreHealth) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := st.Ping(ctx); err != nil {
+			return fmt.Errorf("store unreachable: %w", err)
+		}
+		current, err := st.MigrationsCurrent(ctx)
+		if err != nil {
+			return fmt.Errorf("read the store's migration version: %w", err)
+		}
+		if !current {
+			return errors.New("store migrations are not current: run wfhost migrate")
+		}
+		return nil
+	}
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -68,6 +69,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 	runID := run["id"].(string)
 	runPath := "/v1/workflows/onboarding/runs/" + runID
 	userID := awaitWait(t, a, runPath)
+	a.mustCall("PUT", "/v1/secrets/stripe-key", []byte(`{"value":"sk_live_a"}`), 200)
 	extra := a.mustCall("POST", "/v1/tokens", []byte(`{"name":"ci"}`), 201)
 	extraID, extraSecret := extra["id"].(string), extra["secret"].(string)
 	aModules := string(a.call("GET", "/v1/modules", nil).body)
@@ -76,7 +78,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 	// may repeat the id it was asked for; that tells B nothing).
 	var asked string
 	notA := func(r response) error {
-		for _, leak := range []string{runID, extraID, "tenant-a", "onboarding", userID} {
+		for _, leak := range []string{runID, extraID, "tenant-a", "onboarding", userID, "stripe-key", "sk_live_a"} {
 			if strings.Contains(string(r.body), leak) && !strings.Contains(asked, leak) {
 				return fmt.Errorf("the response shows tenant A's %q: %s", leak, r.body)
 			}
@@ -125,13 +127,17 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"GET /v1/tokens":            {"/v1/tokens", nil, status(200)},
 		"POST /v1/tokens":           {"/v1/tokens", []byte(`{}`), status(201)},
 		"DELETE /v1/tokens/{token}": {"/v1/tokens/" + extraID, nil, status(404)},
+		"GET /v1/secrets":           {"/v1/secrets", nil, status(200)},
+		// B writing a secret of the same name writes its own; A's value stays (checked below).
+		"PUT /v1/secrets/{secret}":    {"/v1/secrets/stripe-key", []byte(`{"value":"sk_b"}`), status(200)},
+		"DELETE /v1/secrets/{secret}": {"/v1/secrets/stripe-key", nil, status(200)},
 	}
 	tenantRoutes := 0
 	for _, pattern := range e.handler.Routes() {
 		method, path, _ := strings.Cut(pattern, " ")
 		if strings.HasPrefix(path, "/v1/tenants") {
 			// Admin routes: a tenant's token is refused outright.
-			if r := b.call(method, strings.NewReplacer("{tenant}", "tenant-a", "{token}", extraID).Replace(path), []byte(`{}`)); r.status != 401 {
+			if r := b.call(method, strings.NewReplacer("{tenant}", "tenant-a", "{token}", extraID, "{secret}", "stripe-key").Replace(path), []byte(`{}`)); r.status != 401 {
 				t.Errorf("%s with a tenant token: %d %s, want 401", pattern, r.status, r.body)
 			}
 			continue
@@ -162,6 +168,9 @@ func TestCrossTenantMatrix(t *testing.T) {
 	}
 	if r := call(t, e.srv, "GET", "/v1/workflows", extraSecret, nil); r.status != 200 {
 		t.Fatalf("A's second token stopped working: %d %s", r.status, r.body)
+	}
+	if v, ok, err := e.st.GetSecret(context.Background(), "tenant-a", "stripe-key"); err != nil || !ok || string(v) != "sk_live_a" {
+		t.Fatalf("A's secret after B's calls: %q %v %v", v, ok, err)
 	}
 	if now := string(a.call("GET", "/v1/modules", nil).body); now != aModules {
 		t.Fatalf("A's modules changed: %s, were %s", now, aModules)
@@ -207,7 +216,7 @@ func TestEveryRouteNeedsItsToken(t *testing.T) {
 	for _, pattern := range e.handler.Routes() {
 		method, path, _ := strings.Cut(pattern, " ")
 		path = strings.NewReplacer("{name}", "steps", "{id}", "00000000-0000-0000-0000-000000000000", "{event}", "e",
-			"{token}", "tok_x", "{tenant}", "acme").Replace(path)
+			"{token}", "tok_x", "{tenant}", "acme", "{secret}", "s").Replace(path)
 		wrong := "Bearer " + adminToken
 		if strings.HasPrefix(path, "/v1/tenants") {
 			wrong = "Bearer " + a.token

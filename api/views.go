@@ -52,6 +52,8 @@ type stepView struct {
 	StartedAt   time.Time        `json:"startedAt"`
 	CompletedAt *time.Time       `json:"completedAt,omitempty"`
 	DurationMs  *float64         `json:"durationMs,omitempty"`
+	// Outbound are the HTTP requests the step made (or tried), in order.
+	Outbound []outboundView `json:"outbound,omitempty"`
 }
 
 func viewStep(s store.Step) stepView {

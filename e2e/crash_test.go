@@ -1,15 +1,12 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 const (
@@ -46,24 +43,13 @@ func startStepsRuns(t *testing.T, d *daemon, n int) []string {
 	return ids
 }
 
-func liveRuns(t *testing.T, conn *pgx.Conn, schema string) int {
-	t.Helper()
-	var n int
-	err := conn.QueryRow(context.Background(),
-		"SELECT count(*) FROM "+pgx.Identifier{schema, "runs"}.Sanitize()+" WHERE status IN ('pending','running')").Scan(&n)
-	if err != nil {
-		t.Fatalf("count live runs: %v", err)
-	}
-	return n
-}
-
-// awaitAllTerminal waits until no run of the schema is live.
-func awaitAllTerminal(t *testing.T, conn *pgx.Conn, schema string, timeout time.Duration, ds ...*daemon) {
+// awaitAllTerminal waits until no run of the store is live.
+func awaitAllTerminal(t *testing.T, b backend, timeout time.Duration, ds ...*daemon) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for liveRuns(t, conn, schema) > 0 {
+	for b.liveRuns(t) > 0 {
 		if time.Now().After(deadline) {
-			msg := fmt.Sprintf("%d runs still live after %v", liveRuns(t, conn, schema), timeout)
+			msg := fmt.Sprintf("%d runs still live after %v", b.liveRuns(t), timeout)
 			for _, d := range ds {
 				msg += "\n--- " + d.name + " ---\n" + d.logTail(3000)
 			}
@@ -73,22 +59,31 @@ func awaitAllTerminal(t *testing.T, conn *pgx.Conn, schema string, timeout time.
 	}
 }
 
-// checkStepsJournals asserts, straight from Postgres, that every run completed with the right
-// output and that its journal holds each boundary exactly once, in order.
-func checkStepsJournals(t *testing.T, conn *pgx.Conn, schema string, ids []string) (rows int) {
+// checkStepsJournals asserts, straight from the store's database, that every run completed
+// with the right output and that its journal holds each boundary exactly once, in order.
+func checkStepsJournals(t *testing.T, b backend, ids []string) (rows int) {
 	t.Helper()
-	ctx := context.Background()
 	wantSum := 0
 	for i := range crashSteps {
 		wantSum += i
 	}
-	for _, id := range ids {
-		var status string
-		var output []byte
-		err := conn.QueryRow(ctx, "SELECT status, coalesce(output::text,'') FROM "+pgx.Identifier{schema, "runs"}.Sanitize()+" WHERE id = $1", id).Scan(&status, &output)
-		if err != nil {
-			t.Fatalf("run %s: %v", id, err)
+	var want []string
+	for i := range crashSteps {
+		key := "s"
+		if i > 0 {
+			key = fmt.Sprintf("s#%d", i)
 		}
+		want = append(want, "run "+key)
+		if i < crashSteps-1 {
+			pause := "pause"
+			if i > 0 {
+				pause = fmt.Sprintf("pause#%d", i)
+			}
+			want = append(want, "sleep "+pause)
+		}
+	}
+	for _, id := range ids {
+		status, output := b.runResult(t, id)
 		if status != "completed" {
 			t.Fatalf("run %s is %s, want completed", id, status)
 		}
@@ -96,51 +91,22 @@ func checkStepsJournals(t *testing.T, conn *pgx.Conn, schema string, ids []strin
 		if err := json.Unmarshal(output, &out); err != nil || out.Sum != wantSum {
 			t.Fatalf("run %s output %s, want sum %d", id, output, wantSum)
 		}
-		q := "SELECT seq, key, kind, status FROM " + pgx.Identifier{schema, "steps"}.Sanitize() + " WHERE run_id = $1 ORDER BY seq"
-		r, err := conn.Query(ctx, q, id)
-		if err != nil {
-			t.Fatalf("steps of %s: %v", id, err)
-		}
-		var want []string
-		for i := range crashSteps {
-			key := "s"
-			if i > 0 {
-				key = fmt.Sprintf("s#%d", i)
+		journal := b.journal(t, id)
+		for seq, r := range journal {
+			if r.seq != seq {
+				t.Fatalf("run %s: journal seq %d where %d was expected (a gap or a duplicate)", id, r.seq, seq)
 			}
-			want = append(want, "run "+key)
-			if i < crashSteps-1 {
-				pause := "pause"
-				if i > 0 {
-					pause = fmt.Sprintf("pause#%d", i)
-				}
-				want = append(want, "sleep "+pause)
+			if seq >= len(want) || r.kind+" "+r.key != want[seq] {
+				t.Fatalf("run %s: journal entry %d is %s %s, want %s", id, seq, r.kind, r.key, want[min(seq, len(want)-1)])
+			}
+			if r.state != "completed" {
+				t.Fatalf("run %s: step %s is %s", id, r.key, r.state)
 			}
 		}
-		seq := 0
-		for r.Next() {
-			var s int
-			var key, kind, st string
-			if err := r.Scan(&s, &key, &kind, &st); err != nil {
-				t.Fatal(err)
-			}
-			if s != seq {
-				t.Fatalf("run %s: journal seq %d where %d was expected (a gap or a duplicate)", id, s, seq)
-			}
-			if seq >= len(want) || kind+" "+key != want[seq] {
-				t.Fatalf("run %s: journal entry %d is %s %s, want %s", id, seq, kind, key, want[min(seq, len(want)-1)])
-			}
-			if st != "completed" {
-				t.Fatalf("run %s: step %s is %s", id, key, st)
-			}
-			seq++
+		if len(journal) != len(want) {
+			t.Fatalf("run %s: journal has %d entries, want %d", id, len(journal), len(want))
 		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if seq != len(want) {
-			t.Fatalf("run %s: journal has %d entries, want %d", id, seq, len(want))
-		}
-		rows += seq
+		rows += len(journal)
 	}
 	return rows
 }
@@ -180,22 +146,19 @@ func TestCrashRecoverySIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crash test")
 	}
-	schema := freshSchema(t)
-	d := newDaemon(t, "crash", schema, "--deploy", "../testdata/examples.wasm")
+	eachStore(t, testCrashRecoverySIGKILL)
+}
+
+func testCrashRecoverySIGKILL(t *testing.T, b backend) {
+	d := newDaemon(t, "crash", b, "--deploy", "../testdata/examples.wasm")
 	d.start()
 	ids := startStepsRuns(t, d, crashRuns)
-
-	conn, err := pgx.Connect(context.Background(), databaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	kills := 0
 	for kills < crashKills {
 		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
-		live := liveRuns(t, conn, schema)
+		live := b.liveRuns(t)
 		if live == 0 {
 			break
 		}
@@ -207,44 +170,40 @@ func TestCrashRecoverySIGKILL(t *testing.T) {
 	if kills < crashKills {
 		t.Fatalf("only %d kills landed while runs were mid-flight; the workload is too short", kills)
 	}
-	awaitAllTerminal(t, conn, schema, stepsFinish, d)
-	rows := checkStepsJournals(t, conn, schema, ids)
+	awaitAllTerminal(t, b, stepsFinish, d)
+	rows := checkStepsJournals(t, b, ids)
 	reran := checkCallbacks(t, ids, d)
 	t.Logf("%d runs completed after %d SIGKILLs; %d journal rows checked exactly once; %d step callbacks ran more than once (at-least-once)", len(ids), kills, rows, reran)
 }
 
+// TestTwoDaemonsOneKilled needs a store two daemons share: Postgres. The embedded store
+// serves one process (TestEmbeddedStoreRefusesASecondDaemon).
 func TestTwoDaemonsOneKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crash test")
 	}
-	schema := freshSchema(t)
-	a := newDaemon(t, "daemon-a", schema, "--deploy", "../testdata/examples.wasm")
+	b := newPostgresBackend(t)
+	a := newDaemon(t, "daemon-a", b, "--deploy", "../testdata/examples.wasm")
 	a.start()
-	b := newDaemon(t, "daemon-b", schema)
-	b.start()
+	d2 := newDaemon(t, "daemon-b", b)
+	d2.start()
 	ids := startStepsRuns(t, a, crashRuns)
 
-	conn, err := pgx.Connect(context.Background(), databaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-
 	time.Sleep(800 * time.Millisecond)
-	live := liveRuns(t, conn, schema)
+	live := b.liveRuns(t)
 	if live == 0 {
 		t.Fatal("every run finished before the kill; the workload is too short")
 	}
 	a.kill()
 	t.Logf("SIGKILLed daemon-a with %d runs mid-flight; daemon-b carries on alone", live)
-	awaitAllTerminal(t, conn, schema, stepsFinish, a, b)
-	rows := checkStepsJournals(t, conn, schema, ids)
-	reran := checkCallbacks(t, ids, a, b)
+	awaitAllTerminal(t, b, stepsFinish, a, d2)
+	rows := checkStepsJournals(t, b, ids)
+	reran := checkCallbacks(t, ids, a, d2)
 
 	// A run's terminal status is committed once: the fenced Finish logs "run ended" only when it
 	// wins, so across both daemons each run has exactly one such record.
 	ended := map[string]int{}
-	for _, d := range []*daemon{a, b} {
+	for _, d := range []*daemon{a, d2} {
 		for _, rec := range d.logRecords("run ended") {
 			run, _ := rec["run"].(string)
 			ended[run]++

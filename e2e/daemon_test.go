@@ -79,14 +79,15 @@ type daemon struct {
 // e2eToken is the default tenant's token every test daemon accepts.
 const e2eToken = "e2e-default-tenant-token"
 
-func newDaemon(t *testing.T, name, schema string, extra ...string) *daemon {
+// newDaemon prepares a daemon on store b; start runs it.
+func newDaemon(t *testing.T, name string, b backend, extra ...string) *daemon {
 	t.Helper()
 	addr := freePort(t)
-	args := []string{"run",
-		"--database-url", databaseURL(),
-		"--schema", schema,
+	storeArgs, dataDir := b.daemonArgs(t)
+	args := append([]string{"run"}, storeArgs...)
+	args = append(args,
 		"--listen", addr,
-		"--data-dir", t.TempDir(),
+		"--data-dir", dataDir,
 		"--lease", "2s",
 		"--poll-interval", "500ms",
 		"--shutdown-grace", "2s",
@@ -94,7 +95,7 @@ func newDaemon(t *testing.T, name, schema string, extra ...string) *daemon {
 		"--log-level", "debug",
 		"--owner", name,
 		"--token", e2eToken,
-	}
+	)
 	d := &daemon{t: t, name: name, addr: addr, args: append(args, extra...)}
 	t.Cleanup(func() { d.kill() })
 	return d

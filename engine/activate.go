@@ -16,6 +16,10 @@ import (
 // the claim's lease, so a host that lost the run can never overwrite the one that took it.
 func (e *Engine) activate(ctx context.Context, c store.Claim) {
 	log := e.cfg.Logger.With("tenant", c.Run.TenantID, "workflow", c.Run.Workflow, "run", c.Run.ID)
+	if e.tracing.on {
+		// The run's trace id is derived from its id: its log records and spans find each other.
+		log = log.With("trace_id", TraceIDOf(c.Run.ID))
+	}
 	// Writes after the guest stops must outlive a cancelled activation context (a shutdown
 	// releases the lease; a cancel must not leave a half-written row), so they use this one.
 	wctx := context.WithoutCancel(ctx)
@@ -47,21 +51,26 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 		}
 	}
 	p := newPass(e, c, retry, limits.MaxStepsPerRun)
-	inFlight := e.metrics.runsInFlight.WithLabelValues(c.Run.TenantID, c.Run.Workflow)
-	inFlight.Inc()
-	began := time.Now()
-	defer func() {
-		inFlight.Dec()
-		e.metrics.activationSec.WithLabelValues(c.Run.TenantID).Observe(time.Since(began).Seconds())
-	}()
+	p.log = log
+	defer e.metrics.activationBegan(c.Run)()
+	ctx, p.span = e.tracing.startActivation(ctx, c.Run)
+	var stats host.Stats
+	guestLog := newGuestLogCap(log.Handler(), maxGuestRecords)
 	res, err := e.cfg.Runtime.Activate(ctx, mod, host.Activation{
 		Workflow: c.Run.Workflow,
 		Input:    c.Run.Input,
 		RunID:    c.Run.ID,
 		Handler:  p,
 		Limits:   hostLimits(limits),
-		Logger:   log,
+		Outbound: e.outboundPolicy(limits),
+		Logger:   slog.New(guestLog),
+		Stats:    &stats,
 	})
+	e.metrics.wasmStats(c.Run.TenantID, stats)
+	if n := guestLog.dropped.Load(); n > 0 {
+		e.metrics.guestLogsDropped.WithLabelValues(c.Run.TenantID).Add(float64(n))
+		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", n, "limit", maxGuestRecords)
+	}
 	e.settle(ctx, wctx, log, p, res, err)
 }
 
@@ -74,12 +83,16 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 		guest   *host.GuestError
 	)
 	outcome := "error"
-	defer func() { e.metrics.activations.WithLabelValues(p.run.TenantID, outcome).Inc() }()
+	defer func() {
+		e.metrics.activations.WithLabelValues(p.run.TenantID, outcome).Inc()
+		p.endSpans(outcome, err)
+	}()
 	switch {
 	case err == nil:
 		outcome = "finished"
 		if p.cursor < len(p.journal) {
 			next := p.journal[p.cursor]
+			e.metrics.guestFault(p.run.TenantID, abi.CodeNondeterministic)
 			e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusNondeterministic, nil, &abi.ErrorInfo{
 				Code:    abi.CodeNondeterministic,
 				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", p.cursor, len(p.journal), next.Kind, next.Key),
@@ -96,7 +109,7 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 		if !susp.wakeAt.IsZero() {
 			e.wakeAt(susp.wakeAt)
 		}
-		log.Debug("run suspended", "reason", susp.reason, "until", susp.wakeAt)
+		log.Debug("run suspended", "step", susp.step, "reason", susp.reason, "until", susp.wakeAt)
 	case errors.Is(err, store.ErrLeaseLost):
 		outcome = "lease_lost"
 		log.Info("lease lost; activation abandoned", "err", err)
@@ -116,9 +129,11 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 		}
 	case errors.As(err, &failure):
 		outcome = "failed"
+		e.metrics.guestFault(p.run.TenantID, failure.info.Code)
 		e.finish(wctx, log, p.run, p.lease, p.pending, failure.status, nil, &failure.info)
 	case errors.As(err, &guest):
 		outcome = "guest_fault"
+		e.metrics.guestFault(p.run.TenantID, guest.Info.Code)
 		e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &guest.Info)
 	default:
 		// A store error in a host call (Postgres restarting, a dropped connection): nothing of
@@ -145,10 +160,11 @@ func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l 
 	default:
 		ended := run
 		at := time.Now()
+		e.tracing.runEnded(ctx, run, status, info, at)
 		ended.Status, ended.Output, ended.Error, ended.CompletedAt, ended.UpdatedAt = status, output, info, &at, at
 		ended.AvailableAt = nil
 		e.waiters.notify(run.ID, &ended)
-		e.metrics.runEnded(run, status)
+		e.metrics.runEnded(run, status, at)
 		if info != nil {
 			log.Info("run ended", "status", status, "code", info.Code, "error", info.Message)
 		} else {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
@@ -19,6 +20,11 @@ type Config struct {
 	Logger  *slog.Logger  // default: discard
 	// Metrics receives the engine's collectors; nil keeps them unregistered.
 	Metrics prometheus.Registerer
+	// TracerProvider receives the engine's spans (workflow.run, workflow.activation,
+	// workflow.step, workflow.signal); nil makes none. Build it with
+	// sdktrace.WithIDGenerator(TraceIDGenerator()) so each run's spans hang under its
+	// workflow.run span (see tracing.go).
+	TracerProvider trace.TracerProvider
 
 	// Owner names this host in leases; default: a random id.
 	Owner string
@@ -47,6 +53,19 @@ type Config struct {
 	MaxRetentionDays int
 	// SweepInterval is how often terminal runs past their retention are deleted; default 5m.
 	SweepInterval time.Duration
+	// BroadcastWindow is how long a broadcast event is kept for waits reached after it was
+	// sent (and how long its event id deduplicates); default 24h. The sweeper prunes older
+	// ones, so a broadcast lives between the window and the window plus one SweepInterval.
+	BroadcastWindow time.Duration
+
+	// AllowPrivateHosts lets outbound HTTP reach loopback and private addresses (the
+	// operator's own services; tests). Off by default: a tenant reaches only public addresses.
+	AllowPrivateHosts bool
+	// MaxHTTPRequestBytes and MaxHTTPResponseBytes bound outbound bodies; defaults 1 MiB and
+	// 4 MiB. HTTPTimeout bounds one request; default 30s.
+	MaxHTTPRequestBytes  int
+	MaxHTTPResponseBytes int
+	HTTPTimeout          time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -72,6 +91,10 @@ func (c *Config) setDefaults() {
 	c.DefaultRetentionDays = cmp.Or(c.DefaultRetentionDays, 30)
 	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, 365)
 	c.SweepInterval = cmp.Or(c.SweepInterval, 5*time.Minute)
+	c.BroadcastWindow = cmp.Or(c.BroadcastWindow, 24*time.Hour)
+	c.MaxHTTPRequestBytes = cmp.Or(c.MaxHTTPRequestBytes, 1<<20)
+	c.MaxHTTPResponseBytes = cmp.Or(c.MaxHTTPResponseBytes, 4<<20)
+	c.HTTPTimeout = cmp.Or(c.HTTPTimeout, defaultHTTPTimeout)
 }
 
 // hostLimits are the activation limits of a tenant's effective limits.
@@ -96,6 +119,8 @@ func (c *Config) validate() error {
 		return errors.New("engine config: LeaseFor must be at least 1s")
 	case c.MaxRetentionDays < 1 || c.DefaultRetentionDays < 1:
 		return errors.New("engine config: retention days must be at least 1")
+	case c.BroadcastWindow < time.Second:
+		return errors.New("engine config: BroadcastWindow must be at least 1s")
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -21,6 +24,19 @@ import (
 // run outcome and the same journal as the Go reference.
 var guestFixtures = []struct{ lang, file string }{
 	{"go", "examples.wasm"},
+	{"assemblyscript", "examples_as.wasm"},
+	{"rust", "examples_rust.wasm"},
+	{"extism-go", "extism_go.wasm"},
+	{"extism-as", "extism_as.wasm"},
+}
+
+// TinyGo is an optional toolchain (guest-sdk/go/tinygo): `make testdata/tinygo` builds the Go
+// examples with it into testdata/tinygo/, which is not committed, and the suite covers that
+// build whenever it is there.
+func init() {
+	if _, err := os.Stat(filepath.Join(testenv.Root(), "testdata", "tinygo", "examples.wasm")); err == nil {
+		guestFixtures = append(guestFixtures, struct{ lang, file string }{"tinygo", "tinygo/examples.wasm"})
+	}
 }
 
 // transcript is what a scenario observed of one run, with everything that legitimately differs

@@ -27,9 +27,12 @@ type Engine struct {
 	cfg     Config
 	modules *moduleCache
 	metrics *metrics
+	tracing *tracing
 	limits  limitsCache
 	waiters waiters     // callers of AwaitRun
 	starved atomic.Bool // the claimer stopped because every slot was taken
+	// outbound counts outbound HTTP requests for the metrics.
+	outbound outboundStats
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
 	slots  chan struct{} // one token per running activation
@@ -64,15 +67,20 @@ func New(cfg Config) (*Engine, error) {
 		_, _ = rand.Read(b[:])
 		cfg.Owner = "host-" + hex.EncodeToString(b[:])
 	}
+	m := newMetrics(cfg.Metrics)
+	// Every store call goes through the wrapper, so commit latencies count whoever makes them.
+	cfg.Store = observedStore{Store: cfg.Store, m: m}
 	return &Engine{
-		cfg:     cfg,
-		modules: newModuleCache(cfg.Store, cfg.Runtime),
-		limits:  limitsCache{entries: make(map[string]limitsEntry)},
-		metrics: newMetrics(cfg.Metrics),
-		wakeCh:  make(chan struct{}, 1),
-		slots:   make(chan struct{}, cfg.Concurrency),
-		active:  make(map[string]*activation),
-		drain:   make(chan struct{}),
+		cfg:      cfg,
+		modules:  newModuleCache(cfg.Store, cfg.Runtime),
+		limits:   limitsCache{entries: make(map[string]limitsEntry)},
+		outbound: newOutboundCounter(cfg.Metrics),
+		metrics:  m,
+		tracing:  newTracing(cfg.TracerProvider),
+		wakeCh:   make(chan struct{}, 1),
+		slots:    make(chan struct{}, cfg.Concurrency),
+		active:   make(map[string]*activation),
+		drain:    make(chan struct{}),
 	}, nil
 }
 

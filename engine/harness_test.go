@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/internal/testenv"
@@ -33,6 +36,9 @@ type harnessOptions struct {
 	limits      store.Limits
 	concurrency int
 	noStart     bool
+	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
+	metrics        prometheus.Registerer
+	tracerProvider trace.TracerProvider
 }
 
 // setup gives the test a migrated schema of its own, a started engine on it and the example
@@ -61,6 +67,8 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		LeaseFor:       3 * time.Second,
 		PollInterval:   time.Second,
 		TenantDefaults: opts.limits,
+		Metrics:        opts.metrics,
+		TracerProvider: opts.tracerProvider,
 	})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)

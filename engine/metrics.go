@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -8,15 +10,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
 )
 
-// maxStepLabels bounds the distinct step-name label values per workflow, so a guest that
-// invents step names cannot explode the metrics' cardinality; later names count as "other".
-const maxStepLabels = 64
+// Label bounds: names a guest or a tenant chooses become label values only up to these counts
+// per scope, so a guest that invents step or event names, or a tenant that deploys workflow
+// after workflow, cannot explode the metrics' cardinality; later names count as "other".
+const (
+	maxWorkflowLabels = 100 // per tenant
+	maxStepLabels     = 64  // per workflow
+	maxEventLabels    = 64  // per workflow
+)
+
+// otherLabel is the label value of every name past its bound.
+const otherLabel = "other"
 
 // metrics are the engine's Prometheus collectors, registered on the Registerer the caller
-// injects (never the global default).
+// injects (never the global default). Safe for concurrent use.
 type metrics struct {
 	runsStarted   *prometheus.CounterVec
 	runsCompleted *prometheus.CounterVec
@@ -24,13 +35,31 @@ type metrics struct {
 	runDuration   *prometheus.HistogramVec
 	stepDuration  *prometheus.HistogramVec
 	stepRetries   *prometheus.CounterVec
+	signals       *prometheus.CounterVec
+	// timerLateness is how long after its due time a sleep, a wait's timeout or a retry
+	// backoff was acted on: claim delay plus replay, the figure an operator promises.
+	timerLateness *prometheus.HistogramVec
 	activations   *prometheus.CounterVec
 	activationSec *prometheus.HistogramVec
 	// retentionSwept counts runs the retention sweeper deleted.
 	retentionSwept prometheus.Counter
+	// broadcastsPruned counts broadcast events the sweeper deleted after their window.
+	broadcastsPruned prometheus.Counter
 
-	mu    sync.Mutex
-	steps map[string]map[string]bool // workflow -> step labels in use
+	wasmCompile     *prometheus.HistogramVec
+	wasmInstantiate *prometheus.HistogramVec
+	wasmMemory      *prometheus.HistogramVec
+	guestFaults     *prometheus.CounterVec
+	// guestLogsDropped counts guest log records past an activation's bound.
+	guestLogsDropped *prometheus.CounterVec
+
+	storeCommit *prometheus.HistogramVec
+	claimBatch  prometheus.Histogram
+
+	workflows, steps, events labelBound
+
+	runningMu sync.Mutex
+	running   map[string]time.Time // run id -> when its activation on this host began
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -55,6 +84,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		stepRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "workflow_step_retries_total", Help: "Failed step attempts that were scheduled to retry.",
 		}, []string{"workflow", "step"}),
+		signals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "workflow_signals_total", Help: "Events (signals and broadcasts) that resolved a run's wait.",
+		}, []string{"tenant", "workflow", "event"}),
+		timerLateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "workflow_timer_lateness_seconds", Help: "How long after its due time a timer was acted on, by kind (sleep, wait_timeout, retry).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}, []string{"kind"}),
 		activations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wfhost_activations_total", Help: "Activations by how they ended.",
 		}, []string{"tenant", "outcome"}),
@@ -65,44 +101,231 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		retentionSwept: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "workflow_retention_swept_total", Help: "Terminal runs deleted because their retention passed.",
 		}),
-		steps: make(map[string]map[string]bool),
+		broadcastsPruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wfhost_broadcast_events_pruned_total", Help: "Broadcast events deleted because their window passed.",
+		}),
+		wasmCompile: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "wfhost_wasm_compile_seconds", Help: "Time spent compiling a module (deploys, and activations that missed the compiled-code cache).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}, []string{"tenant"}),
+		wasmInstantiate: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "wfhost_wasm_instantiate_seconds", Help: "Time from a compiled module to an instance ready to run, per activation (0: an idle instance was reused).",
+			Buckets: prometheus.ExponentialBuckets(0.00001, 4, 10),
+		}, []string{"tenant"}),
+		wasmMemory: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "wfhost_wasm_memory_bytes", Help: "An instance's linear memory when its activation ended.",
+			Buckets: prometheus.ExponentialBuckets(64<<10, 4, 8), // 64 KiB .. 1 GiB
+		}, []string{"tenant"}),
+		guestFaults: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wfhost_wasm_guest_faults_total", Help: "Runs ended by the guest's fault, by cause (trap, deadline_exceeded, abi_violation, ...).",
+		}, []string{"tenant", "cause"}),
+		guestLogsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wfhost_guest_log_records_dropped_total", Help: "Guest log records dropped because an activation wrote more than its bound.",
+		}, []string{"tenant"}),
+		storeCommit: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "wfhost_store_commit_seconds", Help: "Latency of an activation's fenced writes as the engine sees them (group commit included), by operation.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"op"}),
+		claimBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "wfhost_store_claim_batch_size", Help: "Runs one claim took.",
+			Buckets: []float64{0, 1, 2, 4, 8, 16, 32, 64, 128},
+		}),
+		workflows: newLabelBound(maxWorkflowLabels),
+		steps:     newLabelBound(maxStepLabels),
+		events:    newLabelBound(maxEventLabels),
+		running:   make(map[string]time.Time),
 	}
+	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "wfhost_activation_oldest_seconds", Help: "Age of the longest-running activation on this host (0: none); a stuck run shows here.",
+	}, m.oldestActivation)
 	if reg != nil {
 		reg.MustRegister(m.runsStarted, m.runsCompleted, m.runsInFlight, m.runDuration,
-			m.stepDuration, m.stepRetries, m.activations, m.activationSec, m.retentionSwept)
+			m.stepDuration, m.stepRetries, m.signals, m.timerLateness, m.activations, m.activationSec,
+			m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.guestLogsDropped,
+			m.storeCommit, m.claimBatch, oldest)
 	}
 	return m
 }
 
-// stepLabel is the step's name without its repetition suffix, or "other" past the bound.
-func (m *metrics) stepLabel(workflow, key string) string {
-	name, _, _ := strings.Cut(key, abi.SuffixSep)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	set := m.steps[workflow]
+// labelBound hands out at most max distinct label values per scope.
+type labelBound struct {
+	max  int
+	mu   sync.Mutex
+	sets map[string]map[string]bool
+}
+
+func newLabelBound(max int) labelBound {
+	return labelBound{max: max, sets: make(map[string]map[string]bool)}
+}
+
+func (b *labelBound) label(scope, name string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	set := b.sets[scope]
 	if set == nil {
 		set = make(map[string]bool)
-		m.steps[workflow] = set
+		b.sets[scope] = set
 	}
 	if set[name] {
 		return name
 	}
-	if len(set) >= maxStepLabels {
-		return "other"
+	if len(set) >= b.max {
+		return otherLabel
 	}
 	set[name] = true
 	return name
 }
 
-func (m *metrics) stepDone(workflow, key string, d time.Duration) {
-	m.stepDuration.WithLabelValues(workflow, m.stepLabel(workflow, key)).Observe(d.Seconds())
+// workflowLabel is the workflow's label value within its tenant's bound.
+func (m *metrics) workflowLabel(tenant, workflow string) string {
+	return m.workflows.label(tenant, workflow)
 }
 
-func (m *metrics) stepRetry(workflow, key string) {
-	m.stepRetries.WithLabelValues(workflow, m.stepLabel(workflow, key)).Inc()
+// stepLabel is the step's name without its repetition suffix, or "other" past the bound.
+func (m *metrics) stepLabel(workflow, key string) string {
+	name, _, _ := strings.Cut(key, abi.SuffixSep)
+	return m.steps.label(workflow, name)
 }
 
-func (m *metrics) runEnded(run store.Run, status store.RunStatus) {
-	m.runsCompleted.WithLabelValues(run.TenantID, run.Workflow, string(status)).Inc()
-	m.runDuration.WithLabelValues(run.TenantID, run.Workflow).Observe(time.Since(run.CreatedAt).Seconds())
+func (m *metrics) runStarted(run store.Run) {
+	m.runsStarted.WithLabelValues(run.TenantID, m.workflowLabel(run.TenantID, run.Workflow)).Inc()
+}
+
+func (m *metrics) stepDone(run store.Run, key string, d time.Duration) {
+	wf := m.workflowLabel(run.TenantID, run.Workflow)
+	m.stepDuration.WithLabelValues(wf, m.stepLabel(wf, key)).Observe(d.Seconds())
+}
+
+func (m *metrics) stepRetry(run store.Run, key string) {
+	wf := m.workflowLabel(run.TenantID, run.Workflow)
+	m.stepRetries.WithLabelValues(wf, m.stepLabel(wf, key)).Inc()
+}
+
+func (m *metrics) signalled(run store.Run, event string) {
+	wf := m.workflowLabel(run.TenantID, run.Workflow)
+	m.signals.WithLabelValues(run.TenantID, wf, m.events.label(run.TenantID+"/"+wf, event)).Inc()
+}
+
+// timerDue records how late a timer due at was acted on at now.
+func (m *metrics) timerDue(kind string, due, now time.Time) {
+	m.timerLateness.WithLabelValues(kind).Observe(max(now.Sub(due), 0).Seconds())
+}
+
+func (m *metrics) runEnded(run store.Run, status store.RunStatus, at time.Time) {
+	wf := m.workflowLabel(run.TenantID, run.Workflow)
+	m.runsCompleted.WithLabelValues(run.TenantID, wf, string(status)).Inc()
+	m.runDuration.WithLabelValues(run.TenantID, wf).Observe(max(at.Sub(run.CreatedAt), 0).Seconds())
+}
+
+// activationBegan counts an activation of run as running until the returned func is called.
+func (m *metrics) activationBegan(run store.Run) (done func()) {
+	inFlight := m.runsInFlight.WithLabelValues(run.TenantID, m.workflowLabel(run.TenantID, run.Workflow))
+	inFlight.Inc()
+	began := time.Now()
+	m.runningMu.Lock()
+	m.running[run.ID] = began
+	m.runningMu.Unlock()
+	return func() {
+		inFlight.Dec()
+		m.runningMu.Lock()
+		delete(m.running, run.ID)
+		m.runningMu.Unlock()
+		m.activationSec.WithLabelValues(run.TenantID).Observe(time.Since(began).Seconds())
+	}
+}
+
+func (m *metrics) oldestActivation() float64 {
+	m.runningMu.Lock()
+	defer m.runningMu.Unlock()
+	var oldest time.Time
+	for _, t := range m.running {
+		if oldest.IsZero() || t.Before(oldest) {
+			oldest = t
+		}
+	}
+	if oldest.IsZero() {
+		return 0
+	}
+	return time.Since(oldest).Seconds()
+}
+
+// wasmStats records what an activation cost the sandbox.
+func (m *metrics) wasmStats(tenant string, s host.Stats) {
+	if s.Compile > 0 {
+		m.wasmCompile.WithLabelValues(tenant).Observe(s.Compile.Seconds())
+	}
+	// A memory size says the activation had an instance; an instance reused from the pool
+	// cost nothing to make, and counting it as 0 shows how often the pool served.
+	if s.MemoryBytes > 0 {
+		m.wasmInstantiate.WithLabelValues(tenant).Observe(s.Instantiate.Seconds())
+		m.wasmMemory.WithLabelValues(tenant).Observe(float64(s.MemoryBytes))
+	}
+}
+
+// faultCauses are the codes that guest faults carry; any other counts as "other", since only
+// the host and the engine set these codes and a new one must not go unbounded.
+var faultCauses = map[string]bool{
+	abi.CodeTrap: true, abi.CodeDeadline: true, abi.CodeABIViolation: true, abi.CodePayloadTooLarge: true,
+	abi.CodeNondeterministic: true, abi.CodeNoResult: true, abi.CodeUnknownWorkflow: true, abi.CodeStepLimit: true,
+}
+
+func (m *metrics) guestFault(tenant, code string) {
+	if !faultCauses[code] {
+		code = otherLabel
+	}
+	m.guestFaults.WithLabelValues(tenant, code).Inc()
+}
+
+// observedStore times the store calls an activation waits on and sizes claims; every other
+// call goes straight through.
+type observedStore struct {
+	store.Store
+	m *metrics
+}
+
+func (s observedStore) since(op string, began time.Time) {
+	s.m.storeCommit.WithLabelValues(op).Observe(time.Since(began).Seconds())
+}
+
+func (s observedStore) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+	cs, err := s.Store.ClaimRuns(ctx, p)
+	if err == nil {
+		s.m.claimBatch.Observe(float64(len(cs)))
+	}
+	return cs, err
+}
+
+func (s observedStore) CommitStep(ctx context.Context, l store.Lease, row store.Step, leaseFor time.Duration) error {
+	defer s.since("commit_step", time.Now())
+	return s.Store.CommitStep(ctx, l, row, leaseFor)
+}
+
+func (s observedStore) Suspend(ctx context.Context, l store.Lease, row *store.Step, wakeAt *time.Time) error {
+	defer s.since("suspend", time.Now())
+	return s.Store.Suspend(ctx, l, row, wakeAt)
+}
+
+func (s observedStore) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	defer s.since("finish", time.Now())
+	return s.Store.Finish(ctx, l, status, output, info)
+}
+
+func (s observedStore) CommitAndFinish(ctx context.Context, l store.Lease, row store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	defer s.since("commit_and_finish", time.Now())
+	return s.Store.CommitAndFinish(ctx, l, row, status, output, info)
+}
+
+func (s observedStore) ReachWait(ctx context.Context, l store.Lease, row store.Step, leaseFor time.Duration) (*store.Step, error) {
+	defer s.since("reach_wait", time.Now())
+	return s.Store.ReachWait(ctx, l, row, leaseFor)
+}
+
+func (s observedStore) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (*store.Step, error) {
+	defer s.since("park_wait", time.Now())
+	return s.Store.ParkWait(ctx, l, key, wakeAt, leaseFor)
+}
+
+func (s observedStore) TimeoutWait(ctx context.Context, l store.Lease, key string, at time.Time, leaseFor time.Duration) (store.Step, error) {
+	defer s.since("timeout_wait", time.Now())
+	return s.Store.TimeoutWait(ctx, l, key, at, leaseFor)
 }

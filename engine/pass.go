@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
@@ -17,6 +21,7 @@ import (
 // suspended is the error a pass's host call returns after it has durably suspended the run:
 // the guest is unwound and the run waits for wakeAt (zero: only an event wakes it).
 type suspended struct {
+	step   string // the journal key the run waits at
 	reason string
 	wakeAt time.Time
 }
@@ -59,6 +64,9 @@ type pass struct {
 	clock  time.Time      // the guest's clock outside callbacks: latest journal time reached
 
 	inStep *openStep // the step whose callback is running, if any
+
+	log  *slog.Logger // carries the run's tenant, workflow and run
+	span trace.Span   // the activation's
 }
 
 type openStep struct {
@@ -67,6 +75,7 @@ type openStep struct {
 	attempt   int
 	policy    abi.RetryPolicy
 	startedAt time.Time
+	span      trace.Span
 }
 
 var _ host.Handler = (*pass)(nil)
@@ -76,6 +85,8 @@ func newPass(e *Engine, c store.Claim, retry abi.RetryPolicy, maxSteps int) *pas
 		e: e, run: c.Run, lease: c.Lease, journal: c.Journal, retry: retry, maxSteps: maxSteps,
 		seen:  make(map[string]int),
 		clock: c.Run.CreatedAt,
+		log:   e.cfg.Logger,
+		span:  trace.SpanFromContext(context.Background()),
 	}
 }
 
@@ -127,11 +138,11 @@ func (p *pass) next(name string, kind store.StepKind) (key string, seq int, entr
 }
 
 // suspend releases the run until wakeAt (nil: until an event), journaling s first if given.
-func (p *pass) suspend(ctx context.Context, reason string, s *store.Step, wakeAt *time.Time) error {
+func (p *pass) suspend(ctx context.Context, key, reason string, s *store.Step, wakeAt *time.Time) error {
 	if err := p.e.cfg.Store.Suspend(ctx, p.lease, s, wakeAt); err != nil {
 		return err
 	}
-	out := &suspended{reason: reason}
+	out := &suspended{step: key, reason: reason}
 	if wakeAt != nil {
 		out.wakeAt = *wakeAt
 	}
@@ -176,14 +187,19 @@ func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (
 			return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(s.Error)}, nil
 		case store.StepRetrying:
 			if s.WakeAt != nil && now().Before(*s.WakeAt) {
-				return host.Reply{}, p.suspend(ctx, "retry backoff of "+key, nil, s.WakeAt)
+				return host.Reply{}, p.suspend(ctx, key, "retry backoff of "+key, nil, s.WakeAt)
+			}
+			if s.WakeAt != nil {
+				p.e.metrics.timerDue("retry", *s.WakeAt, now())
 			}
 			attempt = s.Attempt + 1
 		default:
 			return host.Reply{}, nondeterministic("step %q: journal status %s is not one a run step can have", key, s.Status)
 		}
 	}
-	p.inStep = &openStep{key: key, seq: seq, attempt: attempt, policy: policy, startedAt: now()}
+	started := now()
+	p.inStep = &openStep{key: key, seq: seq, attempt: attempt, policy: policy, startedAt: started,
+		span: p.e.tracing.startStep(ctx, key, store.KindRun, attempt, started)}
 	return host.Reply{Status: abi.StatusExecute, Data: []byte(`{"attempt":` + strconv.Itoa(attempt) + `}`)}, nil
 }
 
@@ -201,7 +217,8 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 	if outcome == abi.OutcomeOK {
 		row.Status, row.Output, row.CompletedAt = store.StepCompleted, json.RawMessage(data), &done
 		p.pending = &row
-		p.e.metrics.stepDone(p.run.Workflow, st.key, time.Since(st.startedAt))
+		p.e.metrics.stepDone(p.run, st.key, time.Since(st.startedAt))
+		st.span.End()
 		p.advance(&done)
 		return host.Reply{Status: abi.StatusOK}, nil
 	}
@@ -210,12 +227,17 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 	if !info.NonRetryable && st.attempt < st.policy.Attempts {
 		wake := done.Add(st.policy.Delay(st.attempt, rand.Float64())).Truncate(time.Microsecond)
 		row.Status, row.WakeAt = store.StepRetrying, &wake
-		p.e.metrics.stepRetry(p.run.Workflow, st.key)
-		return host.Reply{}, p.suspend(ctx, fmt.Sprintf("step %q attempt %d failed", st.key, st.attempt), &row, &wake)
+		p.e.metrics.stepRetry(p.run, st.key)
+		st.span.SetAttributes(attribute.String("step.retry_at", wake.Format(time.RFC3339Nano)))
+		endSpan(st.span, &info)
+		p.log.Info("step attempt failed; retrying", "step", st.key, "attempt", st.attempt, "code", info.Code, "error", info.Message, "retry_at", wake)
+		return host.Reply{}, p.suspend(ctx, st.key, fmt.Sprintf("step %q attempt %d failed", st.key, st.attempt), &row, &wake)
 	}
 	row.Status, row.CompletedAt = store.StepFailed, &done
 	p.pending = &row
-	p.e.metrics.stepDone(p.run.Workflow, st.key, time.Since(st.startedAt))
+	p.e.metrics.stepDone(p.run, st.key, time.Since(st.startedAt))
+	endSpan(st.span, &info)
+	p.log.Info("step failed", "step", st.key, "attempt", st.attempt, "code", info.Code, "error", info.Message)
 	p.advance(&done)
 	return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(&info)}, nil
 }
@@ -248,8 +270,9 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 			return host.Reply{}, nondeterministic("sleep %q: journal status %s is not one a sleep can have", key, s.Status)
 		}
 		if t.Before(*s.WakeAt) {
-			return host.Reply{}, p.suspend(ctx, "sleep "+key, nil, s.WakeAt)
+			return host.Reply{}, p.suspend(ctx, key, "sleep "+key, nil, s.WakeAt)
 		}
+		p.e.metrics.timerDue("sleep", *s.WakeAt, t)
 		// Mark it elapsed so the journal reads as it happened and replays need no clock.
 		row := *s
 		row.Status, row.CompletedAt = store.StepCompleted, s.WakeAt
@@ -261,6 +284,9 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 	}
 	wake := until(t).UTC().Truncate(time.Microsecond)
 	row := store.Step{RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindSleep, StartedAt: t, WakeAt: &wake}
+	span := p.e.tracing.startStep(ctx, key, store.KindSleep, 0, t)
+	span.SetAttributes(attribute.String("step.wake_at", wake.Format(time.RFC3339Nano)))
+	defer span.End()
 	if !wake.After(t) {
 		row.Status, row.CompletedAt = store.StepCompleted, &t
 		if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
@@ -270,7 +296,7 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 		return host.Reply{Status: abi.StatusOK}, nil
 	}
 	row.Status = store.StepSleeping
-	return host.Reply{}, p.suspend(ctx, "sleep "+key, &row, &wake)
+	return host.Reply{}, p.suspend(ctx, key, "sleep "+key, &row, &wake)
 }
 
 func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions) (host.Reply, error) {
@@ -287,7 +313,15 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 		}}
 	}
 	t := now()
+	// A completed wait that ends the claimed journal was resolved while the run was suspended:
+	// this pass is the first to see it (a crash before the next commit would count it again).
+	if s != nil && s.Status == store.StepCompleted && seq == len(p.journal)-1 {
+		p.e.metrics.signalled(p.run, s.Event)
+	}
 	if s == nil {
+		span := p.e.tracing.startStep(ctx, key, store.KindWait, 0, t)
+		span.SetAttributes(attribute.String("event", opts.Event))
+		defer span.End()
 		row := store.Step{
 			RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindWait, Status: store.StepWaiting,
 			Event: opts.Event, Match: opts.Match, StartedAt: t,
@@ -303,6 +337,9 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 		if resolved == nil {
 			return host.Reply{}, waitSuspended(key, opts.Event, row.WakeAt)
 		}
+		if resolved.Status == store.StepCompleted {
+			p.e.metrics.signalled(p.run, opts.Event)
+		}
 		s = resolved
 	}
 	if s.Event != opts.Event {
@@ -317,12 +354,20 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 		if row == nil {
 			return host.Reply{}, waitSuspended(key, opts.Event, s.WakeAt)
 		}
+		if row.Status == store.StepCompleted {
+			p.e.metrics.signalled(p.run, opts.Event)
+		}
 		s = row
 	}
 	if s.Status == store.StepWaiting {
 		row, err := p.e.cfg.Store.TimeoutWait(ctx, p.lease, key, *s.WakeAt, p.e.cfg.LeaseFor)
 		if err != nil {
 			return host.Reply{}, err
+		}
+		if row.Status == store.StepCompleted {
+			p.e.metrics.signalled(p.run, opts.Event) // an event beat the timeout
+		} else {
+			p.e.metrics.timerDue("wait_timeout", *s.WakeAt, t)
 		}
 		s = &row
 	}
@@ -339,7 +384,7 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 
 // waitSuspended is the suspension of a pass at a wait the store has already parked.
 func waitSuspended(key, event string, timeout *time.Time) *suspended {
-	out := &suspended{reason: "wait " + key + " for event " + event}
+	out := &suspended{step: key, reason: "wait " + key + " for event " + event}
 	if timeout != nil {
 		out.wakeAt = *timeout
 	}
@@ -381,4 +426,19 @@ func errorJSON(info *abi.ErrorInfo) []byte {
 	}
 	b, _ := json.Marshal(info)
 	return b
+}
+
+// endSpans ends the activation's span, and the span of a step whose callback the activation
+// never finished (a trap, a timeout, a lost lease).
+func (p *pass) endSpans(outcome string, err error) {
+	if p.inStep != nil {
+		endSpan(p.inStep.span, err)
+	}
+	p.span.SetAttributes(attribute.String("outcome", outcome))
+	var susp *suspended
+	if errors.As(err, &susp) {
+		p.span.SetAttributes(attribute.String("suspended_at", susp.step))
+		err = nil
+	}
+	endSpan(p.span, err)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/wfhost/wfhost/abi"
@@ -40,6 +41,9 @@ func (e *Engine) Deploy(ctx context.Context, tenantID string, wasm []byte, repla
 			return DeployResult{}, fmt.Errorf("deploy: %w: %w", ErrInvalid, err)
 		}
 		return DeployResult{}, fmt.Errorf("deploy: %w", err)
+	}
+	if m.CompileTime > 0 {
+		e.metrics.wasmCompile.WithLabelValues(tenantID).Observe(m.CompileTime.Seconds())
 	}
 	mod := store.Module{TenantID: tenantID, Digest: m.Digest, Size: len(wasm), ABIVersion: m.ABIVersion, Bytes: wasm}
 	wfs := make([]store.Workflow, 0, len(m.Description.Workflows))
@@ -116,7 +120,7 @@ func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
 	if isNew {
-		e.metrics.runsStarted.WithLabelValues(tenantID, run.Workflow).Inc()
+		e.metrics.runStarted(run)
 		if created != nil {
 			created(run)
 		}
@@ -153,6 +157,14 @@ func (e *Engine) CancelRun(ctx context.Context, tenantID, runID string) (store.R
 	if err != nil {
 		return store.Run{}, err
 	}
+	if run.Status == store.StatusCancelled {
+		at := time.Now()
+		if run.CompletedAt != nil {
+			at = *run.CompletedAt
+		}
+		e.metrics.runEnded(run, store.StatusCancelled, at)
+		e.tracing.runEnded(ctx, run, store.StatusCancelled, run.Error, at)
+	}
 	// The notice reaches every host; this one need not wait for it.
 	e.cancelLocal(runID)
 	e.waiters.notify(runID, nil)
@@ -170,7 +182,9 @@ func (e *Engine) Signal(ctx context.Context, tenantID, runID, event string, payl
 	if err != nil {
 		return false, err
 	}
+	end := e.tracing.signal(ctx, tenantID, runID, event)
 	delivered, err = e.cfg.Store.Signal(ctx, tenantID, runID, event, payload, limits.MaxBufferedEvents)
+	end(delivered, err)
 	if err != nil {
 		return false, err
 	}
@@ -223,13 +237,15 @@ func (e *Engine) Broadcast(ctx context.Context, tenantID string, req BroadcastRe
 			Input: payload, IdempotencyKey: key, RetentionDays: e.retention(0, wf),
 		})
 	}
+	end := e.tracing.broadcast(ctx, tenantID, req.Event)
 	res, err := e.cfg.Store.Broadcast(ctx, p)
+	end(res, err)
 	if err != nil {
 		return store.BroadcastResult{}, err
 	}
 	if !res.Duplicate {
 		for _, r := range res.Started {
-			e.metrics.runsStarted.WithLabelValues(tenantID, r.Workflow).Inc()
+			e.metrics.runStarted(r)
 		}
 	}
 	if res.Resolved > 0 || len(res.Started) > 0 {

@@ -273,3 +273,33 @@ func TestRetention(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepPrunesBroadcastsPastTheWindow: broadcast events older than the window (24 h by
+// default) go with the sweep; newer ones and events sent to one run stay.
+func TestSweepPrunesBroadcastsPastTheWindow(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	ctx := context.Background()
+	h.deploy("examples.wasm", false)
+	waiting := h.start("onboarding", map[string]any{"email": "p@example.com", "delayMs": 600000})
+	for _, event := range []string{"old-news", "fresh-news"} {
+		if _, err := h.engine.Broadcast(ctx, store.DefaultTenant, engine.BroadcastRequest{Event: event, Payload: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.engine.Signal(ctx, store.DefaultTenant, waiting.ID, "verify", json.RawMessage(`{"early":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	h.sql(`UPDATE events SET received_at = now() - interval '25 hours' WHERE name = 'old-news'`)
+	h.sql(`UPDATE events SET received_at = now() - interval '25 hours' WHERE name = 'verify'`)
+	h.engine.Sweep(ctx)
+	if n := h.count(`SELECT count(*) FROM events WHERE name = 'old-news'`); n != 0 {
+		t.Fatalf("the broadcast past the window was kept")
+	}
+	if n := h.count(`SELECT count(*) FROM events WHERE name = 'fresh-news'`); n != 1 {
+		t.Fatalf("%d fresh broadcasts, want 1", n)
+	}
+	if n := h.count(`SELECT count(*) FROM events WHERE run_id = $1`, waiting.ID); n != 1 {
+		t.Fatalf("%d events kept for the waiting run, want 1", n)
+	}
+}

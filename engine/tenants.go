@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -203,8 +205,8 @@ func validLimits(l store.Limits) error {
 	return nil
 }
 
-// sweepLoop deletes terminal runs past their retention every SweepInterval, a batch at a
-// time until a batch comes back short.
+// sweepLoop deletes terminal runs past their retention and broadcast events past their window
+// every SweepInterval, a batch at a time until a batch comes back short.
 func (e *Engine) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(e.cfg.SweepInterval)
 	defer t.Stop()
@@ -220,25 +222,39 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 	}
 }
 
-// Sweep runs one sweep now and returns how many runs it deleted.
+// Sweep runs one sweep now (expired runs, then broadcast events past their window) and
+// returns how many runs it deleted.
 func (e *Engine) Sweep(ctx context.Context) int {
+	runs := e.inBatches(ctx, "retention sweep", e.metrics.retentionSwept, func(ctx context.Context) (int, error) {
+		return e.cfg.Store.SweepExpired(ctx, sweepBatch)
+	})
+	before := time.Now().Add(-e.cfg.BroadcastWindow)
+	e.inBatches(ctx, "broadcast pruning", e.metrics.broadcastsPruned, func(ctx context.Context) (int, error) {
+		return e.cfg.Store.PruneBroadcasts(ctx, before, sweepBatch)
+	})
+	return runs
+}
+
+// inBatches calls deleteBatch until a batch comes back short, counting what it deleted, and
+// returns the total; a failure ends it and is logged (the next sweep tries again).
+func (e *Engine) inBatches(ctx context.Context, what string, deleted prometheus.Counter, deleteBatch func(context.Context) (int, error)) int {
 	total := 0
 	for ctx.Err() == nil {
-		n, err := e.cfg.Store.SweepExpired(ctx, sweepBatch)
+		n, err := deleteBatch(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				e.cfg.Logger.Error("retention sweep failed", "err", err)
+				e.cfg.Logger.Error(what+" failed", "err", err)
 			}
 			break
 		}
 		total += n
-		e.metrics.retentionSwept.Add(float64(n))
+		deleted.Add(float64(n))
 		if n < sweepBatch {
 			break
 		}
 	}
 	if total > 0 {
-		e.cfg.Logger.Info("retention sweep", "deleted_runs", total)
+		e.cfg.Logger.Info(what, "deleted", total)
 	}
 	return total
 }

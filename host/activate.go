@@ -30,6 +30,9 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	if stats == nil {
 		stats = &Stats{}
 	}
+	if m.Extism {
+		return r.activateExtism(ctx, m, a, stats)
+	}
 	rt, cm, compile, err := r.compiledFor(ctx, m, a.Limits.MemoryPages)
 	stats.Compile = compile
 	if err != nil {
@@ -53,7 +56,7 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 		}
 		cm.release(context.WithoutCancel(ctx), pooled)
 	}()
-	namePtr, err := st.place(gctx, inst, []byte(a.Workflow))
+	namePtr, err := st.place(gctx, pooled, []byte(a.Workflow))
 	if err != nil {
 		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
 	}
@@ -61,11 +64,11 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	if len(input) == 0 {
 		input = []byte("null")
 	}
-	inputPtr, err := st.place(gctx, inst, input)
+	inputPtr, err := st.place(gctx, pooled, input)
 	if err != nil {
 		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
 	}
-	_, err = inst.ExportedFunction(abi.ExportRun).Call(gctx,
+	_, err = pooled.run.Call(gctx,
 		api.EncodeU32(namePtr), api.EncodeU32(uint32(len(a.Workflow))),
 		api.EncodeU32(inputPtr), api.EncodeU32(uint32(len(input))))
 	st.stdout.flush()
@@ -79,13 +82,13 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 }
 
 // place copies b into a buffer the guest allocates.
-func (st *state) place(ctx context.Context, inst api.Module, b []byte) (uint32, error) {
-	res, err := inst.ExportedFunction(abi.ExportAlloc).Call(ctx, api.EncodeU32(uint32(len(b))))
+func (st *state) place(ctx context.Context, inst *instance, b []byte) (uint32, error) {
+	res, err := inst.alloc.Call(ctx, api.EncodeU32(uint32(len(b))))
 	if err != nil {
 		return 0, err
 	}
 	ptr := api.DecodeU32(res[0])
-	if !inst.Memory().Write(ptr, b) {
+	if !inst.mod.Memory().Write(ptr, b) {
 		return 0, guestError(abi.CodeABIViolation, "%s(%d) returned %d, outside the guest's memory", abi.ExportAlloc, len(b), ptr)
 	}
 	return ptr, nil

@@ -1,10 +1,12 @@
 // Package host is the sandbox: it validates and compiles workflow modules (once per digest,
-// through a compilation cache), and runs activations, each on a fresh wazero instance with a
-// memory limit, a wall-time deadline and WithCloseOnContextDone, exposing the wfhost host
-// functions of ABI v1 (abi/ABI.md) and a clock and random source that are deterministic
-// outside step callbacks.
+// through a compilation cache), and runs activations, each on an instance in its
+// post-initialisation state (fresh, or reused and reset) with a memory limit, a wall-time
+// deadline and WithCloseOnContextDone, exposing the wfhost host functions of ABI v1
+// (abi/ABI.md) and a clock and random source that are deterministic outside step callbacks.
+// Modules built with an Extism PDK come in through a second door, extism/go-sdk, with the same
+// verbs as Extism host functions (ABI.md §9).
 //
 // What the host functions mean for a run (journal, commits, suspension) is the Handler's
-// business; the engine implements it. Imports: abi, wazero and the standard library; never
-// store or engine. RATIONALE.md records the decisions that shaped it.
+// business; the engine implements it. Imports: abi, wazero, extism/go-sdk and the standard
+// library; never store or engine. RATIONALE.md records the decisions that shaped it.
 package host

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -14,8 +13,9 @@ import (
 // cannot rewrite (no export section, a v128 global, a construct this parser does not know) is
 // reported with an error, and such a module simply runs on fresh instances.
 func exportGlobals(wasm []byte) ([]byte, []string, error) {
-	if len(wasm) < 8 {
-		return nil, nil, errors.New("too short")
+	secs, err := sections(wasm)
+	if err != nil {
+		return nil, nil, err
 	}
 	var (
 		importedGlobals int
@@ -23,22 +23,18 @@ func exportGlobals(wasm []byte) ([]byte, []string, error) {
 		exportStart     = -1  // offset of the export section's id byte
 		exportEnd       int
 	)
-	for pos := 8; pos < len(wasm); {
-		id := wasm[pos]
-		size, n, err := uleb(wasm, pos+1)
-		if err != nil {
-			return nil, nil, err
-		}
-		start := pos + 1 + n
-		end := start + int(size)
-		if end > len(wasm) || end < start {
-			return nil, nil, errors.New("section runs past the end")
-		}
-		body := wasm[start:end]
-		switch id {
-		case 2: // imports
-			if importedGlobals, err = countImportedGlobals(body); err != nil {
+	for _, sec := range secs {
+		body := wasm[sec.start:sec.end]
+		switch sec.id {
+		case sectionImport:
+			entries, _, err := importEntries(body)
+			if err != nil {
 				return nil, nil, fmt.Errorf("import section: %w", err)
+			}
+			for _, e := range entries {
+				if e.kind == 0x03 {
+					importedGlobals++
+				}
 			}
 		case 6: // globals
 			defined, err := mutableGlobals(body)
@@ -49,9 +45,8 @@ func exportGlobals(wasm []byte) ([]byte, []string, error) {
 				mutable = append(mutable, importedGlobals+i)
 			}
 		case 7:
-			exportStart, exportEnd = pos, end
+			exportStart, exportEnd = sec.pos, sec.end
 		}
-		pos = end
 	}
 	if exportStart < 0 {
 		return nil, nil, errors.New("no export section")
@@ -96,35 +91,6 @@ func exportGlobals(wasm []byte) ([]byte, []string, error) {
 // globalExportPrefix names the exports exportGlobals adds; the ABI reserves the wfhost prefix.
 const globalExportPrefix = "wfhost.global."
 
-func countImportedGlobals(b []byte) (int, error) {
-	r := reader{b: b}
-	n := r.uleb()
-	globals := 0
-	for range n {
-		r.name()
-		r.name()
-		switch kind := r.byte(); kind {
-		case 0x00: // function: type index
-			r.uleb()
-		case 0x01: // table: reftype, limits
-			r.byte()
-			r.limits()
-		case 0x02: // memory: limits
-			r.limits()
-		case 0x03: // global: valtype, mutability
-			r.byte()
-			r.byte()
-			globals++
-		case 0x04: // tag
-			r.byte()
-			r.uleb()
-		default:
-			return 0, fmt.Errorf("unknown import kind %#x", kind)
-		}
-	}
-	return globals, r.err
-}
-
 // mutableGlobals returns the section-local indexes of the mutable globals a global section
 // defines. A v128 global cannot be read or written whole through wazero's api.Global, so one
 // makes the module unsuitable.
@@ -148,56 +114,6 @@ func mutableGlobals(b []byte) ([]int, error) {
 	return out, r.err
 }
 
-// reader decodes the parts of a wasm binary exportGlobals needs; the first error sticks.
-type reader struct {
-	b   []byte
-	pos int
-	err error
-}
-
-func (r *reader) byte() byte {
-	if r.err != nil {
-		return 0
-	}
-	if r.pos >= len(r.b) {
-		r.err = errors.New("unexpected end")
-		return 0
-	}
-	c := r.b[r.pos]
-	r.pos++
-	return c
-}
-
-func (r *reader) uleb() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n, err := uleb(r.b, r.pos)
-	if err != nil {
-		r.err = err
-		return 0
-	}
-	r.pos += n
-	return v
-}
-
-func (r *reader) skip(n int) {
-	if r.err == nil && r.pos+n > len(r.b) {
-		r.err = errors.New("unexpected end")
-	}
-	r.pos += n
-}
-
-func (r *reader) name() { r.skip(int(r.uleb())) }
-
-func (r *reader) limits() {
-	flags := r.byte()
-	r.uleb()
-	if flags&1 != 0 {
-		r.uleb()
-	}
-}
-
 // constExpr skips a constant expression: the instructions a global's initialiser may use,
 // with their immediates, up to its end opcode.
 func (r *reader) constExpr() {
@@ -218,25 +134,4 @@ func (r *reader) constExpr() {
 			r.err = fmt.Errorf("opcode %#x in a constant expression", op)
 		}
 	}
-}
-
-// uleb decodes an unsigned LEB128 at b[pos:], returning the value and its length. Signed
-// LEB128 values have the same length rule (a set high bit continues), so it also skips them.
-func uleb(b []byte, pos int) (uint64, int, error) {
-	var v uint64
-	for i := 0; i < 10; i++ {
-		if pos+i >= len(b) {
-			return 0, 0, errors.New("LEB128 runs past the end")
-		}
-		c := b[pos+i]
-		v |= uint64(c&0x7f) << (7 * i)
-		if c&0x80 == 0 {
-			return v, i + 1, nil
-		}
-	}
-	return 0, 0, errors.New("LEB128 too long")
-}
-
-func appendULEB(b []byte, v uint64) []byte {
-	return binary.AppendUvarint(b, v) // the same encoding as unsigned LEB128
 }

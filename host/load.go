@@ -100,6 +100,9 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 	if !bytes.HasPrefix(wasm, []byte("\x00asm")) {
 		return nil, fmt.Errorf("%w: not a WebAssembly module (no \\0asm header)", ErrInvalidModule)
 	}
+	if isExtismModule(wasm) {
+		return r.loadExtism(ctx, digest, wasm)
+	}
 	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm}
 	rt, c, compile, err := r.compiledFor(ctx, m, DefaultLimits.MemoryPages)
 	if err != nil {
@@ -144,8 +147,8 @@ func checkShape(cm wazero.CompiledModule) error {
 			if !ok {
 				return fmt.Errorf("module imports %s.%s, which wfhost does not provide", mod, name)
 			}
-			if !sameSignature(f, want) {
-				return fmt.Errorf("module imports %s.%s as %s, want %s", mod, name, sigString(f.ParamTypes(), f.ResultTypes()), sigString(want.params, want.results))
+			if err := checkImport(f, want); err != nil {
+				return err
 			}
 		case wasiModule:
 		default:
@@ -159,20 +162,34 @@ func checkShape(cm wazero.CompiledModule) error {
 	if _, ok := cm.ExportedMemories()[abi.ExportMemory]; !ok {
 		return fmt.Errorf("module does not export its memory as %q", abi.ExportMemory)
 	}
+	return checkExports(cm, guestExports)
+}
+
+// checkImport requires an imported host function to have the signature the host gives it.
+func checkImport(f api.FunctionDefinition, want signature) error {
+	if sameSignature(f, want) {
+		return nil
+	}
+	mod, name, _ := f.Import()
+	return fmt.Errorf("module imports %s.%s as %s, want %s", mod, name, sigString(f.ParamTypes(), f.ResultTypes()), sigString(want.params, want.results))
+}
+
+// checkExports requires every export of want, with its signature, and allows _initialize
+// taking and returning nothing.
+func checkExports(cm wazero.CompiledModule, want map[string]signature) error {
 	exports := cm.ExportedFunctions()
-	names := make([]string, 0, len(guestExports))
-	for name := range guestExports {
+	names := make([]string, 0, len(want))
+	for name := range want {
 		names = append(names, name)
 	}
-	slices.Sort(names)
+	slices.Sort(names) // the first missing export named is the same every time
 	for _, name := range names {
-		want := guestExports[name]
 		f, ok := exports[name]
 		if !ok {
 			return fmt.Errorf("module does not export %s", name)
 		}
-		if !sameSignature(f, want) {
-			return fmt.Errorf("module exports %s as %s, want %s", name, sigString(f.ParamTypes(), f.ResultTypes()), sigString(want.params, want.results))
+		if !sameSignature(f, want[name]) {
+			return fmt.Errorf("module exports %s as %s, want %s", name, sigString(f.ParamTypes(), f.ResultTypes()), sigString(want[name].params, want[name].results))
 		}
 	}
 	if f, ok := exports[abi.ExportInitialize]; ok && !sameSignature(f, signature{}) {

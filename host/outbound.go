@@ -144,35 +144,53 @@ func newTransport(control func(string, string, syscall.RawConn) error) *http.Tra
 	}
 }
 
-// capabilityError replies StatusError with an ErrorInfo.
-func (st *state) capabilityError(code, format string, args ...any) uint64 {
+// capabilityError is a StatusError reply with an ErrorInfo.
+func capabilityError(code, format string, args ...any) Reply {
 	b, _ := json.Marshal(abi.ErrorInfo{Code: code, Message: fmt.Sprintf(format, args...)})
-	return st.reply(Reply{Status: abi.StatusError, Data: b}, nil)
+	return Reply{Status: abi.StatusError, Data: b}
 }
 
-func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {
-	st := stateFrom(ctx)
+func (st *state) httpRequest(ctx context.Context, mem api.Memory, reqArg span) Reply {
 	if !st.inStep {
-		stack[0] = st.capabilityError(abi.CodeOutsideStep, "http_request is allowed only inside a step callback: a request outside one would run again on every replay")
-		return
+		return capabilityError(abi.CodeOutsideStep, "http_request is allowed only inside a step callback: a request outside one would run again on every replay")
 	}
 	if st.outbound == nil {
-		stack[0] = st.capabilityError(abi.CodeHTTPDenied, "outbound HTTP is not enabled for this tenant")
-		return
+		return capabilityError(abi.CodeHTTPDenied, "outbound HTTP is not enabled for this tenant")
 	}
 	pol := st.outbound.withDefaults()
 	// Base64 makes a body 4/3 larger; headers and the URL get 64 KiB.
-	raw := st.read(mod, abi.FuncHTTPRequest, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), pol.MaxRequestBytes/3*4+4+64<<10, "request")
+	raw := st.read(mem, abi.FuncHTTPRequest, reqArg, pol.MaxRequestBytes/3*4+4+64<<10, "request")
 	var req abi.HTTPRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		st.violation("%s: request is not valid JSON: %v", abi.FuncHTTPRequest, err)
 	}
-	stack[0] = st.doHTTP(ctx, pol, req)
+	return st.doHTTP(ctx, pol, req)
 }
 
-// doHTTP makes the request under the policy and replies with the response or why not. Every
-// attempt, refused or not, goes to the audit trail.
-func (st *state) doHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest) uint64 {
+// doHTTP makes the request under the policy and replies with the response or why not.
+func (st *state) doHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest) Reply {
+	resp, refused := st.sendHTTP(ctx, pol, req, len(req.Body))
+	if refused != nil {
+		b, _ := json.Marshal(refused)
+		return Reply{Status: abi.StatusError, Data: b}
+	}
+	out, _ := json.Marshal(abi.HTTPResponse{Status: resp.status, Headers: resp.header, Body: resp.body})
+	return Reply{Status: abi.StatusOK, Data: out}
+}
+
+// outboundResponse is a response the policy let through, body read in full.
+type outboundResponse struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// sendHTTP makes the request under the policy and returns the response, or an ErrorInfo whose
+// code says why there is none. Every attempt, refused or not, goes to the audit trail. bodyLen
+// is the size of the body the guest gave: one over the limit is refused without reading
+// req.Body, which the caller may then leave empty. Both transports of outbound HTTP (the
+// http_request verb and Extism's own, extism_http.go) come through here.
+func (st *state) sendHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest, bodyLen int) (outboundResponse, *abi.ErrorInfo) {
 	began := time.Now()
 	rec := OutboundRecord{Method: strings.ToUpper(req.Method), At: began.UTC()}
 	if st.handler != nil {
@@ -181,10 +199,10 @@ func (st *state) doHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest) 
 	if rec.Method == "" {
 		rec.Method = http.MethodGet
 	}
-	refuse := func(code, format string, args ...any) uint64 {
+	refuse := func(code, format string, args ...any) (outboundResponse, *abi.ErrorInfo) {
 		rec.Error, rec.Duration = code, time.Since(began)
 		st.audit(ctx, rec)
-		return st.capabilityError(code, format, args...)
+		return outboundResponse{}, &abi.ErrorInfo{Code: code, Message: fmt.Sprintf(format, args...)}
 	}
 	u, err := url.Parse(req.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
@@ -200,8 +218,8 @@ func (st *state) doHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest) 
 	if !pol.Allowed(u.Hostname()) {
 		return refuse(abi.CodeHTTPDenied, "host %s is not in the tenant's outbound allowlist", u.Hostname())
 	}
-	if len(req.Body) > pol.MaxRequestBytes {
-		return refuse(abi.CodeHTTPTooLarge, "the request body is %d bytes, the limit is %d", len(req.Body), pol.MaxRequestBytes)
+	if bodyLen > pol.MaxRequestBytes {
+		return refuse(abi.CodeHTTPTooLarge, "the request body is %d bytes, the limit is %d", bodyLen, pol.MaxRequestBytes)
 	}
 	timeout := pol.Timeout
 	if req.TimeoutMs > 0 {
@@ -250,8 +268,7 @@ func (st *state) doHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest) 
 	}
 	rec.Duration = time.Since(began)
 	st.audit(ctx, rec)
-	out, _ := json.Marshal(abi.HTTPResponse{Status: resp.StatusCode, Headers: resp.Header, Body: body})
-	return st.reply(Reply{Status: abi.StatusOK, Data: out}, nil)
+	return outboundResponse{status: resp.StatusCode, header: resp.Header, body: body}, nil
 }
 
 var errRedirectDenied = errors.New("redirect refused")
@@ -292,28 +309,24 @@ func (st *state) audit(ctx context.Context, rec OutboundRecord) {
 	}
 }
 
-func secretGet(ctx context.Context, mod api.Module, stack []uint64) {
-	st := stateFrom(ctx)
-	name := string(st.read(mod, abi.FuncSecretGet, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), abi.MaxNameLen, "secret name"))
+func (st *state) secretGet(ctx context.Context, mem api.Memory, nameArg span) Reply {
+	name := string(st.read(mem, abi.FuncSecretGet, nameArg, abi.MaxNameLen, "secret name"))
 	if !st.inStep {
-		stack[0] = st.capabilityError(abi.CodeOutsideStep, "secret_get is allowed only inside a step callback: a secret read outside one would be journaled by replay-safe code")
-		return
+		return capabilityError(abi.CodeOutsideStep, "secret_get is allowed only inside a step callback: a secret read outside one would be journaled by replay-safe code")
 	}
 	src, ok := st.handler.(SecretSource)
 	if !ok {
-		stack[0] = st.capabilityError(abi.CodeSecretNotFound, "no secrets are available to this activation")
-		return
+		return capabilityError(abi.CodeSecretNotFound, "no secrets are available to this activation")
 	}
 	value, found, err := src.Secret(ctx, name)
 	if err != nil {
 		st.stop(err)
 	}
 	if !found {
-		stack[0] = st.capabilityError(abi.CodeSecretNotFound, "the tenant has no secret named %q", name)
-		return
+		return capabilityError(abi.CodeSecretNotFound, "the tenant has no secret named %q", name)
 	}
 	st.secrets = append(st.secrets, value)
-	stack[0] = st.reply(Reply{Status: abi.StatusOK, Data: value}, nil)
+	return Reply{Status: abi.StatusOK, Data: value}
 }
 
 // redacted is what a secret's value becomes wherever the guest would write it out.

@@ -56,6 +56,39 @@ func (l *logSink) String() string {
 
 const theSecret = "sk_live_s3cr3t-value"
 
+// fetchCase is one run of a capabilities fixture's http-fetch workflow (in every guest
+// language: a request inside a step, optionally with a secret as bearer token, or outside
+// one) under a policy, and how it must end: failed with wantCode mentioning contains, or,
+// when wantCode is "", with a response the test checks for contains.
+type fetchCase struct {
+	name     string
+	policy   *host.Outbound
+	input    map[string]any
+	wantCode string
+	contains string
+}
+
+// runFetch runs c on m with a handler holding the secret "stripe", checks that a refusal ends
+// the run with its code and message and that a response ends it without an error, and
+// returns the handler (its journal and audit trail) and the result.
+func runFetch(t *testing.T, m *host.Module, c fetchCase) (*capHandler, host.Result) {
+	t.Helper()
+	h := &capHandler{memHandler: newMemHandler(), secrets: map[string]string{"stripe": theSecret}}
+	in, _ := json.Marshal(c.input)
+	res, err := runtime(t).Activate(context.Background(), m, host.Activation{Workflow: "http-fetch", Input: in, RunID: "r",
+		Handler: h, Logger: slog.New(slog.DiscardHandler), Outbound: c.policy})
+	if err != nil {
+		t.Fatalf("activation: %v", err)
+	}
+	if c.wantCode == "" && res.Error != nil {
+		t.Fatalf("want a response: output %s error %+v", res.Output, res.Error)
+	}
+	if c.wantCode != "" && (res.Error == nil || res.Error.Code != c.wantCode || !strings.Contains(res.Error.Message, c.contains)) {
+		t.Fatalf("want %s mentioning %q: output %s error %+v", c.wantCode, c.contains, res.Output, res.Error)
+	}
+	return h, res
+}
+
 func TestOutboundHTTP(t *testing.T) {
 	t.Parallel()
 	var slowDone = make(chan struct{})
@@ -85,13 +118,7 @@ func TestOutboundHTTP(t *testing.T) {
 	m := load(t, "capabilities.wasm")
 	open := &host.Outbound{AllowHosts: []string{loopback}, AllowPrivate: true, MaxResponseBytes: 5000, Timeout: 300 * time.Millisecond}
 
-	cases := []struct {
-		name     string
-		policy   *host.Outbound
-		input    map[string]any
-		wantCode string // "" for success
-		contains string // in the message, or in the body on success
-	}{
+	cases := []fetchCase{
 		{"allowed", open, map[string]any{"url": srv.URL + "/hello", "method": "POST"}, "", "hello POST"},
 		{"no policy", nil, map[string]any{"url": srv.URL + "/hello"}, abi.CodeHTTPDenied, "not enabled"},
 		{"host not allowed", &host.Outbound{AllowHosts: []string{"api.example.com"}, AllowPrivate: true}, map[string]any{"url": srv.URL + "/hello"}, abi.CodeHTTPDenied, "allowlist"},
@@ -107,19 +134,9 @@ func TestOutboundHTTP(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := &capHandler{memHandler: newMemHandler(), secrets: map[string]string{"stripe": theSecret}}
-			in, _ := json.Marshal(c.input)
-			res, err := runtime(t).Activate(context.Background(), m, host.Activation{Workflow: "http-fetch", Input: in, RunID: "r",
-				Handler: h, Logger: slog.New(slog.DiscardHandler), Outbound: c.policy})
-			if err != nil {
-				t.Fatalf("activation: %v", err)
-			}
-			if c.wantCode == "" {
-				if res.Error != nil || !strings.Contains(string(res.Output), c.contains) {
-					t.Fatalf("want a response containing %q: output %s error %+v", c.contains, res.Output, res.Error)
-				}
-			} else if res.Error == nil || res.Error.Code != c.wantCode || !strings.Contains(res.Error.Message, c.contains) {
-				t.Fatalf("want %s mentioning %q: output %s error %+v", c.wantCode, c.contains, res.Output, res.Error)
+			h, res := runFetch(t, m, c)
+			if c.wantCode == "" && !strings.Contains(string(res.Output), c.contains) {
+				t.Fatalf("want a response containing %q: output %s", c.contains, res.Output)
 			}
 			for _, rec := range h.audit {
 				if strings.Contains(fmt.Sprint(rec), theSecret) {

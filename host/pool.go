@@ -32,13 +32,21 @@ import (
 // run of a module (and, as before, the same on every replay); crypto/rand and the clock read
 // during the workflow still come from the run's own deterministic stream.
 type compiledModule struct {
-	cm      wazero.CompiledModule
+	cm wazero.CompiledModule
+	resetPool[*instance]
+}
+
+// resetPool keeps the idle instances of one compiled module, each put back to one snapshot
+// of linear memory and mutable globals taken right after the first instance's
+// initialisation. Native modules (compiledModule) and Extism plug-ins (extismPlugin) share
+// it; only how an instance is made and closed differs. Safe for concurrent use.
+type resetPool[T any] struct {
 	maxIdle int
 
 	mu       sync.Mutex
 	poolable bool     // instances can be reset: every mutable global is exported
 	globals  []string // the exported mutable globals
-	idle     []*instance
+	idle     []T
 	snap     *snapshot
 }
 
@@ -54,6 +62,9 @@ type instance struct {
 	io       *instanceIO
 	globals  []api.MutableGlobal
 	poolable bool
+	// alloc and run are the guest's exports, looked up once per instance: wazero builds a new
+	// call engine on every ExportedFunction, which was a quarter of a small guest's activation.
+	alloc, run api.Function
 }
 
 // instanceIO is the indirection between an instance's WASI configuration, fixed when it is
@@ -98,15 +109,10 @@ var (
 // (zero for an idle one). A failure names the stage it happened in, for the error; the state
 // that saw the guest's output then is returned with it.
 func (c *compiledModule) take(ctx context.Context, rt wazero.Runtime, m *Module, st *state) (*instance, time.Duration, *takeError) {
-	c.mu.Lock()
-	if n := len(c.idle); n > 0 {
-		inst := c.idle[n-1]
-		c.idle = c.idle[:n-1]
-		c.mu.Unlock()
+	if inst, ok := c.takeIdle(); ok {
 		inst.io.st = st
 		return inst, 0, nil
 	}
-	c.mu.Unlock()
 
 	began := time.Now()
 	inst := &instance{io: &instanceIO{st: newInitState(st)}}
@@ -115,41 +121,14 @@ func (c *compiledModule) take(ctx context.Context, rt wazero.Runtime, m *Module,
 		return nil, 0, &takeError{"instantiate", inst.io.st, err}
 	}
 	inst.mod = mod
+	inst.alloc, inst.run = mod.ExportedFunction(abi.ExportAlloc), mod.ExportedFunction(abi.ExportRun)
 	if m.hasInitialize {
 		if _, err := mod.ExportedFunction(abi.ExportInitialize).Call(ctx); err != nil {
 			_ = mod.Close(context.WithoutCancel(ctx))
 			return nil, 0, &takeError{abi.ExportInitialize, inst.io.st, err}
 		}
 	}
-	c.mu.Lock()
-	poolable, names := c.poolable, c.globals
-	c.mu.Unlock()
-	for _, name := range names {
-		if !poolable {
-			break
-		}
-		g, ok := mod.ExportedGlobal(name).(api.MutableGlobal)
-		if !ok {
-			// Not what exportGlobals wrote: this instance is used once, and so is every other.
-			poolable = false
-			c.mu.Lock()
-			c.poolable = false
-			c.mu.Unlock()
-		}
-		inst.globals = append(inst.globals, g)
-	}
-	inst.poolable = poolable
-	if poolable {
-		c.mu.Lock()
-		if c.snap == nil {
-			c.snap = inst.capture()
-		}
-		snap := c.snap
-		c.mu.Unlock()
-		// Initialisation is deterministic here (fixed clock and seed), but the instance is put
-		// into the snapshot's state anyway, so no activation can tell a new one from a reused.
-		inst.restore(snap)
-	}
+	c.adopt(inst)
 	inst.io.st = st
 	return inst, time.Since(began), nil
 }
@@ -165,18 +144,92 @@ type takeError struct {
 // release puts the instance back to the snapshot and keeps it, or closes it.
 func (c *compiledModule) release(ctx context.Context, inst *instance) {
 	inst.io.st = nil
-	c.mu.Lock()
-	snap, room := c.snap, len(c.idle) < c.maxIdle
-	c.mu.Unlock()
-	mem := inst.mod.Memory()
-	if snap == nil || !room || !inst.poolable || inst.mod.IsClosed() || mem == nil || mem.Size() != uint32(len(snap.memory)) {
+	if !c.keep(inst, inst) {
 		_ = inst.mod.Close(ctx)
+	}
+}
+
+// takeIdle takes an idle instance, if there is one.
+func (p *resetPool[T]) takeIdle() (T, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var none T
+	n := len(p.idle)
+	if n == 0 {
+		return none, false
+	}
+	t := p.idle[n-1]
+	p.idle = p.idle[:n-1]
+	return t, true
+}
+
+// adopt readies a newly made and initialised instance: it finds its exported mutable globals,
+// takes the pool's snapshot from the first one, and puts this one into the snapshot's state.
+// Initialisation is deterministic (fixed clock and seed), but every instance is put into the
+// snapshot's state anyway, so no activation can tell a new one from a reused one. A guest
+// without a memory of its own has nothing to snapshot (and wazero's Memory() is then a nil
+// pointer in an interface): such instances are used once.
+func (p *resetPool[T]) adopt(inst *instance) {
+	p.mu.Lock()
+	poolable, names := p.poolable && hasMemory(inst.mod), p.globals
+	p.mu.Unlock()
+	for _, name := range names {
+		if !poolable {
+			break
+		}
+		g, ok := inst.mod.ExportedGlobal(name).(api.MutableGlobal)
+		if !ok {
+			// Not what exportGlobals wrote: this instance is used once, and so is every other.
+			poolable = false
+			p.mu.Lock()
+			p.poolable = false
+			p.mu.Unlock()
+		}
+		inst.globals = append(inst.globals, g)
+	}
+	inst.poolable = poolable
+	if !poolable {
 		return
 	}
+	p.mu.Lock()
+	if p.snap == nil {
+		p.snap = inst.capture()
+	}
+	snap := p.snap
+	p.mu.Unlock()
 	inst.restore(snap)
-	c.mu.Lock()
-	c.idle = append(c.idle, inst)
-	c.mu.Unlock()
+}
+
+// keep puts t, whose instance is inst, back to the snapshot and among the idle ones, and
+// reports whether it did. One it does not keep (not poolable, closed, its memory grown past
+// what the snapshot describes, or no room) the caller closes.
+func (p *resetPool[T]) keep(t T, inst *instance) bool {
+	p.mu.Lock()
+	snap, room := p.snap, len(p.idle) < p.maxIdle
+	p.mu.Unlock()
+	if snap == nil || !room || !inst.poolable || inst.mod.IsClosed() || !hasMemory(inst.mod) ||
+		inst.mod.Memory().Size() != uint32(len(snap.memory)) {
+		return false
+	}
+	inst.restore(snap)
+	p.mu.Lock()
+	p.idle = append(p.idle, t)
+	p.mu.Unlock()
+	return true
+}
+
+// drain empties the idle list and returns what was in it, for the caller to close.
+func (p *resetPool[T]) drain() []T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	idle := p.idle
+	p.idle = nil
+	return idle
+}
+
+// hasMemory reports whether mod defines and exports a memory.
+func hasMemory(mod api.Module) bool {
+	return mod != nil && len(mod.ExportedMemoryDefinitions()) > 0
 }
 
 func (inst *instance) capture() *snapshot {
@@ -202,11 +255,7 @@ func (inst *instance) restore(s *snapshot) {
 
 // closeIdle closes every idle instance.
 func (c *compiledModule) closeIdle(ctx context.Context) {
-	c.mu.Lock()
-	idle := c.idle
-	c.idle = nil
-	c.mu.Unlock()
-	for _, inst := range idle {
+	for _, inst := range c.drain() {
 		_ = inst.mod.Close(ctx)
 	}
 }

@@ -54,6 +54,8 @@ type Runtime struct {
 	byPages  map[uint32]*pagedRuntime
 	modules  map[string]*Module // by digest
 	loadings map[string]*loading
+
+	extism extismPlugins // compiled Extism modules (extism.go)
 }
 
 type loading struct {
@@ -78,6 +80,9 @@ type Module struct {
 	Description abi.Description
 	// CompileTime is how long Load spent compiling the module (zero if it was compiled before).
 	CompileTime time.Duration
+	// Extism is true for a module built with an Extism PDK (it imports extism:host/env): it
+	// runs through go-sdk with the verbs as Extism host functions (ABI.md, "Extism modules").
+	Extism bool
 
 	wasm          []byte
 	hasInitialize bool
@@ -118,6 +123,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		errs = append(errs, p.rt.Close(ctx))
 	}
 	r.byPages = map[uint32]*pagedRuntime{}
+	errs = append(errs, r.extism.close(ctx))
 	errs = append(errs, r.cache.Close(ctx))
 	return errors.Join(errs...)
 }
@@ -162,7 +168,7 @@ func (r *Runtime) compiledFor(ctx context.Context, m *Module, pages uint32) (waz
 		return p.rt, c, 0, nil
 	}
 	began := time.Now()
-	c := &compiledModule{maxIdle: r.cfg.MaxIdleInstances}
+	c := &compiledModule{resetPool: resetPool[*instance]{maxIdle: r.cfg.MaxIdleInstances}}
 	code := m.wasm
 	// A module whose globals cannot all be exported runs on a fresh instance every time.
 	if rewritten, names, err := exportGlobals(m.wasm); err == nil && r.cfg.MaxIdleInstances > 0 {

@@ -48,6 +48,9 @@ type Limits struct {
 	MaxEventBytes       int   `json:"maxEventBytes,omitempty"`
 	MaxStepsPerRun      int   `json:"maxStepsPerRun,omitempty"`
 	MaxBufferedEvents   int   `json:"maxBufferedEvents,omitempty"` // events kept for a run before a wait takes them
+	// AllowedHosts are the hosts step callbacks may send HTTP requests to ("api.example.com",
+	// or "*.example.com" for its subdomains); none means no outbound HTTP.
+	AllowedHosts []string `json:"allowedHosts,omitempty"`
 }
 
 // Or returns l with every zero field taken from defaults.
@@ -70,7 +73,38 @@ func (l Limits) Or(defaults Limits) Limits {
 	l.MaxEventBytes = or(l.MaxEventBytes, defaults.MaxEventBytes)
 	l.MaxStepsPerRun = or(l.MaxStepsPerRun, defaults.MaxStepsPerRun)
 	l.MaxBufferedEvents = or(l.MaxBufferedEvents, defaults.MaxBufferedEvents)
+	if l.AllowedHosts == nil {
+		l.AllowedHosts = defaults.AllowedHosts
+	}
 	return l
+}
+
+// Secret is a tenant's named secret. Value is filled only by GetSecret: the API never returns
+// it.
+type Secret struct {
+	TenantID  string
+	Name      string
+	Value     []byte
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// OutboundRecord is one outbound HTTP request a step made (or tried to make): the audit trail.
+// It never holds bodies, header values or query strings.
+type OutboundRecord struct {
+	ID         int64
+	TenantID   string
+	RunID      string
+	Step       string
+	Method     string
+	Host       string
+	Path       string
+	Status     int    // 0 when no response came
+	Error      string // the refusal or failure code, "" on a response
+	BytesOut   int
+	BytesIn    int
+	DurationMs float64
+	At         time.Time
 }
 
 // Token is an API credential of one tenant. Only Hash, the SHA-256 of the secret, is stored.
@@ -403,10 +437,29 @@ type Store interface {
 	// TriggeredBy returns the workflows whose latest version declares event as a trigger.
 	TriggeredBy(ctx context.Context, tenantID, event string) ([]Workflow, error)
 
+	// PutSecret creates or replaces a tenant's secret (the tenant must exist: ErrNotFound).
+	PutSecret(ctx context.Context, tenantID, name string, value []byte) (Secret, error)
+	// GetSecret returns a secret's value; ok=false when there is none.
+	GetSecret(ctx context.Context, tenantID, name string) (value []byte, ok bool, err error)
+	// ListSecrets returns the tenant's secrets by name, without values.
+	ListSecrets(ctx context.Context, tenantID string) ([]Secret, error)
+	// DeleteSecret removes a secret; an unknown one is ErrNotFound.
+	DeleteSecret(ctx context.Context, tenantID, name string) error
+	// RecordOutbound appends to a run's outbound audit trail.
+	RecordOutbound(ctx context.Context, rec OutboundRecord) error
+	// ListOutbound returns a run's outbound audit trail in the order it was recorded; an
+	// unknown run (or another tenant's) is ErrNotFound.
+	ListOutbound(ctx context.Context, tenantID, runID string) ([]OutboundRecord, error)
+
 	// SweepExpired deletes up to limit terminal runs whose retention has passed (their
 	// journals and events with them), skipping rows other sweepers hold, and returns how many
 	// it deleted. Live and nondeterministic runs are never swept.
 	SweepExpired(ctx context.Context, limit int) (int, error)
+	// PruneBroadcasts deletes up to limit broadcast events received before before, oldest
+	// first, skipping rows others hold, and returns how many it deleted. A wait reached later
+	// no longer sees them, and their event ids may be sent again. Events sent to one run stay
+	// until a wait takes them or the run is swept.
+	PruneBroadcasts(ctx context.Context, before time.Time, limit int) (int, error)
 
 	// Listen delivers notices until ctx ends or the connection fails; the caller reconnects by
 	// calling it again. Once it listens it delivers one NoticeWake, because notices sent while

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,14 +23,17 @@ import (
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/embedded"
 	"github.com/wfhost/wfhost/store/postgres"
 )
 
-const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-
+// dbFlags choose the store: Postgres when --database-url is set, else the embedded SQLite
+// store in --data-dir (a new user needs nothing else installed). The data-dir flag itself is
+// each command's own.
 func dbFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "database-url", Value: defaultDatabaseURL, EnvVars: []string{"WFHOST_DATABASE_URL"}, Usage: "Postgres connection string"},
+		&cli.StringFlag{Name: "database-url", EnvVars: []string{"WFHOST_DATABASE_URL"},
+			Usage: "Postgres connection string (postgres://...); without it the embedded store in --data-dir is used"},
 		&cli.StringFlag{Name: "schema", Value: "wfhost", EnvVars: []string{"WFHOST_SCHEMA"}, Usage: "Postgres schema holding wfhost's tables"},
 	}
 }
@@ -48,9 +52,9 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
 		Usage: "run the daemon: REST API, activations, timers",
-		Flags: append(dbFlags(),
+		Flags: append(append(dbFlags(),
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", EnvVars: []string{"WFHOST_LISTEN"}, Usage: "HTTP listen address"},
-			&cli.StringFlag{Name: "data-dir", Value: defaultDataDir(), EnvVars: []string{"WFHOST_DATA_DIR"}, Usage: "where compiled modules are cached"},
+			dataDirFlag(),
 			&cli.IntFlag{Name: "concurrency", Value: 32, EnvVars: []string{"WFHOST_CONCURRENCY"}, Usage: "activations running at once"},
 			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, EnvVars: []string{"WFHOST_LEASE"}, Usage: "how long a claim lasts without renewal; a crashed host's runs wait this long"},
 			&cli.DurationFlag{Name: "poll-interval", Value: 10 * time.Second, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
@@ -61,13 +65,14 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "admin-token", EnvVars: []string{"WFHOST_ADMIN_TOKEN"}, Usage: "the token of the admin API (tenants and their tokens); without it the admin API is off"},
 			&cli.IntFlag{Name: "default-retention-days", Value: 30, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
 			&cli.IntFlag{Name: "max-retention-days", Value: 365, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
-			&cli.DurationFlag{Name: "sweeper-interval", Value: 5 * time.Minute, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention are deleted"},
+			&cli.DurationFlag{Name: "sweeper-interval", Value: 5 * time.Minute, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted"},
+			&cli.DurationFlag{Name: "broadcast-window", Value: 24 * time.Hour, EnvVars: []string{"WFHOST_BROADCAST_WINDOW"}, Usage: "how long a broadcast event is kept for waits reached after it, and how long its event id deduplicates"},
 			&cli.IntFlag{Name: "tenant-concurrency", Value: 100, EnvVars: []string{"WFHOST_TENANT_CONCURRENCY"}, Usage: "default cap on one tenant's activations at once, over all hosts"},
 			&cli.StringFlag{Name: "owner", EnvVars: []string{"WFHOST_OWNER"}, Usage: "this host's name in leases (default: random)"},
 			&cli.StringSliceFlag{Name: "deploy", EnvVars: []string{"WFHOST_DEPLOY"}, Usage: "deploy these .wasm modules at start"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"WFHOST_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"WFHOST_LOG_FORMAT"}, Usage: "text or json"},
-		),
+		), telemetryFlags()...),
 		Action: runDaemon,
 	}
 }
@@ -87,16 +92,36 @@ func newLogger(c *cli.Context) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", c.String("log-format"))
 }
 
-func openStore(ctx context.Context, c *cli.Context) (*postgres.Store, error) {
-	st, err := postgres.Open(ctx, postgres.Config{URL: c.String("database-url"), Schema: c.String("schema")})
+func dataDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "data-dir", Value: defaultDataDir(), EnvVars: []string{"WFHOST_DATA_DIR"},
+		Usage: "the daemon's directory: the embedded store (without --database-url), compiled modules, the default token"}
+}
+
+// daemonStore is a store the daemon can also check for readiness.
+type daemonStore interface {
+	store.Store
+	api.StoreHealth
+}
+
+// openStore opens and migrates the store the flags choose, and says which it is for logs.
+func openStore(ctx context.Context, c *cli.Context) (daemonStore, string, error) {
+	if url := c.String("database-url"); url != "" {
+		st, err := postgres.Open(ctx, postgres.Config{URL: url, Schema: c.String("schema")})
+		if err != nil {
+			return nil, "", err
+		}
+		if err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, "", err
+		}
+		return st, "postgres schema " + st.Schema(), nil
+	}
+	// The embedded store migrates itself at open, under its directory lock.
+	st, err := embedded.Open(ctx, embedded.Config{Dir: c.String("data-dir")})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if err := st.Migrate(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
+	return st, "embedded " + filepath.Join(st.Dir(), embedded.DBFile), nil
 }
 
 func runDaemon(c *cli.Context) error {
@@ -107,7 +132,7 @@ func runDaemon(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	st, err := openStore(ctx, c)
+	st, storeName, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -120,8 +145,20 @@ func runDaemon(c *cli.Context) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	tp, shutdownTracing, err := newTracerProvider(ctx, c.String("otlp-endpoint"), c.String("owner"))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// After the engine stopped: the spans of the activations it drained go out too.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(flushCtx); err != nil {
+			log.Warn("flush traces", "err", err)
+		}
+	}()
 	eng, err := engine.New(engine.Config{
-		Store: st, Runtime: rt, Logger: log, Metrics: reg,
+		Store: st, Runtime: rt, Logger: log, Metrics: reg, TracerProvider: tp,
 		Owner:         c.String("owner"),
 		Concurrency:   c.Int("concurrency"),
 		LeaseFor:      c.Duration("lease"),
@@ -135,6 +172,7 @@ func runDaemon(c *cli.Context) error {
 		DefaultRetentionDays: c.Int("default-retention-days"),
 		MaxRetentionDays:     c.Int("max-retention-days"),
 		SweepInterval:        c.Duration("sweeper-interval"),
+		BroadcastWindow:      c.Duration("broadcast-window"),
 	})
 	if err != nil {
 		return err
@@ -143,6 +181,7 @@ func runDaemon(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var deployed []string
 	for _, path := range c.StringSlice("deploy") {
 		wasm, err := os.ReadFile(path)
 		if err != nil {
@@ -157,19 +196,14 @@ func runDaemon(c *cli.Context) error {
 			names = append(names, w.Name+"@"+w.Version)
 		}
 		log.Info("deployed module", "file", path, "digest", res.Module.Digest, "workflows", strings.Join(names, ","))
+		for _, w := range res.Workflows {
+			deployed = append(deployed, w.Name)
+		}
 	}
 
 	handler := api.New(api.Config{
 		Engine: eng, Logger: log, Gatherer: reg, AdminToken: c.String("admin-token"),
-		Ready: func(ctx context.Context) error {
-			if err := st.Ping(ctx); err != nil {
-				return fmt.Errorf("store unreachable: %w", err)
-			}
-			if ok, err := st.MigrationsCurrent(ctx); err != nil || !ok {
-				return errors.New("store migrations are not current")
-			}
-			return nil
-		},
+		Ready: api.StoreReady(st),
 	})
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {
@@ -181,8 +215,9 @@ func runDaemon(c *cli.Context) error {
 	if err := eng.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("wfhost is ready", "listen", ln.Addr().String(), "owner", eng.Owner(), "schema", st.Schema(),
+	log.Info("wfhost is ready", "listen", ln.Addr().String(), "owner", eng.Owner(), "store", storeName,
 		"default_tenant_token", tokenSource, "admin_api", c.String("admin-token") != "")
+	printTryIt(c, log, ln.Addr().String(), deployed)
 
 	select {
 	case <-ctx.Done():
@@ -240,15 +275,48 @@ func migrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "migrate",
 		Usage: "apply the database migrations and exit",
-		Flags: dbFlags(),
+		Flags: append(dbFlags(), dataDirFlag()),
 		Action: func(c *cli.Context) error {
-			st, err := openStore(c.Context, c)
+			st, name, err := openStore(c.Context, c)
 			if err != nil {
 				return err
 			}
 			st.Close()
-			fmt.Println("migrations applied to schema", c.String("schema"))
+			if c.String("database-url") == "" {
+				fmt.Println("the embedded store is up to date:", name, "(wfhost run applies its migrations itself; this command is only needed for Postgres)")
+				return nil
+			}
+			fmt.Println("migrations applied to", name)
 			return nil
 		},
 	}
+}
+
+// printTryIt tells a new user, once the daemon is ready, how to start a run and watch it. The
+// commands name this binary as it was invoked (bin/wfhost under make run) and carry the
+// flags a client needs to reach a daemon not on the defaults.
+func printTryIt(c *cli.Context, log *slog.Logger, addr string, deployed []string) {
+	if len(deployed) == 0 {
+		return
+	}
+	bin := os.Args[0]
+	var extra string
+	if addr != "127.0.0.1:8080" {
+		extra += " --url http://" + addr
+	}
+	if c.String("token") == "" && c.String("data-dir") != defaultDataDir() {
+		extra += " --data-dir " + c.String("data-dir")
+	}
+	workflow, input := deployed[0], "{}"
+	if slices.Contains(deployed, "steps") {
+		workflow, input = "steps", `{"n":3}`
+	}
+	start := fmt.Sprintf("%s start %s --input '%s' --wait%s", bin, workflow, input, extra)
+	watch := fmt.Sprintf("%s runs list --workflow %s%s", bin, workflow, extra)
+	steps := fmt.Sprintf("%s runs steps %s RUN_ID%s", bin, workflow, extra)
+	if c.String("log-format") == "json" {
+		log.Info("try it", "start", start, "list", watch, "journal", steps)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "\nTry it, in another terminal:\n  %s\n  %s\n  %s\n\n", start, watch, steps)
 }

@@ -40,7 +40,7 @@ func (sc *StepContext) Do(req HTTPRequest) (HTTPResponse, error) {
 	if err != nil {
 		return HTTPResponse{}, err
 	}
-	status, data := take(hostHTTPRequest(addr(b), uint32(len(b))))
+	status, data := callHTTPRequest(b)
 	if status == statusError {
 		return HTTPResponse{}, decodeHostError(data)
 	}
@@ -55,8 +55,7 @@ func (sc *StepContext) Do(req HTTPRequest) (HTTPResponse, error) {
 // redacts the value from the step's result, logs and errors of this pass, so keep it out of
 // what the step returns: a replay would see "[redacted]" where the first pass saw the value.
 func (sc *StepContext) Secret(name string) (string, error) {
-	nb := []byte(name)
-	status, data := take(hostSecretGet(addr(nb), uint32(len(nb))))
+	status, data := callSecretGet([]byte(name))
 	if status == statusError {
 		return "", decodeHostError(data)
 	}

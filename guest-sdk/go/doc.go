@@ -7,7 +7,9 @@
 // first time. Outside step callbacks the body must be deterministic; the host makes time.Now,
 // math/rand, crypto/rand and map order deterministic there, so ordinary Go code is.
 //
-// The SDK depends on nothing but the standard library and speaks ABI v1 (abi/ABI.md in the
-// wfhost repository). It avoids goroutines and reflection beyond encoding/json so TinyGo
+// The SDK speaks ABI v1 (abi/ABI.md in the wfhost repository) with nothing but the standard
+// library. Built with -tags extism, the same module becomes an Extism plug-in (abi/ABI.md §9):
+// only the transport changes (extism_wasm.go, on Extism's Go PDK, the one dependency, linked
+// only with that tag). It avoids goroutines and reflection beyond encoding/json so TinyGo
 // (-scheduler=none) can build it too.
 package wf

@@ -1,3 +1,5 @@
 module github.com/wfhost/wfhost/guest-sdk/go
 
 go 1.26
+
+require github.com/extism/go-pdk v1.1.3

@@ -20,6 +20,9 @@ const (
 	outcomeError = 1
 )
 
+// abiVersion is the ABI this SDK speaks.
+const abiVersion = 1
+
 // RetryPolicy says how often and how fast a failed step is tried again. Zero fields take the
 // workflow's policy, then the host's default (3 attempts, exponential 1s to 60s, 20% jitter).
 type RetryPolicy struct {
@@ -134,7 +137,7 @@ func runWorkflow(name string, input []byte) {
 		failWith(toErrorInfo(err))
 		return
 	}
-	hostComplete(addr(out), uint32(len(out)))
+	callComplete(out)
 }
 
 // runGuarded turns a panic in workflow code into the run's error, with the stack, instead of a
@@ -150,17 +153,7 @@ func runGuarded(ctx *Context, w *registered, input []byte) (out []byte, err erro
 
 func failWith(info errorInfo) {
 	b, _ := json.Marshal(info)
-	hostFail(addr(b), uint32(len(b)))
-}
-
-// take collects the data a host reply left pending.
-func take(reply uint64) (status int32, data []byte) {
-	status, n := int32(uint32(reply)), uint32(reply>>32)
-	if n > 0 {
-		data = make([]byte, n)
-		hostTake(addr(data), n)
-	}
-	return status, data
+	callFail(b)
 }
 
 // Log writes a record to the host's log, tagged with the tenant, workflow, run and step.
@@ -170,8 +163,7 @@ func Log(ctx *Context, format string, args ...any) { logAt(0, format, args...) }
 func Warn(ctx *Context, format string, args ...any) { logAt(1, format, args...) }
 
 func logAt(level uint32, format string, args ...any) {
-	b := []byte(fmt.Sprintf(format, args...))
-	hostLog(level, addr(b), uint32(len(b)))
+	callLog(level, []byte(fmt.Sprintf(format, args...)))
 }
 
 // StepContext is what a step callback receives.
@@ -207,8 +199,7 @@ func Step[T any](ctx *Context, name string, fn func(sc *StepContext) (T, error),
 	if cfg.Retry != nil {
 		optsJSON, _ = json.Marshal(cfg)
 	}
-	nb := []byte(name)
-	status, data := take(hostStepRun(addr(nb), uint32(len(nb)), addr(optsJSON), uint32(len(optsJSON))))
+	status, data := callStepRun([]byte(name), optsJSON)
 	switch status {
 	case statusOK:
 		return decodeStepOutput[T](name, data)
@@ -236,7 +227,7 @@ func Step[T any](ctx *Context, name string, fn func(sc *StepContext) (T, error),
 		outcome = outcomeError
 		result, _ = json.Marshal(toErrorInfo(err))
 	}
-	status, data = take(hostStepDone(outcome, addr(result), uint32(len(result))))
+	status, data = callStepDone(outcome, result)
 	switch status {
 	case statusOK:
 		return decodeStepOutput[T](name, result)
@@ -266,14 +257,12 @@ func decodeStepOutput[T any](name string, data []byte) (T, error) {
 
 // Sleep suspends the run for d, durably: a crash or restart does not shorten or restart it.
 func Sleep(ctx *Context, name string, d time.Duration) {
-	nb := []byte(name)
-	take(hostSleep(addr(nb), uint32(len(nb)), d.Milliseconds()))
+	callSleep([]byte(name), d.Milliseconds())
 }
 
 // SleepUntil suspends the run until t.
 func SleepUntil(ctx *Context, name string, t time.Time) {
-	nb := []byte(name)
-	take(hostSleepUntil(addr(nb), uint32(len(nb)), t.UnixMilli()))
+	callSleepUntil([]byte(name), t.UnixMilli())
 }
 
 type waitConfig struct {
@@ -305,8 +294,7 @@ func WaitForEvent[T any](ctx *Context, name, event string, opts ...WaitOption) (
 	if err != nil {
 		return payload, false, fmt.Errorf("wait %s: encode match: %w", name, err)
 	}
-	nb := []byte(name)
-	status, data := take(hostWaitEvent(addr(nb), uint32(len(nb)), addr(optsJSON), uint32(len(optsJSON))))
+	status, data := callWaitEvent([]byte(name), optsJSON)
 	switch status {
 	case statusTimeout:
 		return payload, true, nil

@@ -4,58 +4,21 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/wfhost/wfhost/store/internal/sqlfiles"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
-
-// migration is one numbered file of migrations/. Files are applied in number order, each once,
-// and are never edited after they ship: a change is a new file.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: name must start with its number", e.Name())
-		}
-		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected number %d", m.name, i+1)
-		}
-	}
-	return out, nil
-}
 
 // Migrate creates the schema if needed and applies every migration not yet applied, each in
 // its own transaction with its record in the migrations table. Concurrent migrators (two
 // daemons starting at once) serialize on an advisory lock, so each migration runs once; the
 // later ones find nothing left to do.
 func (s *Store) Migrate(ctx context.Context) error {
-	ms, err := migrations()
+	ms, err := sqlfiles.Migrations(migrationFiles, "migrations")
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -88,14 +51,14 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	for _, m := range ms[applied:] {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, m.sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			if _, err := tx.Exec(ctx, m.SQL, pgx.QueryExecModeSimpleProtocol); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, s.q("migrate_record"), m.version, m.name)
+			_, err := tx.Exec(ctx, s.q("migrate_record"), m.Version, m.Name)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("migrate: apply %s: %w", m.name, err)
+			return fmt.Errorf("migrate: apply %s: %w", m.Name, err)
 		}
 	}
 	return nil
@@ -105,7 +68,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // readiness checks. A schema migrated further by a newer binary is current too, so a rolling
 // deploy does not take the older hosts out of service.
 func (s *Store) MigrationsCurrent(ctx context.Context) (bool, error) {
-	ms, err := migrations()
+	ms, err := sqlfiles.Migrations(migrationFiles, "migrations")
 	if err != nil {
 		return false, fmt.Errorf("migrations current: %w", err)
 	}

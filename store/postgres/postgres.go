@@ -8,15 +8,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"regexp"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/internal/sqlfiles"
 )
 
 //go:embed queries/*.sql
@@ -108,7 +107,7 @@ func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	queries, err := loadQueries()
+	queries, err := sqlfiles.Queries(queryFiles, "queries")
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -123,25 +122,6 @@ func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store
 	}
 	s.commits = newGroupCommitter(s)
 	return s, nil
-}
-
-func loadQueries() (map[string]string, error) {
-	out := make(map[string]string)
-	err := fs.WalkDir(queryFiles, "queries", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := queryFiles.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		out[strings.TrimSuffix(d.Name(), ".sql")] = string(b)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load queries: %w", err)
-	}
-	return out, nil
 }
 
 // q returns the named query; a missing name is a programming error caught by every test.

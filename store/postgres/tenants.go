@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -113,6 +114,15 @@ func (s *Store) SweepExpired(ctx context.Context, limit int) (int, error) {
 	tag, err := s.pool.Exec(ctx, s.q("sweep_expired"), limit)
 	if err != nil {
 		return 0, fmt.Errorf("sweep expired runs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// PruneBroadcasts deletes one batch of broadcast events received before before.
+func (s *Store) PruneBroadcasts(ctx context.Context, before time.Time, limit int) (int, error) {
+	tag, err := s.pool.Exec(ctx, s.q("prune_broadcasts"), before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("prune broadcast events: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -15,6 +15,7 @@ var broadcastTests = []test{
 	{"ResolvesWaitingRuns", testBroadcastResolvesWaitingRuns},
 	{"KeptForLaterWaits", testBroadcastKeptForLaterWaits},
 	{"RacesWait", testBroadcastRacesWait},
+	{"PrunedAfterTheWindow", testBroadcastPrunedAfterTheWindow},
 }
 
 // parkedRun creates a run, claims it and parks it on a wait for event with match.
@@ -169,4 +170,50 @@ func testBroadcastRacesWait(t *testing.T, f *fixture) {
 func (f *fixture) broadcast(tenant, event string, payload json.RawMessage) (int, error) {
 	res, err := f.s.Broadcast(f.ctx, store.BroadcastParams{TenantID: tenant, Event: event, Payload: payload})
 	return res.Resolved, err
+}
+
+// testBroadcastPrunedAfterTheWindow: pruning deletes the broadcast events received before the
+// cutoff, oldest first and a batch at a time. A run that reaches its wait afterwards no longer
+// gets them, their event ids may be sent again, and an event sent to one run stays.
+func testBroadcastPrunedAfterTheWindow(t *testing.T, f *fixture) {
+	early, target := f.run(), f.run() // created before every event, so each would match their waits
+	_, err := f.s.Broadcast(f.ctx, store.BroadcastParams{TenantID: f.tenant, Event: "price",
+		Payload: json.RawMessage(`{"p":1}`), EventID: "evt-1"})
+	ok(t, err)
+	_, err = f.broadcast(f.tenant, "price", json.RawMessage(`{"p":2}`))
+	ok(t, err)
+	delivered, err := f.s.Signal(f.ctx, f.tenant, target.ID, "price", json.RawMessage(`{"p":3}`), 10)
+	ok(t, err)
+	check(t, !delivered, "a signal to a run not waiting yet was delivered")
+
+	n, err := f.s.PruneBroadcasts(f.ctx, time.Now().Add(-time.Hour), 10)
+	ok(t, err)
+	equal(t, "pruned with a cutoff before the events", n, 0)
+	cutoff := time.Now().Add(time.Hour)
+	for i, want := range []int{1, 1, 0} {
+		n, err := f.s.PruneBroadcasts(f.ctx, cutoff, 1)
+		ok(t, err)
+		equal(t, fmt.Sprintf("batch %d", i+1), n, want)
+	}
+
+	claims, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 10, LeaseFor: longLease})
+	ok(t, err)
+	equal(t, "claims", len(claims), 2)
+	leases := map[string]store.Lease{}
+	for _, c := range claims {
+		leases[c.Run.ID] = c.Lease
+	}
+	got, err := f.s.ReachWait(f.ctx, leases[early.ID], waitStep(early.ID, 0, "w", "price", "", nil), longLease)
+	ok(t, err)
+	check(t, got == nil, "a wait reached after pruning got a pruned broadcast: %+v", got)
+	got, err = f.s.ReachWait(f.ctx, leases[target.ID], waitStep(target.ID, 0, "w", "price", "", nil), longLease)
+	ok(t, err)
+	check(t, got != nil, "the event signalled to the run was pruned with the broadcasts")
+	equalJSON(t, "the signalled event", got.Output, `{"p":3}`)
+
+	res, err := f.s.Broadcast(f.ctx, store.BroadcastParams{TenantID: f.tenant, Event: "price",
+		Payload: json.RawMessage(`{"p":4}`), EventID: "evt-1"})
+	ok(t, err)
+	check(t, !res.Duplicate, "a pruned event id is still taken")
+	equal(t, "runs the resent event resolved", res.Resolved, 1)
 }

@@ -29,6 +29,10 @@ func Exercise(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Broadcast", broadcastTests},
 		{"Notices", noticeTests},
 		{"Tenancy", tenancyTests},
+		{"Capabilities", capabilityTests},
+		{"Matching", matchingTests},
+		{"Retention", retentionTests},
+		{"Races", raceTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

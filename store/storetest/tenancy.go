@@ -29,11 +29,11 @@ func hash(secret string) []byte {
 
 func testTenantsAndTokens(t *testing.T, f *fixture) {
 	id := "acme-" + randomHex(4)
-	limits := store.Limits{Concurrency: 3, MaxInputBytes: 1000}
+	limits := store.Limits{Concurrency: 3, MaxInputBytes: 1000, AllowedHosts: []string{"api.example.com", "*.stripe.com"}}
 	created, err := f.s.CreateTenant(f.ctx, store.Tenant{ID: id, Limits: limits}, store.Token{ID: "tok-" + id, Name: "first", Hash: hash(id + "-secret")})
 	ok(t, err)
 	equal(t, "tenant id", created.ID, id)
-	equal(t, "limits", created.Limits, limits)
+	deepEqual(t, "limits", created.Limits, limits)
 	check(t, !created.CreatedAt.IsZero(), "created tenant has no creation time")
 
 	_, err = f.s.CreateTenant(f.ctx, store.Tenant{ID: id}, store.Token{ID: "tok2-" + id, Hash: hash(id + "-other")})
@@ -71,10 +71,10 @@ func testTenantsAndTokens(t *testing.T, f *fixture) {
 
 	updated, err := f.s.SetTenantLimits(f.ctx, id, store.Limits{MemoryPages: 64})
 	ok(t, err)
-	equal(t, "replaced limits", updated.Limits, store.Limits{MemoryPages: 64})
+	deepEqual(t, "replaced limits", updated.Limits, store.Limits{MemoryPages: 64})
 	read, err := f.s.GetTenant(f.ctx, id)
 	ok(t, err)
-	equal(t, "limits read back", read.Limits, store.Limits{MemoryPages: 64})
+	deepEqual(t, "limits read back", read.Limits, store.Limits{MemoryPages: 64})
 	_, err = f.s.GetTenant(f.ctx, "no-such-tenant")
 	isErr(t, "missing tenant", err, store.ErrNotFound)
 	_, err = f.s.SetTenantLimits(f.ctx, "no-such-tenant", store.Limits{})

@@ -3,5 +3,7 @@
 // compensation, a polling loop, and `steps`, a workload of N steps for tests and benchmarks.
 //
 // Build: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o examples.wasm .
-// (make testdata builds it into testdata/examples.wasm).
+// (make testdata builds it into testdata/examples.wasm). With -tags extism the same workflows
+// are an Extism plug-in (testdata/extism_go.wasm), with tests_extism.go's three more for the
+// host's Extism tests.
 package main

@@ -1,11 +1,8 @@
-//go:build wasm
+//go:build wasm && !extism
 
 package wf
 
-// The guest exports of abi/ABI.md §3.
-
-// abiVersion is the ABI this SDK speaks.
-const abiVersion = 1
+// The guest exports of abi/ABI.md §3, for the native transport.
 
 //go:wasmexport wfhost_abi_version
 func exportABIVersion() int32 { return abiVersion }

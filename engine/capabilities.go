@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/store"
+)
+
+// maxSecretBytes bounds one secret's value.
+const maxSecretBytes = 64 << 10
+
+// outboundPolicy is the host's policy for a tenant's activations.
+func (e *Engine) outboundPolicy(l store.Limits) *host.Outbound {
+	return &host.Outbound{
+		AllowHosts:       l.AllowedHosts,
+		AllowPrivate:     e.cfg.AllowPrivateHosts,
+		MaxRequestBytes:  e.cfg.MaxHTTPRequestBytes,
+		MaxResponseBytes: e.cfg.MaxHTTPResponseBytes,
+		Timeout:          e.cfg.HTTPTimeout,
+	}
+}
+
+// Secret gives a step callback its tenant's secret (host.SecretSource).
+func (p *pass) Secret(ctx context.Context, name string) ([]byte, bool, error) {
+	return p.e.cfg.Store.GetSecret(ctx, p.run.TenantID, name)
+}
+
+// RecordOutbound writes an outbound request to the run's audit trail (host.OutboundAuditor).
+// The trail is for people, not for replay: a failed write is logged, and the step goes on.
+func (p *pass) RecordOutbound(ctx context.Context, rec host.OutboundRecord) {
+	err := p.e.cfg.Store.RecordOutbound(context.WithoutCancel(ctx), store.OutboundRecord{
+		TenantID: p.run.TenantID, RunID: p.run.ID, Step: rec.Step, Method: rec.Method, Host: rec.Host, Path: rec.Path,
+		Status: rec.Status, Error: rec.Error, BytesOut: rec.BytesOut, BytesIn: rec.BytesIn,
+		DurationMs: float64(rec.Duration.Microseconds()) / 1000, At: rec.At,
+	})
+	if err != nil {
+		p.e.cfg.Logger.Warn("record an outbound request", "run", p.run.ID, "host", rec.Host, "err", err)
+	}
+	p.e.outbound.record(p.run.TenantID, rec)
+}
+
+// PutSecret creates or replaces a tenant's secret.
+func (e *Engine) PutSecret(ctx context.Context, tenantID, name string, value []byte) (store.Secret, error) {
+	if err := validSecretName(name); err != nil {
+		return store.Secret{}, err
+	}
+	switch {
+	case len(value) == 0:
+		return store.Secret{}, fmt.Errorf("%w: secret %s has an empty value", ErrInvalid, name)
+	case len(value) > maxSecretBytes:
+		return store.Secret{}, fmt.Errorf("secret %s: %w: the value is %d bytes, the limit is %d", name, ErrTooLarge, len(value), maxSecretBytes)
+	}
+	return e.cfg.Store.PutSecret(ctx, tenantID, name, value)
+}
+
+// ListSecrets lists a tenant's secrets by name; values are never returned.
+func (e *Engine) ListSecrets(ctx context.Context, tenantID string) ([]store.Secret, error) {
+	return e.cfg.Store.ListSecrets(ctx, tenantID)
+}
+
+// DeleteSecret removes a tenant's secret.
+func (e *Engine) DeleteSecret(ctx context.Context, tenantID, name string) error {
+	if err := validSecretName(name); err != nil {
+		return err
+	}
+	return e.cfg.Store.DeleteSecret(ctx, tenantID, name)
+}
+
+// Outbound returns a run's outbound audit trail.
+func (e *Engine) Outbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error) {
+	return e.cfg.Store.ListOutbound(ctx, tenantID, runID)
+}
+
+func validSecretName(name string) error {
+	switch {
+	case name == "" || len(name) > 200:
+		return fmt.Errorf("%w: a secret name is 1 to 200 bytes", ErrInvalid)
+	case !utf8.ValidString(name) || strings.ContainsAny(name, "\x00/"):
+		return fmt.Errorf("%w: secret name %q has invalid characters", ErrInvalid, name)
+	}
+	return nil
+}
+
+// outboundStats counts outbound requests by tenant, host and outcome for the metrics. Hosts
+// are bounded by each tenant's allowlist, except refused ones, which are all counted under
+// "refused" so a guest cannot invent label values.
+type outboundStats struct {
+	count func(tenant, host, outcome string)
+}
+
+func (o outboundStats) record(tenant string, rec host.OutboundRecord) {
+	if o.count == nil {
+		return
+	}
+	outcome, h := "response", rec.Host
+	switch rec.Error {
+	case "":
+	case "http_denied", "outside_step":
+		outcome, h = "refused", "refused"
+	default:
+		outcome = rec.Error
+	}
+	o.count(tenant, h, outcome)
+}
+
+// defaultHTTPTimeout bounds an outbound request unless the operator says otherwise.
+const defaultHTTPTimeout = 30 * time.Second
+
+// newOutboundCounter registers wfhost_outbound_requests_total on reg (when not nil).
+func newOutboundCounter(reg prometheus.Registerer) outboundStats {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wfhost_outbound_requests_total",
+		Help: "Outbound HTTP requests of step callbacks, by tenant, host and outcome (response, refused, http_timeout, ...).",
+	}, []string{"tenant", "host", "outcome"})
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	return outboundStats{count: func(tenant, host, outcome string) { c.WithLabelValues(tenant, host, outcome).Inc() }}
+}

@@ -1,0 +1,9 @@
+// The example workflows, in the order the Go module registers them (its files in name order),
+// so that both modules describe themselves the same way.
+import "./onboarding";
+import "./poll";
+import "./saga";
+import "./steps";
+
+// The ABI's exports (abi/ABI.md §3) come from the SDK.
+export * from "wfhost-as/exports";

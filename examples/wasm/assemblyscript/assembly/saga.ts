@@ -1,0 +1,53 @@
+import { Backoff, Context, Fields, Result, StepContext, Value, register } from "wfhost-as";
+
+// The order-saga workflow of examples/wasm/go/saga.go.
+
+register("order-saga", "1", orderSaga, { retentionDays: 90 });
+
+class Order {
+  constructor(
+    public orderId: string,
+    public amount: i64,
+    public failPayment: bool,
+  ) {}
+}
+
+/**
+ * orderSaga reserves stock, charges the card and ships; when the charge fails for good, it
+ * releases the reservation (the compensation) and fails with the payment's error.
+ */
+function orderSaga(ctx: Context, input: Value): Result {
+  const f = new Fields(input, "workflow input");
+  const o = new Order(f.string("orderId"), f.int("amount"), f.bool("failPayment"));
+  if (f.error != null) return Result.err(f.error!);
+
+  const reservation = ctx.step("reserve-inventory", o, (sc: StepContext, o: Order): Result => {
+    return Result.ok(Value.string("res-" + o.orderId));
+  });
+  if (!reservation.ok) return reservation;
+
+  const pay = ctx.step(
+    "charge-payment",
+    o,
+    (sc: StepContext, o: Order): Result => {
+      if (o.failPayment) {
+        return Result.fail("card_declined", "card declined for " + o.amount.toString() + " (attempt " + sc.attempt.toString() + ")");
+      }
+      return Result.ok(Value.string("ch-" + o.orderId + "-" + o.amount.toString()));
+    },
+    { retry: { attempts: 3, backoff: Backoff.Fixed, baseMs: 10 } },
+  );
+  if (!pay.ok) {
+    const released = ctx.step("release-inventory", reservation.value.asString(), (sc: StepContext, res: string): Result => {
+      sc.log("released " + res);
+      return Result.ok(Value.bool(true));
+    });
+    if (!released.ok) return released;
+    return pay;
+  }
+  const shipped = ctx.step("ship-order", o, (sc: StepContext, o: Order): Result => {
+    return Result.ok(Value.string("tracking-" + o.orderId));
+  });
+  if (!shipped.ok) return shipped;
+  return Result.ok(Value.object().setString("orderId", o.orderId).setBool("shipped", true).setBool("compensated", false));
+}

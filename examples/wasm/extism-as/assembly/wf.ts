@@ -1,0 +1,310 @@
+// A thin helper layer over the wfhost verbs as Extism host functions (abi/ABI.md, "Extism
+// modules"). AssemblyScript has no closures over locals, so a step is not a callback: step()
+// begins it, and when it must run (mustRun) the workflow runs its body inline and ends it with
+// ok() or err(). The JSON on the wire is what examples/wasm/go sends.
+
+import { alloc, free, length, load_u64, load_u8, store_u64, store_u8 } from "@extism/as-pdk/lib/env";
+import { parse, quote, Obj, Value } from "./json";
+
+@external("extism:host/user", "step_run")
+declare function host_step_run(name: u64, opts: u64): u64;
+@external("extism:host/user", "step_done")
+declare function host_step_done(outcome: i32, data: u64): u64;
+@external("extism:host/user", "sleep")
+declare function host_sleep(name: u64, durationMs: i64): u64;
+@external("extism:host/user", "wait_event")
+declare function host_wait_event(name: u64, opts: u64): u64;
+@external("extism:host/user", "log")
+declare function host_log(level: i32, msg: u64): void;
+@external("extism:host/user", "complete")
+declare function host_complete(output: u64): void;
+@external("extism:host/user", "fail")
+declare function host_fail(info: u64): void;
+
+// Reply statuses (abi/ABI.md §4.1).
+const STATUS_OK: i32 = 0;
+const STATUS_EXECUTE: i32 = 1;
+const STATUS_STEP_FAILED: i32 = 2;
+const STATUS_TIMEOUT: i32 = 3;
+
+// toBlock copies s (UTF-8) into a new Extism memory block, eight bytes per kernel call where it
+// can (the PDK's Memory.allocateBytes makes one call per byte); 0 stands for no data.
+export function toBlock(s: string): u64 {
+  const data = Uint8Array.wrap(String.UTF8.encode(s));
+  const n = data.length;
+  if (n == 0) return 0;
+  const offset = alloc(<u64>n);
+  const base = data.dataStart;
+  let i = 0;
+  for (; i + 8 <= n; i += 8) store_u64(offset + <u64>i, load<u64>(base + <usize>i));
+  for (; i < n; i++) store_u8(offset + <u64>i, load<u8>(base + <usize>i));
+  return offset;
+}
+
+// fromBlock reads a block as UTF-8 and frees it.
+export function fromBlock(offset: u64): string {
+  if (offset == 0) return "";
+  const n = <i32>length(offset);
+  const out = new Uint8Array(n);
+  const base = out.dataStart;
+  let i = 0;
+  for (; i + 8 <= n; i += 8) store<u64>(base + <usize>i, load_u64(offset + <u64>i));
+  for (; i < n; i++) store<u8>(base + <usize>i, load_u8(offset + <u64>i));
+  free(offset);
+  return String.UTF8.decode(out.buffer);
+}
+
+function release(offset: u64): void {
+  if (offset != 0) free(offset);
+}
+
+// Reply is a host function's answer: a status and its data.
+class Reply {
+  status: i32;
+  data: string;
+
+  constructor(r: u64) {
+    this.status = <i32>(<u32>r);
+    this.data = fromBlock(r >> 32);
+  }
+}
+
+// ErrorInfo is the ABI's error shape.
+export class ErrorInfo {
+  code: string = "";
+  message: string = "";
+  nonRetryable: bool = false;
+
+  static of(code: string, message: string): ErrorInfo {
+    const e = new ErrorInfo();
+    e.code = code;
+    e.message = message;
+    return e;
+  }
+
+  static decode(json: string): ErrorInfo {
+    const e = new ErrorInfo();
+    const v = parse(json);
+    if (v == null) {
+      e.message = json;
+      return e;
+    }
+    e.code = v.getString("code");
+    e.message = v.getString("message");
+    return e;
+  }
+
+  toJSON(): string {
+    const o = new Obj();
+    if (this.code != "") o.str("code", this.code);
+    o.str("message", this.message);
+    if (this.nonRetryable) o.bool("nonRetryable", true);
+    return o.toString();
+  }
+
+  // text is how the Go examples print an error: "code: message", or the message alone.
+  text(): string {
+    return this.code == "" ? this.message : this.code + ": " + this.message;
+  }
+}
+
+// Result is how a workflow ends: its output JSON, or an error.
+export class Result {
+  output: string = "null";
+  error: ErrorInfo | null = null;
+
+  static ok(json: string): Result {
+    const r = new Result();
+    r.output = json;
+    return r;
+  }
+
+  static err(e: ErrorInfo): Result {
+    const r = new Result();
+    r.error = e;
+    return r;
+  }
+
+  // failedStep is the error of a workflow that returns a step's final failure, worded as the
+  // Go SDK's StepError.
+  static failedStep(s: Step): Result {
+    const e = s.error!;
+    return Result.err(ErrorInfo.of(e.code, "step " + s.name + " failed: " + e.text()));
+  }
+}
+
+// Retry is a step's retry policy.
+export class Retry {
+  attempts: i32 = 0;
+  backoff: string = "";
+  baseMs: i64 = 0;
+
+  constructor(attempts: i32, backoff: string, baseMs: i64) {
+    this.attempts = attempts;
+    this.backoff = backoff;
+    this.baseMs = baseMs;
+  }
+
+  toJSON(): string {
+    const o = new Obj();
+    if (this.attempts != 0) o.int("attempts", this.attempts);
+    if (this.backoff != "") o.str("backoff", this.backoff);
+    if (this.baseMs != 0) o.int("baseMs", this.baseMs);
+    return o.toString();
+  }
+}
+
+// Step is one durable step of the pass (abi/ABI.md §4.4, §4.5).
+export class Step {
+  name: string;
+  status: i32;
+  attempt: i32 = 1;
+  output: Value | null = null;
+  error: ErrorInfo | null = null;
+
+  constructor(name: string, status: i32, data: string) {
+    this.name = name;
+    this.status = status;
+    this.settle(status, data, data);
+    if (status == STATUS_EXECUTE) {
+      const v = parse(data);
+      if (v != null && v.getInt("attempt") > 0) this.attempt = <i32>v.getInt("attempt");
+    }
+  }
+
+  // mustRun says the step has no journaled outcome: run its body now and end it with ok or err.
+  mustRun(): bool {
+    return this.status == STATUS_EXECUTE;
+  }
+
+  failed(): bool {
+    return this.error != null;
+  }
+
+  // ok ends the step with its output JSON. The workflow goes on with the output decoded from
+  // that JSON, as a replay decodes it from the journal.
+  ok(json: string): void {
+    const block = toBlock(json);
+    const r = new Reply(host_step_done(0, block));
+    release(block);
+    this.settle(r.status, json, r.data);
+  }
+
+  // err ends the step with an error; with attempts left, the host suspends the run here and
+  // the step runs again in a later pass.
+  err(code: string, message: string): void {
+    const block = toBlock(ErrorInfo.of(code, message).toJSON());
+    const r = new Reply(host_step_done(1, block));
+    release(block);
+    this.settle(r.status, "", r.data);
+  }
+
+  private settle(status: i32, output: string, data: string): void {
+    this.status = status;
+    if (status == STATUS_OK) {
+      this.output = parse(output);
+      if (this.output == null) this.error = ErrorInfo.of("decode", "decode step output: invalid JSON");
+    } else if (status == STATUS_STEP_FAILED) {
+      this.error = ErrorInfo.decode(data);
+    } else if (status != STATUS_EXECUTE) {
+      this.error = ErrorInfo.of("abi", "unexpected reply status " + status.toString());
+    }
+  }
+}
+
+// step begins the durable step name.
+export function step(name: string, retry: Retry | null = null): Step {
+  const nameBlock = toBlock(name);
+  const optsBlock = retry == null ? <u64>0 : toBlock('{"retry":' + retry.toJSON() + "}");
+  const r = new Reply(host_step_run(nameBlock, optsBlock));
+  release(nameBlock);
+  release(optsBlock);
+  return new Step(name, r.status, r.data);
+}
+
+// sleep suspends the run for ms milliseconds, durably.
+export function sleep(name: string, ms: i64): void {
+  const block = toBlock(name);
+  new Reply(host_sleep(block, ms));
+  release(block);
+}
+
+// Wait is the outcome of waitForEvent: the event's payload, or a timeout.
+export class Wait {
+  timedOut: bool = false;
+  payload: Value | null = null;
+  error: string = "";
+}
+
+// waitForEvent waits for an event named event whose payload contains matchJSON (an object),
+// or for timeoutMs.
+export function waitForEvent(name: string, event: string, matchJSON: string, timeoutMs: i64): Wait {
+  const opts = new Obj().str("event", event).raw("match", matchJSON).int("timeoutMs", timeoutMs > 1 ? timeoutMs : 1);
+  const nameBlock = toBlock(name);
+  const optsBlock = toBlock(opts.toString());
+  const r = new Reply(host_wait_event(nameBlock, optsBlock));
+  release(nameBlock);
+  release(optsBlock);
+  const w = new Wait();
+  if (r.status == STATUS_TIMEOUT) {
+    w.timedOut = true;
+  } else if (r.status == STATUS_OK) {
+    w.payload = parse(r.data);
+    if (w.payload == null) w.error = "wait " + name + ": decode event payload: invalid JSON";
+  } else {
+    w.error = "wait " + name + ": unexpected reply status " + r.status.toString();
+  }
+  return w;
+}
+
+// log writes an info record to the host's log.
+export function log(message: string): void {
+  const block = toBlock(message);
+  host_log(0, block);
+  release(block);
+}
+
+// logError writes an error record.
+export function logError(message: string): void {
+  const block = toBlock(message);
+  host_log(2, block);
+  release(block);
+}
+
+// finish reports how the pass ended.
+export function finish(r: Result): void {
+  if (r.error != null) {
+    const e = r.error!;
+    host_fail(toBlock(e.toJSON()));
+    return;
+  }
+  host_complete(toBlock(r.output));
+}
+
+// Declaration of a workflow.
+export class Workflow {
+  name: string;
+  version: string;
+  retentionDays: i32;
+  triggers: string[];
+  run: (input: Value) => Result;
+
+  constructor(name: string, version: string, retentionDays: i32, triggers: string[], run: (input: Value) => Result) {
+    this.name = name;
+    this.version = version;
+    this.retentionDays = retentionDays;
+    this.triggers = triggers;
+    this.run = run;
+  }
+
+  toJSON(): string {
+    const o = new Obj().str("name", this.name).str("version", this.version);
+    if (this.retentionDays != 0) o.int("retentionDays", this.retentionDays);
+    if (this.triggers.length > 0) {
+      const quoted: string[] = [];
+      for (let i = 0; i < this.triggers.length; i++) quoted.push(quote(this.triggers[i]));
+      o.raw("triggers", "[" + quoted.join(",") + "]");
+    }
+    return o.toString();
+  }
+}

@@ -1,0 +1,128 @@
+// The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll and
+// steps, with the same names, versions, step keys, inputs, outputs and errors.
+
+import { Obj, Value, quote } from "./json";
+import { sha256, hex } from "./sha256";
+import { ErrorInfo, Result, Retry, Workflow, log, sleep, step, waitForEvent } from "./wf";
+
+export const workflows: Workflow[] = [
+  new Workflow("onboarding", "1", 30, ["user.signed_up"], onboarding),
+  new Workflow("poll", "1", 0, [], poll),
+  new Workflow("order-saga", "1", 90, [], orderSaga),
+  new Workflow("steps", "1", 0, [], steps),
+];
+
+function onboarding(input: Value): Result {
+  const email = input.getString("email");
+  const delayMs = input.getInt("delayMs");
+  const failWelcome = input.getInt("failWelcome");
+  const verifyTimeoutMs = input.getInt("verifyTimeoutMs");
+
+  const create = step("create-user");
+  if (create.mustRun()) {
+    const id = "u-" + hex(sha256(Uint8Array.wrap(String.UTF8.encode(email.toLowerCase()))), 6);
+    create.ok(new Obj().str("id", id).str("email", email).toString());
+  }
+  if (create.failed()) return Result.failedStep(create);
+  const userID = create.output!.getString("id");
+  const userEmail = create.output!.getString("email");
+
+  sleep("welcome-delay", delayMs > 0 ? delayMs : 1000);
+
+  const welcome = step("send-welcome", new Retry(5, "fixed", 20));
+  if (welcome.mustRun()) {
+    if (<i64>welcome.attempt <= failWelcome) {
+      welcome.err("smtp_unavailable", "mail server refused attempt " + welcome.attempt.toString());
+    } else {
+      log("welcome mail sent to " + userEmail + " on attempt " + welcome.attempt.toString());
+      welcome.ok('"sent"');
+    }
+  }
+  if (welcome.failed()) return Result.failedStep(welcome);
+
+  const match = new Obj().str("userId", userID).toString();
+  const w = waitForEvent("await-verify", "verify", match, verifyTimeoutMs > 0 ? verifyTimeoutMs : 24 * 3600 * 1000);
+  if (w.error != "") return Result.err(ErrorInfo.of("", w.error));
+  if (!w.timedOut) {
+    const via = w.payload!.getString("via");
+    return Result.ok(onboardingResult(userID, true, false, "verified via " + via));
+  }
+  const nudge = step("send-nudge");
+  if (nudge.mustRun()) {
+    log("nudging " + userEmail + " to verify");
+    nudge.ok("true");
+  }
+  if (nudge.failed()) return Result.failedStep(nudge);
+  return Result.ok(onboardingResult(userID, false, true, "nudged"));
+}
+
+function onboardingResult(userID: string, verified: bool, nudged: bool, outcome: string): string {
+  return new Obj().str("userId", userID).bool("verified", verified).bool("nudged", nudged).str("outcome", outcome).toString();
+}
+
+// poll checks a status and sleeps until it is ready (check-status, check-status#1, ...).
+function poll(input: Value): Result {
+  const until = input.getInt("until") > 1 ? input.getInt("until") : 1;
+  const intervalMs = input.getInt("intervalMs") > 0 ? input.getInt("intervalMs") : 1000;
+  let check: i64 = 1;
+  for (; ; check++) {
+    const s = step("check-status");
+    if (s.mustRun()) s.ok(check >= until ? "true" : "false");
+    if (s.failed()) return Result.failedStep(s);
+    if (s.output!.b) break;
+    sleep("backoff", intervalMs);
+  }
+  return Result.ok(new Obj().int("checks", check).toString());
+}
+
+// orderSaga reserves stock, charges the card and ships; when the charge fails for good, it
+// releases the reservation (the compensation) and fails with the payment's error.
+function orderSaga(input: Value): Result {
+  const orderID = input.getString("orderId");
+  const amount = input.getInt("amount");
+
+  const reserve = step("reserve-inventory");
+  if (reserve.mustRun()) reserve.ok(quote("res-" + orderID));
+  if (reserve.failed()) return Result.failedStep(reserve);
+  const reservation = reserve.output!.s;
+
+  const pay = step("charge-payment", new Retry(3, "fixed", 10));
+  if (pay.mustRun()) {
+    if (input.getBool("failPayment")) {
+      pay.err("card_declined", "card declined for " + amount.toString() + " (attempt " + pay.attempt.toString() + ")");
+    } else {
+      pay.ok(quote("ch-" + orderID + "-" + amount.toString()));
+    }
+  }
+  if (pay.failed()) {
+    const release = step("release-inventory");
+    if (release.mustRun()) {
+      log("released " + reservation);
+      release.ok("true");
+    }
+    if (release.failed()) return Result.failedStep(release);
+    return Result.failedStep(pay);
+  }
+  const ship = step("ship-order");
+  if (ship.mustRun()) ship.ok(quote("tracking-" + orderID));
+  if (ship.failed()) return Result.failedStep(ship);
+  return Result.ok(new Obj().str("orderId", orderID).bool("shipped", true).bool("compensated", false).toString());
+}
+
+// steps runs N trivial steps (keys s, s#1, ...); each body logs "step ran index=N".
+function steps(input: Value): Result {
+  const n = input.getInt("n");
+  const sleepMs = input.getInt("sleepMs");
+  let sum: i64 = 0;
+  for (let i: i64 = 0; i < n; i++) {
+    const s = step("s");
+    if (s.mustRun()) {
+      log("step ran index=" + i.toString() + " attempt=" + s.attempt.toString());
+      s.ok(i.toString());
+    }
+    if (s.failed()) return Result.failedStep(s);
+    sum += <i64>s.output!.n;
+    if (sleepMs > 0 && i < n - 1) sleep("pause", sleepMs);
+  }
+  return Result.ok(new Obj().int("sum", sum).toString());
+}

@@ -1,0 +1,21 @@
+//! The example workflows in Rust: the same workflows as examples/wasm/go (same names, versions,
+//! steps, inputs, outputs and errors), so that engine/conformance_test.go can require the same
+//! transcripts of both. onboarding (steps, a sleep, retries, a wait for an event with a match and
+//! a timeout), order-saga (compensation), poll (a repeated step name) and steps (N steps, for
+//! crash tests and benchmarks).
+//!
+//! Build: testdata/build-rust.sh (builds guest-sdk/rust as an rlib and links it with --extern).
+
+mod onboarding;
+mod poll;
+mod saga;
+mod sha256;
+mod steps;
+
+// Declared in the order of the Go module, whose init functions run by file name.
+wfhost::workflows![
+    onboarding::workflow(),
+    poll::workflow(),
+    saga::workflow(),
+    steps::workflow()
+];

@@ -1,0 +1,30 @@
+// wfhost-as: the AssemblyScript guest SDK of wfhost (abi/ABI.md, version 1).
+//
+// A workflow module's entry file imports this, registers its workflows at the top level and
+// re-exports the ABI's functions:
+//
+//   import { register, Context, Result, Value } from "wfhost-as";
+//   export * from "wfhost-as/exports";
+//
+// and is built with `--use abort=~lib/wfhost-as/assembly/abort/wfhostAbort` (README.md).
+
+export { Kind, Value, Parsed, parse, tryParse, stringify, quote } from "./json";
+export { Failure, Result, Fields } from "./errors";
+export {
+  Backoff,
+  Context,
+  RetryPolicy,
+  StepContext,
+  StepFn,
+  StepOptions,
+  WaitOptions,
+  WaitResult,
+  WorkflowFn,
+  WorkflowOptions,
+  register,
+  log,
+  warn,
+} from "./wf";
+export { nowMs, random, randomBytes } from "./clock";
+export { HttpRequest, HttpResponse, HttpResult, SecretResult, base64Encode, base64Decode } from "./capabilities";
+import "./abort";

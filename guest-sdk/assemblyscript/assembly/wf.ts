@@ -1,0 +1,361 @@
+// The workflow API: registration, the Context a body receives, durable steps, sleeps and waits.
+// It mirrors guest-sdk/go/wf.go verb for verb; where AssemblyScript differs (no closures over
+// locals, no exceptions, no reflection) RATIONALE.md says what was chosen instead.
+
+import * as raw from "./raw";
+import { Failure, Result } from "./errors";
+import { Kind, parseBytes, quote, stringify, Value } from "./json";
+import { enterStep, leaveStep } from "./state";
+import { takeReply } from "./reply";
+import { HttpRequest, HttpResult, httpRequest, SecretResult, secretGet } from "./capabilities";
+
+/** Backoff names how the delay between a step's attempts grows. */
+export namespace Backoff {
+  export const Fixed = "fixed";
+  export const Linear = "linear";
+  export const Exp = "exp";
+}
+
+/**
+ * RetryPolicy says how often and how fast a failed step is tried again. Zero fields take the
+ * workflow's policy, then the host's default (3 attempts, exponential 1 s to 60 s, 20% jitter).
+ */
+export class RetryPolicy {
+  /** attempts counts every try, the first one included. */
+  attempts: i32 = 0;
+  /** backoff is Backoff.Fixed, Backoff.Linear or Backoff.Exp. */
+  backoff: string = "";
+  baseMs: i64 = 0;
+  maxMs: i64 = 0;
+  /** jitter is the fraction (0..1) by which a delay varies at random. */
+  jitter: f64 = 0;
+  /**
+   * nonRetryable lists error codes that fail the step at once, as Failure.final() does. The
+   * SDK applies it before it reports the error; the host never sees the list.
+   */
+  nonRetryable: string[] = [];
+
+  toJSON(): Value {
+    const v = Value.object();
+    if (this.attempts != 0) v.setInt("attempts", this.attempts);
+    if (this.backoff.length > 0) v.setString("backoff", this.backoff);
+    if (this.baseMs != 0) v.setInt("baseMs", this.baseMs);
+    if (this.maxMs != 0) v.setInt("maxMs", this.maxMs);
+    if (this.jitter != 0) v.setNumber("jitter", this.jitter);
+    return v;
+  }
+}
+
+/** StepOptions adjusts one step. */
+export class StepOptions {
+  /** retry is the step's retry policy, over the workflow's, field by field. */
+  retry: RetryPolicy | null = null;
+}
+
+/** WaitOptions adjusts a waitForEvent. */
+export class WaitOptions {
+  /** match resolves the wait only with an event whose payload is a JSON superset of it. */
+  match: Value | null = null;
+  /** timeoutMs gives up waiting after that long; 0 waits forever. */
+  timeoutMs: i64 = 0;
+}
+
+/** WorkflowOptions are a workflow's optional declarations (abi/ABI.md §7). */
+export class WorkflowOptions {
+  /** retentionDays keeps a finished run this long; 0 takes the operator's default. */
+  retentionDays: i32 = 0;
+  /** retry is the default policy of the workflow's steps. */
+  retry: RetryPolicy | null = null;
+  /** triggers are event names whose broadcast starts a run with the event's payload as input. */
+  triggers: string[] = [];
+}
+
+/**
+ * WorkflowFn is a workflow body. Outside step callbacks it must be deterministic: the host
+ * replays it from the top after every suspension, feeding it the journaled results.
+ */
+export type WorkflowFn = (ctx: Context, input: Value) => Result;
+
+/**
+ * StepFn is a step callback. It receives the value the workflow passed to step, because an
+ * AssemblyScript function cannot capture the workflow's locals.
+ */
+export type StepFn<A> = (sc: StepContext, arg: A) => Result;
+
+class Registered {
+  constructor(
+    public name: string,
+    public version: string,
+    public run: WorkflowFn,
+    public opts: WorkflowOptions | null,
+  ) {}
+}
+
+const workflows = new Array<Registered>();
+
+/**
+ * register adds a workflow to the module; call it at the top level of the entry file. A name of
+ * 1 to 200 bytes without '#' and a non-empty version are required; anything else aborts the
+ * module's initialisation, so the upload fails with the reason.
+ */
+export function register(name: string, version: string, run: WorkflowFn, opts: WorkflowOptions | null = null): void {
+  const n = String.UTF8.byteLength(name);
+  if (n == 0 || n > 200 || name.includes("#")) {
+    throw new Error("wfhost: workflow name " + quote(name) + " must be 1 to 200 bytes without '#'");
+  }
+  if (version.length == 0 || String.UTF8.byteLength(version) > 200) {
+    throw new Error("wfhost: workflow " + name + " needs a version of 1 to 200 bytes");
+  }
+  for (let i = 0; i < workflows.length; i++) {
+    if (workflows[i].name == name) throw new Error("wfhost: workflow " + name + " is registered twice");
+  }
+  workflows.push(new Registered(name, version, run, opts));
+}
+
+/** describeJSON is the module's Description (abi/ABI.md §7). */
+export function describeJSON(): string {
+  const list = Value.array();
+  for (let i = 0; i < workflows.length; i++) {
+    const w = workflows[i];
+    const d = Value.object().setString("name", w.name).setString("version", w.version);
+    const o = w.opts;
+    if (o != null) {
+      if (o.retentionDays != 0) d.setInt("retentionDays", o.retentionDays);
+      const r = o.retry;
+      if (r != null) d.set("retry", r.toJSON());
+      if (o.triggers.length > 0) {
+        const t = Value.array();
+        for (let k = 0; k < o.triggers.length; k++) t.push(Value.string(o.triggers[k]));
+        d.set("triggers", t);
+      }
+    }
+    list.push(d);
+  }
+  return stringify(Value.object().set("workflows", list));
+}
+
+/** runWorkflow runs one pass of the named workflow and reports its end to the host. */
+export function runWorkflow(name: string, input: ArrayBuffer): void {
+  let target: Registered | null = null;
+  for (let i = 0; i < workflows.length; i++) {
+    if (workflows[i].name == name) target = workflows[i];
+  }
+  if (target == null) {
+    failWith(new Failure("unknown_workflow", "this module has no workflow " + name));
+    return;
+  }
+  let in_ = Value.null();
+  if (input.byteLength > 0) {
+    const p = parseBytes(input);
+    if (!p.ok) {
+      failWith(new Failure("invalid_input", "decode workflow input: " + p.error).final());
+      return;
+    }
+    in_ = p.value;
+  }
+  const res = target.run(new Context(name), in_);
+  const err = res.error;
+  if (err != null) {
+    failWith(err);
+    return;
+  }
+  const out = String.UTF8.encode(stringify(res.value));
+  raw.complete(changetype<usize>(out), out.byteLength);
+}
+
+function failWith(f: Failure): void {
+  const b = String.UTF8.encode(stringify(f.toInfo()));
+  raw.fail(changetype<usize>(b), b.byteLength);
+}
+
+/** log writes a record to the host's log, tagged with the tenant, workflow, run and step. */
+export function log(msg: string): void {
+  logAt(raw.LOG_INFO, msg);
+}
+
+/** warn logs at warning level. */
+export function warn(msg: string): void {
+  logAt(raw.LOG_WARN, msg);
+}
+
+export function logAt(level: i32, msg: string): void {
+  const b = String.UTF8.encode(msg);
+  raw.log(level, changetype<usize>(b), b.byteLength);
+}
+
+/** StepContext is what a step callback receives. */
+export class StepContext {
+  constructor(
+    /** step is the step's name. */
+    public readonly step: string,
+    /** attempt is 1 on the first try of the step and counts up with each retry. */
+    public readonly attempt: i32,
+  ) {}
+
+  log(msg: string): void {
+    logAt(raw.LOG_INFO, msg);
+  }
+
+  warn(msg: string): void {
+    logAt(raw.LOG_WARN, msg);
+  }
+
+  /** http makes an outbound HTTP request through the host (see capabilities.ts). */
+  http(req: HttpRequest): HttpResult {
+    return httpRequest(req);
+  }
+
+  /** secret reads one of the tenant's secrets (see capabilities.ts). */
+  secret(name: string): SecretResult {
+    return secretGet(name);
+  }
+}
+
+/** Context is the handle a workflow body receives; every durable call goes through it. */
+export class Context {
+  constructor(
+    /** workflow is the name of the running workflow. */
+    public readonly workflow: string,
+  ) {}
+
+  log(msg: string): void {
+    logAt(raw.LOG_INFO, msg);
+  }
+
+  warn(msg: string): void {
+    logAt(raw.LOG_WARN, msg);
+  }
+
+  /**
+   * step runs fn(sc, arg) as a durable step: its result is journaled and on replay returned
+   * without running fn again. A failure from fn is retried by the step's policy; once attempts
+   * are spent (or for a final failure) step returns a Result whose error names the step, which
+   * the workflow may handle or return.
+   *
+   * fn may run more than once (at least once, never concurrently); make its side effects
+   * idempotent. The workflow sees the value parsed from the JSON the host committed, on the
+   * first pass as on replay. An abort inside fn (a throw, a failed bounds check) is the
+   * attempt's failure, retried like any other.
+   */
+  step<A>(name: string, arg: A, fn: StepFn<A>, opts: StepOptions | null = null): Result {
+    let optsJSON = "";
+    let policy: RetryPolicy | null = null;
+    if (opts != null && opts.retry != null) {
+      policy = opts.retry;
+      optsJSON = stringify(Value.object().set("retry", policy!.toJSON()));
+    }
+    const nb = String.UTF8.encode(name);
+    const ob = String.UTF8.encode(optsJSON);
+    const reply = raw.step_run(changetype<usize>(nb), nb.byteLength, changetype<usize>(ob), ob.byteLength);
+    const status = raw.replyStatus(reply);
+    const data = takeReply(reply);
+    if (status == raw.STATUS_OK) return decodeOutput(name, data);
+    if (status == raw.STATUS_STEP_FAILED) return Result.err(stepFailure(name, data));
+    if (status != raw.STATUS_EXECUTE) return unexpected(name, status);
+
+    let attempt: i32 = 1;
+    const a = parseBytes(data);
+    if (a.ok) {
+      const n = a.value.get("attempt");
+      if (n != null && n.asInt() > 1) attempt = <i32>n.asInt();
+    }
+    enterStep(name);
+    const res = fn(new StepContext(name, attempt), arg);
+    leaveStep();
+
+    let outcome = raw.OUTCOME_OK;
+    let result: string;
+    const err = res.error;
+    if (err == null) {
+      result = stringify(res.value);
+    } else {
+      outcome = raw.OUTCOME_ERROR;
+      if (policy != null && policy.nonRetryable.includes(err.code)) err.nonRetryable = true;
+      result = stringify(err.toInfo());
+    }
+    const rb = String.UTF8.encode(result);
+    const done = raw.step_done(outcome, changetype<usize>(rb), rb.byteLength);
+    const doneStatus = raw.replyStatus(done);
+    const doneData = takeReply(done);
+    if (doneStatus == raw.STATUS_OK) return decodeOutput(name, rb);
+    if (doneStatus == raw.STATUS_STEP_FAILED) return Result.err(stepFailure(name, doneData));
+    return unexpected(name, doneStatus);
+  }
+
+  /** sleep suspends the run for ms milliseconds, durably: a crash does not shorten or restart it. */
+  sleep(name: string, ms: i64): void {
+    const nb = String.UTF8.encode(name);
+    takeReply(raw.sleep(changetype<usize>(nb), nb.byteLength, ms));
+  }
+
+  /** sleepUntil suspends the run until the Unix time unixMs (milliseconds). */
+  sleepUntil(name: string, unixMs: i64): void {
+    const nb = String.UTF8.encode(name);
+    takeReply(raw.sleep_until(changetype<usize>(nb), nb.byteLength, unixMs));
+  }
+
+  /**
+   * waitForEvent suspends the run until an event named event arrives (one sent to this run,
+   * before or after the wait was reached, or a broadcast since the run started) and returns its
+   * payload, or until the timeout passes (timedOut true).
+   */
+  waitForEvent(name: string, event: string, opts: WaitOptions | null = null): WaitResult {
+    const o = Value.object().setString("event", event);
+    if (opts != null) {
+      const m = opts.match;
+      if (m != null && !m.isNull) {
+        if (m.kind != Kind.Object) {
+          return new WaitResult(Value.null(), false, new Failure("invalid_match", "wait " + name + ": match must be a JSON object"));
+        }
+        o.set("match", m);
+      }
+      // Like the Go SDK: a timeout below a millisecond still times out, never waits forever.
+      if (opts.timeoutMs != 0) o.setInt("timeoutMs", opts.timeoutMs < 1 ? 1 : opts.timeoutMs);
+    }
+    const nb = String.UTF8.encode(name);
+    const ob = String.UTF8.encode(stringify(o));
+    const reply = raw.wait_event(changetype<usize>(nb), nb.byteLength, changetype<usize>(ob), ob.byteLength);
+    const status = raw.replyStatus(reply);
+    const data = takeReply(reply);
+    if (status == raw.STATUS_TIMEOUT) return new WaitResult(Value.null(), true, null);
+    if (status == raw.STATUS_OK) {
+      const p = parseBytes(data);
+      if (!p.ok) return new WaitResult(Value.null(), false, new Failure("decode", "wait " + name + ": decode event payload: " + p.error));
+      return new WaitResult(p.value, false, null);
+    }
+    return new WaitResult(Value.null(), false, new Failure("abi", "wait " + name + ": unexpected reply status " + status.toString()));
+  }
+}
+
+/** WaitResult is the end of a waitForEvent: the event's payload, a timeout, or an error. */
+export class WaitResult {
+  constructor(
+    public payload: Value,
+    public timedOut: bool,
+    public error: Failure | null,
+  ) {}
+}
+
+function decodeOutput(name: string, data: ArrayBuffer): Result {
+  const p = parseBytes(data);
+  if (!p.ok) return Result.err(stepFailureOf(name, "decode", "decode step output: " + p.error));
+  return Result.ok(p.value);
+}
+
+function stepFailure(name: string, data: ArrayBuffer): Failure {
+  const text = String.UTF8.decode(data);
+  const p = parseBytes(data);
+  const f = Failure.fromInfo(p.value, text);
+  f.step = name;
+  return f;
+}
+
+function stepFailureOf(name: string, code: string, message: string): Failure {
+  const f = new Failure(code, message);
+  f.step = name;
+  return f;
+}
+
+function unexpected(name: string, status: i32): Result {
+  return Result.err(stepFailureOf(name, "abi", "unexpected reply status " + status.toString()));
+}

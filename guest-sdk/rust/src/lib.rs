@@ -1,0 +1,562 @@
+//! The wfhost guest SDK for Rust: write durable workflows as plain Rust functions and build
+//! them for `wasm32-unknown-unknown` with nothing but `rustc` (the crate has no dependencies).
+//!
+//! A workflow is a function `fn(&Context, I) -> Result<O, Error>`. `Context::step` makes a
+//! durable step, `Context::sleep` a durable sleep, `Context::wait_for_event` a durable wait;
+//! `workflows!` declares a module's workflows and defines the exports of abi/ABI.md §3.
+//!
+//! The body runs again from the top after every suspension (sleep, wait, retry backoff),
+//! replaying the journal, so outside step callbacks it must be deterministic.
+
+mod capabilities;
+mod error;
+mod host;
+pub mod json;
+
+use std::cell::{Cell, RefCell};
+use std::time::Duration;
+
+pub use capabilities::{HttpRequest, HttpResponse};
+pub use error::{Error, StepError};
+pub use json::{FromJson, Map, RawJson, ToJson, Value};
+
+/// ABI_VERSION is the version of abi/ABI.md this SDK speaks.
+pub const ABI_VERSION: i32 = 1;
+
+/// Backoff says how the delay between attempts grows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backoff {
+    Fixed,
+    Linear,
+    Exp,
+}
+
+impl Backoff {
+    fn as_str(self) -> &'static str {
+        match self {
+            Backoff::Fixed => "fixed",
+            Backoff::Linear => "linear",
+            Backoff::Exp => "exp",
+        }
+    }
+}
+
+/// RetryPolicy says how often and how fast a failed step is tried again. Unset (zero) fields
+/// take the workflow's policy, then the host's default (3 attempts, exponential 1 s to 60 s,
+/// 20% jitter).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RetryPolicy {
+    /// attempts counts every try, the first one included; 1 means never retry.
+    pub attempts: u32,
+    pub backoff: Option<Backoff>,
+    /// base is the first delay; max caps every delay. Both are sent in whole milliseconds.
+    pub base: Duration,
+    pub max: Duration,
+    /// jitter is the fraction (0..1) by which a delay varies at random.
+    pub jitter: f64,
+}
+
+impl RetryPolicy {
+    pub fn new() -> RetryPolicy {
+        RetryPolicy::default()
+    }
+    pub fn attempts(mut self, n: u32) -> RetryPolicy {
+        self.attempts = n;
+        self
+    }
+    pub fn backoff(mut self, b: Backoff) -> RetryPolicy {
+        self.backoff = Some(b);
+        self
+    }
+    pub fn base(mut self, d: Duration) -> RetryPolicy {
+        self.base = d;
+        self
+    }
+    pub fn max(mut self, d: Duration) -> RetryPolicy {
+        self.max = d;
+        self
+    }
+    pub fn jitter(mut self, fraction: f64) -> RetryPolicy {
+        self.jitter = fraction;
+        self
+    }
+}
+
+/// The ABI's RetryPolicy JSON: zero fields are left out, so they fall through to the next policy.
+impl ToJson for RetryPolicy {
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        if self.attempts != 0 {
+            m.insert("attempts".into(), self.attempts.to_json());
+        }
+        if let Some(b) = self.backoff {
+            m.insert("backoff".into(), b.as_str().to_json());
+        }
+        if !self.base.is_zero() {
+            m.insert("baseMs".into(), millis(self.base).to_json());
+        }
+        if !self.max.is_zero() {
+            m.insert("maxMs".into(), millis(self.max).to_json());
+        }
+        if self.jitter != 0.0 {
+            m.insert("jitter".into(), self.jitter.to_json());
+        }
+        Value::Object(m)
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+type RunFn = Box<dyn Fn(&Context, &[u8]) -> Result<String, Error>>;
+
+/// Workflow declares a workflow: its identity, defaults and body. Pass every workflow of the
+/// module to `workflows!`.
+pub struct Workflow {
+    name: String,
+    version: String,
+    retention_days: u32,
+    retry: Option<RetryPolicy>,
+    triggers: Vec<String>,
+    run: RunFn,
+}
+
+impl Workflow {
+    /// new declares workflow `name` at `version` with body `run`. I and O are its input and
+    /// output, carried as JSON; use `Value` or `RawJson` for either to handle the JSON yourself.
+    pub fn new<I, O, F>(name: &str, version: &str, run: F) -> Workflow
+    where
+        I: FromJson,
+        O: ToJson,
+        F: Fn(&Context, I) -> Result<O, Error> + 'static,
+    {
+        Workflow {
+            name: name.to_string(),
+            version: version.to_string(),
+            retention_days: 0,
+            retry: None,
+            triggers: Vec::new(),
+            run: Box::new(move |ctx, raw| {
+                let raw = if raw.is_empty() { &b"null"[..] } else { raw };
+                let input = I::from_json_text(raw).map_err(|e| {
+                    Error::new(
+                        "invalid_input",
+                        format!("decode workflow input: {}", e.message),
+                    )
+                    .non_retryable()
+                })?;
+                run(ctx, input).map(|out| out.to_json_text())
+            }),
+        }
+    }
+
+    /// retention_days keeps a finished run this long; 0 (the default) takes the operator's.
+    pub fn retention_days(mut self, days: u32) -> Workflow {
+        self.retention_days = days;
+        self
+    }
+
+    /// retry sets the default policy of the workflow's steps.
+    pub fn retry(mut self, policy: RetryPolicy) -> Workflow {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// trigger makes a broadcast of `event` start a run, with the event's payload as input.
+    pub fn trigger(mut self, event: &str) -> Workflow {
+        self.triggers.push(event.to_string());
+        self
+    }
+
+    fn decl(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("name".into(), self.name.to_json());
+        m.insert("version".into(), self.version.to_json());
+        if self.retention_days != 0 {
+            m.insert("retentionDays".into(), self.retention_days.to_json());
+        }
+        if let Some(r) = &self.retry {
+            m.insert("retry".into(), r.to_json());
+        }
+        if !self.triggers.is_empty() {
+            m.insert("triggers".into(), self.triggers.to_json());
+        }
+        Value::Object(m)
+    }
+}
+
+/// Level is a log record's severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Debug = -1,
+    Info = 0,
+    Warn = 1,
+    Error = 2,
+}
+
+/// Context is the handle a workflow body passes to every durable call. Its methods take
+/// `&self`, so a step callback may capture it to log.
+pub struct Context {
+    workflow: String,
+}
+
+/// Waited is how a wait ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Waited<T> {
+    /// Event carries the payload of the event that resolved the wait.
+    Event(T),
+    TimedOut,
+}
+
+/// Wait describes what `Context::wait_for_event` waits for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wait {
+    event: String,
+    matching: Option<Value>,
+    timeout: Option<Duration>,
+}
+
+impl Wait {
+    /// event waits for an event named `name`.
+    pub fn event(name: &str) -> Wait {
+        Wait {
+            event: name.to_string(),
+            matching: None,
+            timeout: None,
+        }
+    }
+
+    /// matching resolves the wait only with an event whose payload is a JSON superset of
+    /// `pattern`, which must be an object.
+    pub fn matching(mut self, pattern: Value) -> Wait {
+        self.matching = Some(pattern);
+        self
+    }
+
+    /// timeout gives up after `d` (at least 1 ms); the wait then returns `Waited::TimedOut`.
+    pub fn timeout(mut self, d: Duration) -> Wait {
+        self.timeout = Some(d);
+        self
+    }
+}
+
+/// StepContext is what a step callback receives. Only a callback may make outbound requests
+/// and read secrets (see `http` and `secret`): outside one they would run again on every replay.
+pub struct StepContext {
+    attempt: u32,
+}
+
+impl StepContext {
+    /// attempt is 1 on the first try of the step and counts up with each retry.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+}
+
+thread_local! {
+    // IN_STEP is set while a step callback runs, so that a panic there can end the attempt.
+    static IN_STEP: Cell<bool> = Cell::new(false);
+}
+
+impl Context {
+    /// workflow is the name of the running workflow.
+    pub fn workflow(&self) -> &str {
+        &self.workflow
+    }
+
+    /// step runs `f` as the durable step `name` under the workflow's retry policy: its result is
+    /// journaled and on replay returned without running `f` again. An error from `f` is retried;
+    /// once the attempts are spent, or for a non-retryable error, step returns the StepError.
+    ///
+    /// `f` may run more than once (at least once, never concurrently): make its side effects
+    /// idempotent. The workflow sees the result decoded from the JSON the host committed, on
+    /// the first pass as on replay.
+    pub fn step<T, F>(&self, name: &str, f: F) -> Result<T, StepError>
+    where
+        T: ToJson + FromJson,
+        F: FnOnce(&StepContext) -> Result<T, Error>,
+    {
+        self.run_step(name, Vec::new(), f)
+    }
+
+    /// step_with_retry is `step` with its own retry policy, over the workflow's field by field.
+    pub fn step_with_retry<T, F>(
+        &self,
+        name: &str,
+        retry: RetryPolicy,
+        f: F,
+    ) -> Result<T, StepError>
+    where
+        T: ToJson + FromJson,
+        F: FnOnce(&StepContext) -> Result<T, Error>,
+    {
+        let opts = object! { "retry" => retry };
+        self.run_step(name, opts.to_json_string().into_bytes(), f)
+    }
+
+    fn run_step<T, F>(&self, name: &str, opts: Vec<u8>, f: F) -> Result<T, StepError>
+    where
+        T: ToJson + FromJson,
+        F: FnOnce(&StepContext) -> Result<T, Error>,
+    {
+        let reply = host::step_run(name, &opts);
+        match reply.status {
+            host::STATUS_OK => return decode_output(name, &reply.data),
+            host::STATUS_STEP_FAILED => return Err(StepError::from_info(name, &reply.data)),
+            host::STATUS_EXECUTE => {}
+            s => {
+                return Err(StepError::new(
+                    name,
+                    "abi",
+                    format!("unexpected reply status {}", s),
+                ))
+            }
+        }
+        let attempt = Value::parse_bytes(&reply.data)
+            .ok()
+            .and_then(|v| v["attempt"].as_i64())
+            .unwrap_or(1);
+        let sc = StepContext {
+            attempt: u32::try_from(attempt).unwrap_or(1).max(1),
+        };
+
+        IN_STEP.with(|s| s.set(true));
+        let result = f(&sc);
+        IN_STEP.with(|s| s.set(false));
+        let (outcome, data) = match result {
+            Ok(v) => (host::OUTCOME_OK, v.to_json_text()),
+            Err(e) => (host::OUTCOME_ERROR, e.to_info().to_json_string()),
+        };
+        let reply = host::step_done(outcome, data.as_bytes());
+        match reply.status {
+            // Decode what was sent, as a replay will decode what was journaled.
+            host::STATUS_OK => decode_output(name, data.as_bytes()),
+            host::STATUS_STEP_FAILED => Err(StepError::from_info(name, &reply.data)),
+            s => Err(StepError::new(
+                name,
+                "abi",
+                format!("unexpected reply status {}", s),
+            )),
+        }
+    }
+
+    /// sleep suspends the run for `d`, durably: a crash or restart neither shortens nor restarts
+    /// it. The step `name` records the wake-up time.
+    pub fn sleep(&self, name: &str, d: Duration) {
+        host::sleep(name, millis(d));
+    }
+
+    /// sleep_until suspends the run until `unix_ms` (milliseconds since the Unix epoch).
+    pub fn sleep_until(&self, name: &str, unix_ms: i64) {
+        host::sleep_until(name, unix_ms);
+    }
+
+    /// wait_for_event suspends the run until an event arrives (one sent to this run, before or
+    /// after the wait was reached, or a broadcast since the run started) and returns its
+    /// payload, or until the timeout passes.
+    pub fn wait_for_event<T: FromJson>(&self, name: &str, wait: Wait) -> Result<Waited<T>, Error> {
+        let mut opts = object! { "event" => wait.event };
+        if let (Value::Object(m), Some(pattern)) = (&mut opts, wait.matching) {
+            if !matches!(pattern, Value::Object(_)) {
+                return Err(Error::new(
+                    "invalid_wait",
+                    format!(
+                        "wait {}: match must be a JSON object, not {}",
+                        name,
+                        pattern.kind()
+                    ),
+                ));
+            }
+            m.insert("match".into(), pattern);
+        }
+        if let (Value::Object(m), Some(d)) = (&mut opts, wait.timeout) {
+            m.insert("timeoutMs".into(), Value::Int(millis(d).max(1)));
+        }
+        let reply = host::wait_event(name, opts.to_json_string().as_bytes());
+        match reply.status {
+            host::STATUS_TIMEOUT => Ok(Waited::TimedOut),
+            host::STATUS_OK => T::from_json_text(&reply.data)
+                .map(Waited::Event)
+                .map_err(|e| {
+                    Error::new(
+                        "decode",
+                        format!("wait {}: decode event payload: {}", name, e.message),
+                    )
+                }),
+            s => Err(Error::new(
+                "abi",
+                format!("wait {}: unexpected reply status {}", name, s),
+            )),
+        }
+    }
+
+    /// log writes a record to the host's log, tagged with the tenant, workflow, run and step.
+    pub fn log(&self, level: Level, msg: &str) {
+        host::log(level as i32, msg);
+    }
+
+    pub fn info(&self, msg: &str) {
+        self.log(Level::Info, msg);
+    }
+
+    pub fn warn(&self, msg: &str) {
+        self.log(Level::Warn, msg);
+    }
+}
+
+fn decode_output<T: FromJson>(name: &str, data: &[u8]) -> Result<T, StepError> {
+    T::from_json_text(data)
+        .map_err(|e| StepError::new(name, "decode", format!("decode step output: {}", e.message)))
+}
+
+/// workflows! declares the module's workflows and defines its exports (abi/ABI.md §3). Use it
+/// once, at the crate root of a `cdylib`:
+///
+/// ```ignore
+/// wfhost::workflows![Workflow::new("hello", "1", hello)];
+/// ```
+#[macro_export]
+macro_rules! workflows {
+    ($($w:expr),+ $(,)?) => {
+        fn __wfhost_workflows() -> ::std::vec::Vec<$crate::Workflow> {
+            ::std::vec![$($w),+]
+        }
+        #[no_mangle]
+        pub extern "C" fn _initialize() {
+            $crate::__export::initialize()
+        }
+        #[no_mangle]
+        pub extern "C" fn wfhost_abi_version() -> i32 {
+            $crate::ABI_VERSION
+        }
+        #[no_mangle]
+        pub extern "C" fn wfhost_alloc(size: u32) -> u32 {
+            $crate::__export::alloc(size)
+        }
+        #[no_mangle]
+        pub extern "C" fn wfhost_describe() -> u64 {
+            $crate::__export::describe(__wfhost_workflows)
+        }
+        #[no_mangle]
+        pub extern "C" fn wfhost_run(name_ptr: u32, name_len: u32, input_ptr: u32, input_len: u32) {
+            $crate::__export::run(__wfhost_workflows, name_ptr, name_len, input_ptr, input_len)
+        }
+    };
+}
+
+/// The bodies of the exports `workflows!` defines; not for direct use.
+#[doc(hidden)]
+pub mod __export {
+    use super::*;
+
+    thread_local! {
+        // ALLOCATIONS keeps the buffers handed to the host alive and untouched until the run
+        // that reads them (abi/ABI.md §3: the host writes into them after alloc returns).
+        static ALLOCATIONS: RefCell<Vec<Vec<u8>>> = RefCell::new(Vec::new());
+        // DESCRIPTION keeps the description alive while the host reads it.
+        static DESCRIPTION: RefCell<Vec<u8>> = RefCell::new(Vec::new());
+    }
+
+    /// WARM_HEAP is how much heap initialisation reserves; see `initialize`.
+    const WARM_HEAP: usize = 256 << 10;
+
+    /// initialize runs once per instance, before the host snapshots its memory (abi/ABI.md §2).
+    /// It grows the heap once, by an allocation it frees at once: the allocator keeps the space,
+    /// so an activation that needs less heap than that never grows memory, and the host can
+    /// reset its instance to the snapshot and reuse it instead of instantiating a new one
+    /// (an instance whose memory grew is discarded).
+    pub fn initialize() {
+        drop(Vec::<u8>::with_capacity(WARM_HEAP));
+    }
+
+    pub fn alloc(size: u32) -> u32 {
+        let buf = vec![0u8; (size as usize).max(1)]; // never empty, so every buffer has its own address
+        let p = buf.as_ptr() as usize as u32;
+        ALLOCATIONS.with(|a| a.borrow_mut().push(buf));
+        p
+    }
+
+    pub fn describe(workflows: fn() -> Vec<Workflow>) -> u64 {
+        let decls: Vec<Value> = workflows().iter().map(Workflow::decl).collect();
+        let text = object! { "workflows" => decls }
+            .to_json_string()
+            .into_bytes();
+        DESCRIPTION.with(|d| {
+            *d.borrow_mut() = text;
+            let d = d.borrow();
+            (d.as_ptr() as usize as u64) << 32 | d.len() as u64
+        })
+    }
+
+    /// take_buffer removes and returns the first `len` bytes of the buffer alloc returned at `ptr`.
+    fn take_buffer(ptr: u32, len: u32) -> Option<Vec<u8>> {
+        ALLOCATIONS.with(|a| {
+            let mut a = a.borrow_mut();
+            let i = a
+                .iter()
+                .position(|b| b.as_ptr() as usize as u32 == ptr && len as usize <= b.len())?;
+            let mut b = a.swap_remove(i);
+            b.truncate(len as usize);
+            Some(b)
+        })
+    }
+
+    pub fn run(
+        workflows: fn() -> Vec<Workflow>,
+        name_ptr: u32,
+        name_len: u32,
+        input_ptr: u32,
+        input_len: u32,
+    ) {
+        std::panic::set_hook(Box::new(on_panic));
+        let (name, input) = match (
+            take_buffer(name_ptr, name_len),
+            take_buffer(input_ptr, input_len),
+        ) {
+            (Some(n), Some(i)) => (n, i),
+            _ => {
+                let e = Error::new(
+                    "abi_violation",
+                    "wfhost_run: the name or input is not in a buffer from wfhost_alloc",
+                );
+                host::fail(e.to_info().to_json_string().as_bytes());
+                return;
+            }
+        };
+        ALLOCATIONS.with(|a| a.borrow_mut().clear());
+        let name = String::from_utf8_lossy(&name).into_owned();
+        let all = workflows();
+        let w = match all.iter().find(|w| w.name == name) {
+            Some(w) => w,
+            None => {
+                let e = Error::new(
+                    "unknown_workflow",
+                    format!("this module has no workflow {}", name),
+                );
+                host::fail(e.to_info().to_json_string().as_bytes());
+                return;
+            }
+        };
+        let ctx = Context {
+            workflow: name.clone(),
+        };
+        match (w.run)(&ctx, &input) {
+            Ok(out) => host::complete(out.as_bytes()),
+            Err(e) => host::fail(e.to_info().to_json_string().as_bytes()),
+        }
+    }
+
+    /// on_panic reports a panic before the abort (the SDK is built with panic=abort: nothing
+    /// unwinds). In a step callback the panic is the attempt's error, so it is retried like one
+    /// (step_done suspends the run and never returns); once the attempts are spent the run
+    /// traps. The message goes to stderr, which the host logs and quotes in the trap's error.
+    fn on_panic(info: &std::panic::PanicInfo<'_>) {
+        let msg = info.to_string();
+        if IN_STEP.with(|s| s.replace(false)) {
+            let e = Error::msg(format!("step {}", msg));
+            host::step_done(host::OUTCOME_ERROR, e.to_info().to_json_string().as_bytes());
+        }
+        host::stderr(&format!("workflow {}\n", msg));
+    }
+}

@@ -1,0 +1,360 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/wfhost/wfhost/abi"
+)
+
+// The Extism door: a module built with an Extism PDK (it imports ExtismEnvModule) is compiled
+// and instantiated by extism/go-sdk, and its workflow verbs are the host functions of
+// extism_funcs.go. It shares the engine, the Handler, the state machine of verbs.go and the
+// outbound policy with native modules; only the transport and the instance life differ
+// (RATIONALE.md, "The Extism door"; ABI.md, "Extism modules").
+
+const (
+	// ExtismEnvModule is the import module of Extism's kernel; importing it makes a module an
+	// Extism module.
+	ExtismEnvModule = "extism:host/env"
+	// ExtismUserModule is the import module of the workflow verbs for Extism modules (Extism's
+	// default namespace for host functions).
+	ExtismUserModule = "extism:host/user"
+	// ExtismConfigWorkflow is the Extism config key that names the workflow wfhost_run runs.
+	ExtismConfigWorkflow = "wfhost.workflow"
+)
+
+// extismExports are the functions an Extism module must export: Extism plug-in functions
+// (no parameters, an i32 return code), input and output through the kernel.
+var extismExports = map[string]signature{
+	abi.ExportABIVersion: {nil, []api.ValueType{i32}},
+	abi.ExportDescribe:   {nil, []api.ValueType{i32}},
+	abi.ExportRun:        {nil, []api.ValueType{i32}},
+}
+
+// isExtismModule reports whether wasm imports anything from ExtismEnvModule. A module whose
+// import section cannot be read is not one; compiling it will say what is wrong.
+func isExtismModule(wasm []byte) bool {
+	secs, err := sections(wasm)
+	if err != nil {
+		return false
+	}
+	for _, sec := range secs {
+		if sec.id != sectionImport {
+			continue
+		}
+		entries, _, err := importEntries(wasm[sec.start:sec.end])
+		if err != nil {
+			return false
+		}
+		for _, e := range entries {
+			if e.module == ExtismEnvModule {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// extismPlugins are the compiled Extism plugins, one per module digest and memory limit: a
+// go-sdk CompiledPlugin owns its own wazero runtime, and wazero fixes the memory limit per
+// runtime. They share the Runtime's compilation cache. Safe for concurrent use.
+type extismPlugins struct {
+	mu     sync.Mutex
+	byKey  map[extismKey]*extismPlugin
+	closed bool
+}
+
+type extismKey struct {
+	digest string
+	pages  uint32
+}
+
+// extismFor returns the module compiled for a memory limit, and how long compiling took (zero
+// when it was compiled before).
+func (r *Runtime) extismFor(ctx context.Context, m *Module, pages uint32) (*extismPlugin, time.Duration, error) {
+	e := &r.extism
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, 0, errors.New("runtime closed")
+	}
+	if e.byKey == nil {
+		e.byKey = make(map[extismKey]*extismPlugin)
+	}
+	k := extismKey{m.Digest, pages}
+	p := e.byKey[k]
+	if p == nil {
+		p = &extismPlugin{resetPool: resetPool[*extismInstance]{maxIdle: r.cfg.MaxIdleInstances}}
+		e.byKey[k] = p
+	}
+	e.mu.Unlock()
+	var took time.Duration
+	p.once.Do(func() {
+		began := time.Now()
+		// Other activations may wait for this compile: one caller's cancellation must not
+		// fail it for them.
+		code, cctx := m.wasm, context.WithoutCancel(ctx)
+		// Extism's own HTTP is served by extism_http.go, under the tenant's policy: the
+		// compiled form imports it from extismHTTPModule. The module's digest stays that of
+		// the uploaded bytes.
+		if code, p.err = redirectExtismHTTP(code); p.err != nil {
+			p.err = fmt.Errorf("%w: moving Extism's HTTP imports: %v", ErrInvalidModule, p.err)
+			return
+		}
+		// As for native modules (compiledFor), instances are reused if every mutable global
+		// can be exported; the listener finds the guest's module for the reset (extism_pool.go).
+		if rewritten, names, err := exportGlobals(code); err == nil && r.cfg.MaxIdleInstances > 0 {
+			code, p.globals, p.poolable = rewritten, names, true
+			cctx = experimental.WithFunctionListenerFactory(cctx, findGuestModule{})
+		}
+		p.cp, p.err = extism.NewCompiledPlugin(cctx, extism.Manifest{
+			Wasm: []extism.Wasm{extism.WasmData{Data: code}},
+			Memory: &extism.ManifestMemory{
+				MaxPages: pages,
+				// Extism vars would outlive a pass in a reused plug-in and are not journaled:
+				// 0 disables them (var_set traps).
+				MaxVarBytes: 0,
+			},
+			// No AllowedHosts: go-sdk's own http_request (a hostname glob, http.DefaultClient)
+			// is never called, since the compiled module imports extism_http.go's instead; were
+			// it called, it would refuse.
+			AllowedHosts: nil,
+		}, extism.PluginConfig{
+			RuntimeConfig: wazero.NewRuntimeConfigCompiler().
+				WithCloseOnContextDone(true). // see paged: required, not optional
+				WithMemoryLimitPages(pages).
+				WithCompilationCache(r.cache),
+			EnableWasi: true,
+		}, extismHostFunctions())
+		if p.err != nil {
+			p.err = fmt.Errorf("%w: compile: %v", ErrInvalidModule, p.err)
+		}
+		took = time.Since(began)
+	})
+	if p.err != nil {
+		// Not kept: the next activation tries again.
+		e.mu.Lock()
+		if e.byKey[k] == p {
+			delete(e.byKey, k)
+		}
+		e.mu.Unlock()
+	}
+	return p, took, p.err
+}
+
+// forget drops the compiled plugins of a digest.
+func (e *extismPlugins) forget(ctx context.Context, digest string) {
+	e.mu.Lock()
+	var drop []*extismPlugin
+	for k, p := range e.byKey {
+		if k.digest == digest {
+			drop = append(drop, p)
+			delete(e.byKey, k)
+		}
+	}
+	e.mu.Unlock()
+	for _, p := range drop {
+		p.once.Do(func() {})
+		p.closeIdle(ctx)
+		if p.cp != nil {
+			_ = p.cp.Close(ctx)
+		}
+	}
+}
+
+func (e *extismPlugins) close(ctx context.Context) error {
+	e.mu.Lock()
+	all := e.byKey
+	e.byKey, e.closed = nil, true
+	e.mu.Unlock()
+	var errs []error
+	for _, p := range all {
+		p.once.Do(func() {})
+		p.closeIdle(ctx)
+		if p.cp != nil {
+			errs = append(errs, p.cp.Close(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// loadExtism validates an Extism module, compiles it through go-sdk and reads its description.
+func (r *Runtime) loadExtism(ctx context.Context, digest string, wasm []byte) (*Module, error) {
+	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm, Extism: true}
+	// go-sdk hides the compiled module's imports and exports, so its shape is read from a
+	// compile of our own, dropped once read: a second compile per new module (go-sdk's has the
+	// listener and the exported globals), and a cache hit after a restart with CacheDir.
+	paged, err := r.paged(ctx, DefaultLimits.MemoryPages)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := paged.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+	}
+	shapeErr := checkExtismShape(cm)
+	_ = cm.Close(ctx)
+	if shapeErr != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, shapeErr)
+	}
+	p, took, err := r.extismFor(ctx, m, DefaultLimits.MemoryPages)
+	m.CompileTime = took
+	if err != nil {
+		r.extism.forget(ctx, digest)
+		return nil, err
+	}
+	if err := r.describeExtism(ctx, p.cp, m); err != nil {
+		r.extism.forget(ctx, digest)
+		return nil, err
+	}
+	return m, nil
+}
+
+// checkExtismShape compares an Extism module's imports and exports with ABI.md, "Extism
+// modules".
+func checkExtismShape(cm wazero.CompiledModule) error {
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		switch mod {
+		case ExtismUserModule:
+			want, ok := extismImports[name]
+			if !ok {
+				return fmt.Errorf("module imports %s.%s, which wfhost does not provide", mod, name)
+			}
+			if err := checkImport(f, want); err != nil {
+				return err
+			}
+		case ExtismEnvModule:
+			// The kernel checks its own imports when the plug-in is instantiated, except for
+			// the HTTP functions the compiled form imports from extism_http.go instead.
+			if want, ok := extismHTTPImports[name]; ok {
+				if err := checkImport(f, want); err != nil {
+					return err
+				}
+			}
+		case wasiModule:
+			// WASI checks its own imports when the plug-in is instantiated.
+		default:
+			return fmt.Errorf("module imports %s.%s; an Extism module may import only %q, %q and %q", mod, name, ExtismEnvModule, ExtismUserModule, wasiModule)
+		}
+	}
+	for _, mem := range cm.ImportedMemories() {
+		mod, name, _ := mem.Import()
+		return fmt.Errorf("module imports memory %s.%s; it must define its own", mod, name)
+	}
+	return checkExports(cm, extismExports)
+}
+
+// describeExtism instantiates the plug-in once to read its ABI version and description.
+func (r *Runtime) describeExtism(ctx context.Context, cp *extism.CompiledPlugin, m *Module) error {
+	ctx, cancel := context.WithTimeout(ctx, describeDeadline)
+	defer cancel()
+	st := newDescribeState()
+	ctx = withState(ctx, st)
+	plug, err := cp.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: st.moduleConfig()})
+	if err != nil {
+		return fmt.Errorf("%w: instantiate: %s%s", ErrInvalidModule, firstLine(err), st.stderrTail())
+	}
+	defer plug.Close(context.WithoutCancel(ctx))
+	plug.SetLogger(func(extism.LogLevel, string) {})
+	version, _, err := plug.CallWithContext(ctx, abi.ExportABIVersion, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportABIVersion, firstLine(err), st.stderrTail())
+	}
+	m.ABIVersion = int(int32(version))
+	if m.ABIVersion != abi.Version {
+		return fmt.Errorf("%w: module speaks ABI version %d; this host speaks %d", ErrInvalidModule, m.ABIVersion, abi.Version)
+	}
+	_, raw, err := plug.CallWithContext(ctx, abi.ExportDescribe, nil)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, describeDeadline)
+		}
+		return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportDescribe, firstLine(err), st.stderrTail())
+	}
+	if len(raw) > maxDescribeBytes {
+		return fmt.Errorf("%w: description is %d bytes, the limit is %d", ErrInvalidModule, len(raw), maxDescribeBytes)
+	}
+	var d abi.Description
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return fmt.Errorf("%w: describe returned invalid JSON: %v", ErrInvalidModule, err)
+	}
+	if err := validateDescription(d); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidModule, err)
+	}
+	m.Description = d
+	return nil
+}
+
+// activateExtism is Activate for an Extism module: an instance of the plug-in in its
+// post-initialisation state (extism_pool.go), then wfhost_run with the run's input as the
+// Extism input and the workflow's name in the config.
+func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, stats *Stats) (Result, error) {
+	p, compile, err := r.extismFor(ctx, m, a.Limits.MemoryPages)
+	stats.Compile = compile
+	if err != nil {
+		return Result{}, err
+	}
+	st := newActivationState(a)
+	gctx, cancel := context.WithTimeoutCause(ctx, a.Limits.WallTime, errWallTime)
+	defer cancel()
+	gctx = withExtismHTTP(withState(gctx, st))
+	st.done = gctx.Done()
+
+	inst, made, terr := p.take(gctx, st)
+	if terr != nil {
+		return Result{}, terr.st.classify(ctx, gctx, terr.stage, terr.err)
+	}
+	stats.Instantiate = made
+	defer func() {
+		if hasMemory(inst.mod) {
+			stats.MemoryBytes = uint64(inst.mod.Memory().Size())
+		}
+		p.release(context.WithoutCancel(ctx), gctx, inst)
+	}()
+	inst.plug.SetLogger(func(level extism.LogLevel, msg string) { st.extismLog(gctx, level, msg) })
+	inst.plug.Config = map[string]string{ExtismConfigWorkflow: a.Workflow}
+	input := a.Input
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	_, _, err = inst.plug.CallWithContext(gctx, abi.ExportRun, input)
+	st.stdout.flush()
+	if err != nil {
+		return Result{}, st.classify(ctx, gctx, abi.ExportRun, err)
+	}
+	if st.result == nil {
+		return Result{}, guestError(abi.CodeNoResult, "%s returned without calling complete or fail%s", abi.ExportRun, st.stderrTail())
+	}
+	return *st.result, nil
+}
+
+// extismLog receives Extism's own log_* calls, which go-sdk passes on only at or above its
+// process-wide level (off unless the operator's program sets it).
+func (st *state) extismLog(ctx context.Context, level extism.LogLevel, msg string) {
+	lvl := slog.LevelInfo
+	switch level {
+	case extism.LogLevelTrace, extism.LogLevelDebug:
+		lvl = slog.LevelDebug
+	case extism.LogLevelWarn:
+		lvl = slog.LevelWarn
+	case extism.LogLevelError:
+		lvl = slog.LevelError
+	}
+	if len(msg) > maxLogBytes {
+		msg = msg[:maxLogBytes]
+	}
+	st.logger.Log(ctx, lvl, strings.ToValidUTF8(string(st.redact([]byte(msg))), "?"), st.logAttrs()...)
+}

@@ -1,0 +1,248 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/wfhost/wfhost/abi"
+)
+
+// The workflow verbs, whatever the transport. A transport (the native wfhost import module in
+// hostfuncs.go, the Extism host functions in extism_funcs.go) decodes a call's scalars, says
+// where its data arguments are, and hands the Reply back to the guest in its own way; what a
+// verb means (validation, journal, step state, redaction, capability policy) is written once,
+// here and in outbound.go.
+
+// span is one data argument: n bytes at ptr in the memory the transport names (the guest's own
+// memory for a native module; Extism's kernel memory, where the guest's blocks live, for an
+// Extism module).
+type span struct{ ptr, n uint32 }
+
+// maxOptionsBytes bounds the options JSON of step_run and wait_event.
+const maxOptionsBytes = 64 << 10
+
+// maxLogBytes bounds one guest log message; longer ones are cut.
+const maxLogBytes = 4 << 10
+
+// maxSleep keeps duration arithmetic far from overflow: a sleep of more than a century is
+// taken as a century.
+const maxSleep = 100 * 365 * 24 * time.Hour
+
+// enter starts every host call: it finds the activation and refuses calls that come from none
+// (a describe) or after the pass ended.
+func enter(ctx context.Context, name string) *state {
+	st := stateFrom(ctx)
+	if st == nil {
+		panic(guestError(abi.CodeABIViolation, "%s called outside an activation", name))
+	}
+	if st.handler == nil && name != abi.FuncLog {
+		st.violation("%s called during describe; host functions work only while a workflow runs", name)
+	}
+	if st.result != nil && name != abi.FuncLog {
+		st.violation("%s called after the workflow finished with complete or fail", name)
+	}
+	if name != abi.FuncTake {
+		// ABI.md §4.1: any call but take discards data the guest did not collect.
+		st.pending, st.hasPend = nil, false
+	}
+	return st
+}
+
+// violation ends the pass: the guest broke the ABI.
+func (st *state) violation(format string, args ...any) {
+	st.fault = guestError(abi.CodeABIViolation, format, args...)
+	panic(st.fault)
+}
+
+// stop ends the pass with a handler error (a suspension, a lost lease, a store failure).
+func (st *state) stop(err error) {
+	st.abort = err
+	panic(err)
+}
+
+// read copies a data argument out of mem, trapping when it is not all there or exceeds limit.
+func (st *state) read(mem api.Memory, fn string, s span, limit int, what string) []byte {
+	if int64(s.n) > int64(limit) {
+		st.violation("%s: %s is %d bytes, the limit is %d", fn, what, s.n, limit)
+	}
+	b, ok := mem.Read(s.ptr, s.n)
+	if !ok {
+		st.violation("%s: %s at %d+%d is outside the guest's memory (%d bytes)", fn, what, s.ptr, s.n, mem.Size())
+	}
+	return bytes.Clone(b)
+}
+
+func (st *state) name(mem api.Memory, fn string, s span) string {
+	name := string(st.read(mem, fn, s, abi.MaxNameLen, "step name"))
+	if err := checkName("step", name); err != nil {
+		st.violation("%s: %v", fn, err)
+	}
+	return name
+}
+
+func (st *state) notInStep(fn string) {
+	if st.inStep {
+		st.violation("%s called inside a step callback; steps do not nest", fn)
+	}
+}
+
+// answer ends a verb with a Handler's reply, or with its error.
+func (st *state) answer(r Reply, err error) Reply {
+	if err != nil {
+		st.stop(err)
+	}
+	return r
+}
+
+func (st *state) stepRun(ctx context.Context, mem api.Memory, nameArg, optsArg span) Reply {
+	st.notInStep(abi.FuncStepRun)
+	name := st.name(mem, abi.FuncStepRun, nameArg)
+	var opts abi.StepOptions
+	if raw := st.read(mem, abi.FuncStepRun, optsArg, maxOptionsBytes, "options"); len(raw) > 0 {
+		if err := json.Unmarshal(raw, &opts); err != nil {
+			st.violation("%s %q: options are not a StepOptions JSON: %v", abi.FuncStepRun, name, err)
+		}
+		if opts.Retry != nil {
+			if err := opts.Retry.Validate(); err != nil {
+				st.violation("%s %q: %v", abi.FuncStepRun, name, err)
+			}
+		}
+	}
+	r, err := st.handler.StepRun(ctx, name, opts)
+	if err == nil && r.Status == abi.StatusExecute {
+		st.inStep = true
+	}
+	return st.answer(r, err)
+}
+
+func (st *state) stepDone(ctx context.Context, mem api.Memory, outcome abi.Outcome, dataArg span) Reply {
+	if !st.inStep {
+		st.violation("%s called with no step callback running", abi.FuncStepDone)
+	}
+	if outcome != abi.OutcomeOK && outcome != abi.OutcomeError {
+		st.violation("%s: outcome %d is neither 0 (ok) nor 1 (error)", abi.FuncStepDone, outcome)
+	}
+	st.inStep = false
+	var data []byte
+	if int64(dataArg.n) > int64(st.limits.MaxStepOutputBytes) {
+		// An oversized result is the step's fault, not the ABI's: journal it as a final error
+		// the workflow can see and handle.
+		outcome = abi.OutcomeError
+		data, _ = json.Marshal(abi.ErrorInfo{
+			Code:         abi.CodePayloadTooLarge,
+			Message:      fmt.Sprintf("step output is %d bytes, the limit is %d", dataArg.n, st.limits.MaxStepOutputBytes),
+			NonRetryable: true,
+		})
+	} else {
+		data = st.read(mem, abi.FuncStepDone, dataArg, st.limits.MaxStepOutputBytes, "step result")
+		if outcome == abi.OutcomeOK && !json.Valid(data) {
+			st.violation("%s: step output is not valid JSON", abi.FuncStepDone)
+		}
+		if len(st.secrets) > 0 {
+			if data = st.redact(data); !json.Valid(data) {
+				data = []byte(`"[redacted]"`) // a secret that spanned JSON structure
+			}
+		}
+	}
+	return st.answer(st.handler.StepDone(ctx, outcome, data))
+}
+
+func (st *state) sleep(ctx context.Context, mem api.Memory, nameArg span, ms int64) Reply {
+	st.notInStep(abi.FuncSleep)
+	name := st.name(mem, abi.FuncSleep, nameArg)
+	d := maxSleep
+	if ms < int64(maxSleep/time.Millisecond) {
+		d = time.Duration(ms) * time.Millisecond
+	}
+	return st.answer(st.handler.Sleep(ctx, name, d))
+}
+
+func (st *state) sleepUntil(ctx context.Context, mem api.Memory, nameArg span, ms int64) Reply {
+	st.notInStep(abi.FuncSleepUntil)
+	name := st.name(mem, abi.FuncSleepUntil, nameArg)
+	limit := time.Now().Add(maxSleep).UnixMilli()
+	ms = min(max(ms, 0), limit, math.MaxInt64)
+	return st.answer(st.handler.SleepUntil(ctx, name, time.UnixMilli(ms).UTC()))
+}
+
+func (st *state) waitEvent(ctx context.Context, mem api.Memory, nameArg, optsArg span) Reply {
+	st.notInStep(abi.FuncWaitEvent)
+	name := st.name(mem, abi.FuncWaitEvent, nameArg)
+	raw := st.read(mem, abi.FuncWaitEvent, optsArg, maxOptionsBytes, "options")
+	var opts abi.WaitOptions
+	if err := json.Unmarshal(raw, &opts); err != nil {
+		st.violation("%s %q: options are not a WaitOptions JSON: %v", abi.FuncWaitEvent, name, err)
+	}
+	if err := checkName("event", opts.Event); err != nil {
+		st.violation("%s %q: %v", abi.FuncWaitEvent, name, err)
+	}
+	if m := bytes.TrimSpace(opts.Match); len(m) > 0 && !bytes.Equal(m, []byte("null")) && m[0] != '{' {
+		st.violation("%s %q: match must be a JSON object", abi.FuncWaitEvent, name)
+	}
+	if opts.TimeoutMs < 0 {
+		st.violation("%s %q: timeoutMs must not be negative", abi.FuncWaitEvent, name)
+	}
+	if opts.TimeoutMs > int64(maxSleep/time.Millisecond) {
+		opts.TimeoutMs = int64(maxSleep / time.Millisecond)
+	}
+	return st.answer(st.handler.WaitEvent(ctx, name, opts))
+}
+
+func (st *state) log(ctx context.Context, mem api.Memory, level int32, msgArg span) {
+	if _, ok := mem.Read(msgArg.ptr, msgArg.n); !ok {
+		st.violation("%s: message at %d+%d is outside the guest's memory", abi.FuncLog, msgArg.ptr, msgArg.n)
+	}
+	msg := st.redact(st.read(mem, abi.FuncLog, span{msgArg.ptr, min(msgArg.n, maxLogBytes)}, maxLogBytes, "message"))
+	lvl := slog.LevelInfo
+	switch {
+	case level <= abi.LogDebug:
+		lvl = slog.LevelDebug
+	case level == abi.LogWarn:
+		lvl = slog.LevelWarn
+	case level >= abi.LogError:
+		lvl = slog.LevelError
+	}
+	st.logger.Log(ctx, lvl, string(bytes.ToValidUTF8(msg, []byte("?"))), st.logAttrs()...)
+}
+
+func (st *state) complete(mem api.Memory, outArg span) {
+	st.notInStep(abi.FuncComplete)
+	if int64(outArg.n) > int64(st.limits.MaxOutputBytes) {
+		st.fault = guestError(abi.CodePayloadTooLarge, "workflow output is %d bytes, the limit is %d", outArg.n, st.limits.MaxOutputBytes)
+		panic(st.fault)
+	}
+	out := st.read(mem, abi.FuncComplete, outArg, st.limits.MaxOutputBytes, "output")
+	if len(out) == 0 {
+		out = []byte("null")
+	}
+	if !json.Valid(out) {
+		st.violation("%s: output is not valid JSON", abi.FuncComplete)
+	}
+	if len(st.secrets) > 0 {
+		if out = st.redact(out); !json.Valid(out) {
+			out = []byte(`"[redacted]"`)
+		}
+	}
+	st.result = &Result{Output: out}
+}
+
+func (st *state) fail(mem api.Memory, errArg span) {
+	st.notInStep(abi.FuncFail)
+	errArg.n = min(errArg.n, uint32(st.limits.MaxOutputBytes))
+	raw := st.redact(st.read(mem, abi.FuncFail, errArg, st.limits.MaxOutputBytes, "error"))
+	var info abi.ErrorInfo
+	if err := json.Unmarshal(raw, &info); err != nil || info.Message == "" && info.Code == "" {
+		info = abi.ErrorInfo{Message: string(bytes.ToValidUTF8(raw, []byte("?")))}
+	}
+	if info.Code == "" {
+		info.Code = abi.CodeWorkflowError
+	}
+	st.result = &Result{Error: &info}
+}

@@ -1,0 +1,266 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/store"
+)
+
+// ClaimRuns leases runnable runs, shared fairly between the tenants that have any and a free
+// slot under their concurrency cap, exactly as store/postgres's claim_runs.sql: each tenant
+// offers its oldest min(ceil(limit / tenants), free slots) runs and the claim takes them
+// round-robin, so one tenant's backlog cannot delay another tenant's new run. The writer runs
+// one transaction at a time, so nothing else can claim the same run meanwhile.
+func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+	if p.Limit < 1 {
+		return nil, nil
+	}
+	var claims []store.Claim
+	err := s.write(ctx, "claim runs", func(w *wtx) error {
+		var err error
+		claims, err = w.claim(p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
+	nowUs := micros(w.now)
+	type slot struct {
+		tenant string
+		free   int
+	}
+	rows, err := w.query("claim_tenants", nowUs, p.TenantConcurrency)
+	if err != nil {
+		return nil, err
+	}
+	var slots []slot
+	for rows.Next() {
+		var (
+			sl        slot
+			cap, held int
+		)
+		if err := rows.Scan(&sl.tenant, &cap, &held); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sl.free = p.Limit
+		if cap > 0 {
+			sl.free = cap - held
+		}
+		if sl.free > 0 {
+			slots = append(slots, sl)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(slots) == 0 {
+		return nil, nil
+	}
+	share := (p.Limit + len(slots) - 1) / len(slots)
+	type offer struct {
+		id        string
+		available int64
+		turn      int
+	}
+	var offered []offer
+	for _, sl := range slots {
+		rows, err := w.query("claim_candidates", sl.tenant, nowUs, min(share, sl.free))
+		if err != nil {
+			return nil, err
+		}
+		turn := 0
+		for rows.Next() {
+			var o offer
+			if err := rows.Scan(&o.id, &o.available); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			o.turn = turn
+			turn++
+			offered = append(offered, o)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(offered, func(i, j int) bool {
+		if offered[i].turn != offered[j].turn {
+			return offered[i].turn < offered[j].turn
+		}
+		return offered[i].available < offered[j].available
+	})
+	if len(offered) > p.Limit {
+		offered = offered[:p.Limit]
+	}
+	// A leased run may next be claimed when its lease, as granted now, runs out: available_at
+	// says so, as in store/postgres, so the claim range skips held runs.
+	until := nowUs + p.LeaseFor.Microseconds()
+	claims := make([]store.Claim, 0, len(offered))
+	for _, o := range offered {
+		var epoch int64
+		run, err := scanRun(w.queryRow("claim_run", o.id, p.Owner, until, nowUs), &epoch)
+		if err != nil {
+			return nil, fmt.Errorf("claim run %s: %w", o.id, err)
+		}
+		c := store.Claim{Run: run, Lease: store.Lease{RunID: run.ID, Epoch: epoch}}
+		// A first activation cannot have a journal yet.
+		if run.Activations > 1 {
+			rows, err := w.query("load_journal", run.ID)
+			if err != nil {
+				return nil, err
+			}
+			if c.Journal, err = collect(rows, scanStep); err != nil {
+				return nil, err
+			}
+		}
+		claims = append(claims, c)
+	}
+	return claims, nil
+}
+
+// NextWakeup is when the earliest live run becomes claimable: its available_at, or its lease
+// expiry when a live lease holds it.
+func (s *Store) NextWakeup(ctx context.Context) (time.Time, bool, error) {
+	var at sql.NullInt64
+	if err := s.rdb.QueryRowContext(ctx, s.q("next_wakeup"), micros(now())).Scan(&at); err != nil {
+		return time.Time{}, false, fmt.Errorf("next wakeup: %w", err)
+	}
+	if !at.Valid {
+		return time.Time{}, false, nil
+	}
+	return fromMicros(at.Int64), true, nil
+}
+
+// ExtendLeases renews leases and returns those still held.
+func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor time.Duration) ([]store.Lease, error) {
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	var held []store.Lease
+	err := s.write(ctx, "extend leases", func(w *wtx) error {
+		held = held[:0]
+		until := micros(w.now) + leaseFor.Microseconds()
+		for _, l := range leases {
+			n, err := w.affected("extend_lease", l.RunID, l.Epoch, until)
+			if err != nil {
+				return err
+			}
+			if n == 1 {
+				held = append(held, l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return held, nil
+}
+
+// fence runs a fenced statement that returns the run's tenant when the lease holds, and
+// ErrLeaseLost when it does not.
+func (w *wtx) fence(name string, args ...any) (tenant string, err error) {
+	err = w.queryRow(name, args...).Scan(&tenant)
+	if err == sql.ErrNoRows {
+		return "", store.ErrLeaseLost
+	}
+	return tenant, err
+}
+
+// fenceGet returns the run's tenant and creation time when the lease holds, and ErrLeaseLost
+// when it does not.
+func (w *wtx) fenceGet(l store.Lease) (tenant string, created int64, err error) {
+	err = w.queryRow("fence_get", l.RunID, l.Epoch).Scan(&tenant, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, store.ErrLeaseLost
+	}
+	return tenant, created, err
+}
+
+func (w *wtx) upsertStep(runID, tenant string, st store.Step) error {
+	args, err := stepArgs(st)
+	if err != nil {
+		return err
+	}
+	_, err = w.exec("upsert_step", append([]any{runID, tenant}, args...)...)
+	return err
+}
+
+// CommitStep writes a journal row and renews the lease.
+func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) error {
+	return s.write(ctx, "commit step "+st.Key, func(w *wtx) error {
+		tenant, err := w.fence("renew_lease", l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now))
+		if err != nil {
+			return err
+		}
+		return w.upsertStep(l.RunID, tenant, st)
+	})
+}
+
+// Suspend releases the run until wakeAt, journaling st first if given.
+func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) error {
+	return s.write(ctx, "suspend", func(w *wtx) error {
+		tenant, err := w.fence("suspend", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
+		if err != nil || st == nil {
+			return err
+		}
+		return w.upsertStep(l.RunID, tenant, *st)
+	})
+}
+
+// finish records a run's end; fenced.
+func (w *wtx) finish(l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (string, error) {
+	if status != store.StatusNondeterministic && !status.Terminal() {
+		return "", fmt.Errorf("finish run: status %q is not an end", status)
+	}
+	out, err := jsonArg(output)
+	if err != nil {
+		return "", fmt.Errorf("output: %w", err)
+	}
+	var completed any
+	if status.Terminal() {
+		completed = micros(w.now)
+	}
+	return w.fence("finish", l.RunID, l.Epoch, string(status), out, errorArg(info), completed, micros(w.now), day)
+}
+
+// Finish records a run's end.
+func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	return s.write(ctx, "finish run", func(w *wtx) error {
+		_, err := w.finish(l, status, output, info)
+		return err
+	})
+}
+
+// CommitAndFinish journals the run's last step and records its end, in one transaction.
+func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	return s.write(ctx, "commit "+st.Key+" and finish run", func(w *wtx) error {
+		tenant, err := w.finish(l, status, output, info)
+		if err != nil {
+			return err
+		}
+		return w.upsertStep(l.RunID, tenant, st)
+	})
+}
+
+// Release hands the run back, runnable now.
+func (s *Store) Release(ctx context.Context, l store.Lease) error {
+	return s.write(ctx, "release run", func(w *wtx) error {
+		_, err := w.fence("suspend", l.RunID, l.Epoch, micros(w.now), micros(w.now))
+		return err
+	})
+}

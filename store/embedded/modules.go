@@ -1,0 +1,205 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/wfhost/wfhost/store"
+)
+
+// PutModule stores the module and binds its workflows, in one transaction; see store.Store.
+func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store.Workflow, replace bool) ([]store.Workflow, error) {
+	var out []store.Workflow
+	err := s.write(ctx, "put module", func(w *wtx) error {
+		out = out[:0]
+		if _, err := w.exec("put_module", m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion, micros(w.now)); err != nil {
+			return err
+		}
+		moved := int64(0)
+		for _, wf := range workflows {
+			retry, err := json.Marshal(wf.Retry)
+			if err != nil {
+				return err
+			}
+			triggers := wf.Triggers
+			if triggers == nil {
+				triggers = []string{}
+			}
+			trig, err := json.Marshal(triggers)
+			if err != nil {
+				return err
+			}
+			var bound string
+			switch err := w.queryRow("bound_digest", m.TenantID, wf.Name, wf.Version).Scan(&bound); {
+			case errors.Is(err, sql.ErrNoRows):
+				_, err = w.exec("insert_workflow", m.TenantID, wf.Name, wf.Version, m.Digest, wf.RetentionDays,
+					string(retry), string(trig), micros(w.now))
+				if err != nil {
+					return err
+				}
+			case err != nil:
+				return err
+			case bound != m.Digest && !replace:
+				return fmt.Errorf("%w: workflow %s version %s is bound to module %.12s; deploy with replace to rebind it",
+					store.ErrConflict, wf.Name, wf.Version, bound)
+			default:
+				// The same module again keeps its place in binding order; a rebind (a hotfix)
+				// becomes the most recently bound version.
+				if _, err := w.exec("rebind_workflow", m.TenantID, wf.Name, wf.Version, m.Digest, wf.RetentionDays,
+					string(retry), string(trig), bound != m.Digest); err != nil {
+					return err
+				}
+			}
+			if replace {
+				n, err := w.affected("move_live_runs", m.TenantID, wf.Name, wf.Version, m.Digest, micros(w.now))
+				if err != nil {
+					return err
+				}
+				moved += n
+			}
+			stored, err := scanWorkflow(w.queryRow("get_workflow", m.TenantID, wf.Name, wf.Version))
+			if err != nil {
+				return err
+			}
+			out = append(out, stored)
+		}
+		if moved > 0 {
+			w.wake()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("put module: %w", err)
+	}
+	return out, nil
+}
+
+func scanWorkflow(row scanner) (store.Workflow, error) {
+	var (
+		w               store.Workflow
+		retry, triggers string
+		created         int64
+	)
+	if err := row.Scan(&w.TenantID, &w.Name, &w.Version, &w.Digest, &w.RetentionDays, &retry, &triggers, &created); err != nil {
+		return store.Workflow{}, err
+	}
+	if err := json.Unmarshal([]byte(retry), &w.Retry); err != nil {
+		return store.Workflow{}, fmt.Errorf("decode retry policy: %w", err)
+	}
+	if err := json.Unmarshal([]byte(triggers), &w.Triggers); err != nil {
+		return store.Workflow{}, fmt.Errorf("decode triggers: %w", err)
+	}
+	w.CreatedAt = fromMicros(created)
+	return w, nil
+}
+
+func scanModule(row scanner) (store.Module, error) {
+	var (
+		m       store.Module
+		created int64
+	)
+	if err := row.Scan(&m.TenantID, &m.Digest, &m.Size, &m.ABIVersion, &created, &m.Bytes); err != nil {
+		return store.Module{}, err
+	}
+	m.CreatedAt = fromMicros(created)
+	return m, nil
+}
+
+// GetModule returns one module with its bytes.
+func (s *Store) GetModule(ctx context.Context, tenantID, digest string) (store.Module, error) {
+	m, err := scanModule(s.rdb.QueryRowContext(ctx, s.q("get_module"), tenantID, digest))
+	if err != nil {
+		return store.Module{}, fmt.Errorf("get module: %w", notFound(err))
+	}
+	return m, nil
+}
+
+// ListModules lists the tenant's modules without their bytes, newest first.
+func (s *Store) ListModules(ctx context.Context, tenantID string) ([]store.Module, error) {
+	rows, err := s.rdb.QueryContext(ctx, s.q("list_modules"), tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list modules: %w", err)
+	}
+	out, err := collect(rows, scanModule)
+	if err != nil {
+		return nil, fmt.Errorf("list modules: %w", err)
+	}
+	return out, nil
+}
+
+// ResolveWorkflow finds a version, the latest bound one when version is "".
+func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version string) (store.Workflow, error) {
+	w, err := scanWorkflow(s.rdb.QueryRowContext(ctx, s.q("resolve_workflow"), tenantID, name, version))
+	if err != nil {
+		err = notFound(err)
+		if errors.Is(err, store.ErrNotFound) {
+			if version == "" {
+				return store.Workflow{}, fmt.Errorf("workflow %q: %w", name, err)
+			}
+			return store.Workflow{}, fmt.Errorf("workflow %q version %q: %w", name, version, err)
+		}
+		return store.Workflow{}, fmt.Errorf("resolve workflow: %w", err)
+	}
+	return w, nil
+}
+
+// ListWorkflows lists workflow names with their versions and run counts by status.
+func (s *Store) ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error) {
+	rows, err := s.rdb.QueryContext(ctx, s.q("list_workflow_versions"), tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list workflows: %w", err)
+	}
+	var out []store.WorkflowSummary
+	index := map[string]int{}
+	for rows.Next() {
+		var name, version string
+		if err := rows.Scan(&name, &version); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list workflows: %w", err)
+		}
+		i, ok := index[name]
+		if !ok {
+			i = len(out)
+			index[name] = i
+			out = append(out, store.WorkflowSummary{Name: name, RunCounts: map[store.RunStatus]int{}})
+		}
+		out[i].Versions = append(out[i].Versions, version)
+		out[i].LatestVersion = version // rows come in binding order
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list workflows: %w", err)
+	}
+	counts, err := s.rdb.QueryContext(ctx, s.q("count_runs"), tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	defer counts.Close()
+	for counts.Next() {
+		var wf, status string
+		var n int
+		if err := counts.Scan(&wf, &status, &n); err != nil {
+			return nil, fmt.Errorf("count runs: %w", err)
+		}
+		if i, ok := index[wf]; ok {
+			out[i].RunCounts[store.RunStatus(status)] = n
+		}
+	}
+	return out, counts.Err()
+}
+
+// TriggeredBy returns the workflows whose latest version declares event as a trigger.
+func (s *Store) TriggeredBy(ctx context.Context, tenantID, event string) ([]store.Workflow, error) {
+	rows, err := s.rdb.QueryContext(ctx, s.q("triggered_by"), tenantID, event)
+	if err != nil {
+		return nil, fmt.Errorf("workflows triggered by %s: %w", event, err)
+	}
+	out, err := collect(rows, scanWorkflow)
+	if err != nil {
+		return nil, fmt.Errorf("workflows triggered by %s: %w", event, err)
+	}
+	return out, nil
+}

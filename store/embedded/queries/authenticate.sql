@@ -1,0 +1,1 @@
+SELECT tenant_id FROM tokens WHERE hash = ? AND revoked_at IS NULL

@@ -1,0 +1,1 @@
+SELECT digest FROM workflows WHERE tenant_id = ? AND name = ? AND version = ?

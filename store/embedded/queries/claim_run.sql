@@ -1,0 +1,13 @@
+-- Leases one run, bumping the epoch that fences out whoever held it before.
+-- ?1 run, ?2 owner, ?3 lease expiry, ?4 now.
+UPDATE runs
+SET status = 'running',
+    available_at = ?3,
+    lease_owner = ?2,
+    lease_epoch = lease_epoch + 1,
+    lease_expires_at = ?3,
+    started_at = coalesce(started_at, ?4),
+    activations = activations + 1,
+    updated_at = ?4
+WHERE id = ?1
+RETURNING lease_epoch, id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at

@@ -1,0 +1,1 @@
+SELECT workflow, status, count(*) FROM runs WHERE tenant_id = ? GROUP BY workflow, status

@@ -1,0 +1,1 @@
+DELETE FROM secrets WHERE tenant_id = ? AND name = ?

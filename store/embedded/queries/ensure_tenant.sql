@@ -1,0 +1,1 @@
+INSERT INTO tenants (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING

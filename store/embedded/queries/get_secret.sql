@@ -1,0 +1,1 @@
+SELECT value FROM secrets WHERE tenant_id = ? AND name = ?

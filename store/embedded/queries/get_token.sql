@@ -1,0 +1,1 @@
+SELECT id, tenant_id, name, created_at, revoked_at FROM tokens WHERE tenant_id = ? AND id = ?

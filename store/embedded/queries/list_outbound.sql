@@ -1,0 +1,2 @@
+SELECT id, tenant_id, run_id, step, method, host, path, status, error, bytes_out, bytes_in, duration_ms, at
+FROM outbound WHERE tenant_id = ? AND run_id = ? ORDER BY id

@@ -1,0 +1,2 @@
+SELECT run_id, seq, key, kind, status, output, error, attempt, wake_at, coalesce(event, ''), match, event_id, started_at, completed_at
+FROM steps WHERE tenant_id = ? AND run_id = ? ORDER BY seq

@@ -1,0 +1,1 @@
+SELECT name, version FROM workflows WHERE tenant_id = ? ORDER BY name, bound_seq

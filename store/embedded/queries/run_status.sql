@@ -1,0 +1,1 @@
+SELECT status FROM runs WHERE tenant_id = ? AND id = ?

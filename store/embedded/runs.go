@@ -1,0 +1,198 @@
+package embedded
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/store"
+)
+
+// CreateRun inserts a run, or returns the one its idempotency key already names.
+func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (store.Run, bool, error) {
+	var (
+		run     store.Run
+		created bool
+	)
+	err := s.write(ctx, "create run", func(w *wtx) error {
+		var err error
+		run, created, err = w.createRun(n)
+		return err
+	})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("create run: %w", err)
+	}
+	return run, created, nil
+}
+
+// createRun inserts a pending run available now and wakes the hosts; with an idempotency key
+// already used for the tenant and workflow it returns that run instead.
+func (w *wtx) createRun(n store.NewRun) (store.Run, bool, error) {
+	input, err := jsonOrNull(n.Input)
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("input: %w", err)
+	}
+	if n.IdempotencyKey != "" {
+		run, err := scanRun(w.queryRow("get_run_by_key", n.TenantID, n.Workflow, n.IdempotencyKey))
+		if err == nil {
+			return run, false, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return store.Run{}, false, err
+		}
+	}
+	run, err := scanRun(w.queryRow("create_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
+		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now)))
+	if err != nil {
+		return store.Run{}, false, err
+	}
+	w.wake()
+	return run, true, nil
+}
+
+// GetRun returns one run of the tenant.
+func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	run, err := scanRun(s.rdb.QueryRowContext(ctx, s.q("get_run"), tenantID, runID))
+	if err != nil {
+		return store.Run{}, fmt.Errorf("run %q: %w", runID, notFound(err))
+	}
+	return run, nil
+}
+
+const (
+	defaultPageSize = 50
+	maxPageSize     = 500
+)
+
+// ListRuns lists runs newest first, a page at a time. An input filter is tested in Go with
+// Postgres's containment rules (jsonmatch.go), so the query then reads on until the page fills.
+func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
+	limit := cmp.Or(f.Limit, defaultPageSize)
+	limit = min(max(limit, 1), maxPageSize)
+	var after, afterID any
+	if f.Cursor != "" {
+		t, id, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("list runs: %w: bad cursor", store.ErrNotFound)
+		}
+		after, afterID = t, id
+	}
+	var since, until any
+	if !f.Since.IsZero() {
+		since = micros(f.Since)
+	}
+	if !f.Until.IsZero() {
+		until = micros(f.Until)
+	}
+	var m *matcher
+	if len(f.Input) > 0 {
+		mm, err := newMatcher(f.Input)
+		if err != nil {
+			return nil, "", fmt.Errorf("list runs: input filter: %w", err)
+		}
+		m = &mm
+	}
+	sqlLimit := limit + 1
+	if m != nil {
+		sqlLimit = -1 // no limit: the filter runs here
+	}
+	rows, err := s.rdb.QueryContext(ctx, s.q("list_runs"), tenantID, f.Workflow, string(f.Status), after, afterID,
+		sqlLimit, since, until)
+	if err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var runs []store.Run
+	for len(runs) <= limit && rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("list runs: %w", err)
+		}
+		if m != nil && !m.match(r.Input) {
+			continue
+		}
+		runs = append(runs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	next := ""
+	if len(runs) > limit {
+		runs = runs[:limit]
+		last := runs[limit-1]
+		next = encodeCursor(micros(last.CreatedAt), last.ID)
+	}
+	return runs, next, nil
+}
+
+func encodeCursor(us int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(us, 10) + "|" + id))
+}
+
+func decodeCursor(c string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", err
+	}
+	ts, id, ok := strings.Cut(string(b), "|")
+	if !ok || id == "" {
+		return 0, "", errors.New("malformed cursor")
+	}
+	us, err := strconv.ParseInt(ts, 10, 64)
+	return us, id, err
+}
+
+// ListSteps returns a run's journal; an unknown run is not found, a run with no steps an
+// empty journal. One read transaction, so the two answers agree.
+func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) ([]store.Step, error) {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var status string
+	if err := tx.QueryRowContext(ctx, s.q("run_status"), tenantID, runID).Scan(&status); err != nil {
+		return nil, fmt.Errorf("list steps of run %q: %w", runID, notFound(err))
+	}
+	rows, err := tx.QueryContext(ctx, s.q("list_steps"), tenantID, runID)
+	if err != nil {
+		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
+	}
+	steps, err := collect(rows, scanStep)
+	if err != nil {
+		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
+	}
+	return steps, nil
+}
+
+// CancelRun marks a live run cancelled and tells every host.
+func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	info := errorArg(&abi.ErrorInfo{Code: abi.CodeCancelled, Message: "the run was cancelled"})
+	var run store.Run
+	err := s.write(ctx, "cancel run "+runID, func(w *wtx) error {
+		var err error
+		run, err = scanRun(w.queryRow("cancel_run", tenantID, runID, info, micros(w.now), day))
+		if err == nil {
+			w.cancelled(run.ID)
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		var status string
+		if err := w.queryRow("run_status", tenantID, runID).Scan(&status); err != nil {
+			return notFound(err)
+		}
+		return fmt.Errorf("%w: the run is already %s", store.ErrConflict, status)
+	})
+	if err != nil {
+		return store.Run{}, err
+	}
+	return run, nil
+}
