@@ -119,6 +119,6 @@ func awaitRunOver(t *testing.T, c tenantClient, path string) map[string]any {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("%s did not end", path)
+	t.Fatalf("%s did not end: %v", path, c.mustCall("GET", path, nil, 200))
 	return nil
 }

@@ -194,7 +194,7 @@ func awaitWait(t *testing.T, c tenantClient, runPath string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("the run never reached its wait")
+	t.Fatalf("the run never reached its wait: %v", c.mustCall("GET", runPath, nil, 200))
 	return ""
 }
 

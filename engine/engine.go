@@ -47,6 +47,9 @@ type Engine struct {
 	loops   sync.WaitGroup // claimer, sweeper, listener, heartbeat
 	workers sync.WaitGroup // activations
 	drain   chan struct{}  // closed by Stop: claim nothing more
+	// claimerDone is closed when the claim loop has returned: only it adds to workers, and a
+	// WaitGroup must not be added to while Stop waits on it.
+	claimerDone chan struct{}
 }
 
 // activation is the bookkeeping of one running pass, for cancel notices and heartbeats.
@@ -71,16 +74,17 @@ func New(cfg Config) (*Engine, error) {
 	// Every store call goes through the wrapper, so commit latencies count whoever makes them.
 	cfg.Store = observedStore{Store: cfg.Store, m: m}
 	return &Engine{
-		cfg:      cfg,
-		modules:  newModuleCache(cfg.Store, cfg.Runtime),
-		limits:   limitsCache{entries: make(map[string]limitsEntry)},
-		outbound: newOutboundCounter(cfg.Metrics),
-		metrics:  m,
-		tracing:  newTracing(cfg.TracerProvider),
-		wakeCh:   make(chan struct{}, 1),
-		slots:    make(chan struct{}, cfg.Concurrency),
-		active:   make(map[string]*activation),
-		drain:    make(chan struct{}),
+		cfg:         cfg,
+		modules:     newModuleCache(cfg.Store, cfg.Runtime),
+		limits:      limitsCache{entries: make(map[string]limitsEntry)},
+		outbound:    newOutboundCounter(cfg.Metrics),
+		metrics:     m,
+		tracing:     newTracing(cfg.TracerProvider),
+		wakeCh:      make(chan struct{}, 1),
+		slots:       make(chan struct{}, cfg.Concurrency),
+		active:      make(map[string]*activation),
+		drain:       make(chan struct{}),
+		claimerDone: make(chan struct{}),
 	}, nil
 }
 
@@ -97,7 +101,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	e.stopFn = cancel
 	e.loops.Add(4)
-	go func() { defer e.loops.Done(); e.claimLoop(ctx) }()
+	go func() { defer e.loops.Done(); defer close(e.claimerDone); e.claimLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.sweepLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.listenLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.heartbeatLoop(ctx) }()
@@ -118,6 +122,14 @@ func (e *Engine) Stop() {
 	close(e.drain)
 	e.lifeMu.Unlock()
 
+	// The claimer may be launching what its last claim returned; those runs are drained too.
+	// A claim stuck on the database is cancelled once the grace period is over.
+	select {
+	case <-e.claimerDone:
+	case <-time.After(e.cfg.ShutdownGrace):
+		e.stopFn(errShutdown)
+		<-e.claimerDone
+	}
 	done := make(chan struct{})
 	go func() { e.workers.Wait(); close(done) }()
 	select {
