@@ -14,7 +14,9 @@ import (
 
 // activate runs one pass of a claimed run and records how it ended. Every write is fenced by
 // the claim's lease, so a host that lost the run can never overwrite the one that took it.
-func (e *Engine) activate(ctx context.Context, c store.Claim) {
+// It returns the run as it ended when this pass recorded its end, for the caller to hand to
+// AwaitRun's waiters once the activation's slot is free.
+func (e *Engine) activate(ctx context.Context, c store.Claim) (ended *store.Run) {
 	log := e.cfg.Logger.With("tenant", c.Run.TenantID, "workflow", c.Run.Workflow, "run", c.Run.ID)
 	if e.tracing.on {
 		// The run's trace id is derived from its id: its log records and spans find each other.
@@ -33,12 +35,10 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 	mod, err := e.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
-			e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
-			return
+			return e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "the run's module is gone: " + err.Error()})
-			return
+			return e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "the run's module is gone: " + err.Error()})
 		}
 		log.Error("load module; trying the run again later", "err", err, "in", retryAfterFault)
 		e.retryLater(wctx, log, c.Lease)
@@ -71,12 +71,12 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) {
 		e.metrics.guestLogsDropped.WithLabelValues(c.Run.TenantID).Add(float64(n))
 		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", n, "limit", maxGuestRecords)
 	}
-	e.settle(ctx, wctx, log, p, res, err)
+	return e.settle(ctx, wctx, log, p, res, err)
 }
 
 // settle records the end of a pass: a result, a suspension (already committed by the host
 // call), a guest fault, or an interruption.
-func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, res host.Result, err error) {
+func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, res host.Result, err error) (ended *store.Run) {
 	var (
 		susp    *suspended
 		failure *runFailure
@@ -93,17 +93,15 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 		if p.cursor < len(p.journal) {
 			next := p.journal[p.cursor]
 			e.metrics.guestFault(p.run.TenantID, abi.CodeNondeterministic)
-			e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusNondeterministic, nil, &abi.ErrorInfo{
+			return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusNondeterministic, nil, &abi.ErrorInfo{
 				Code:    abi.CodeNondeterministic,
 				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", p.cursor, len(p.journal), next.Kind, next.Key),
 			})
-			return
 		}
 		if res.Error != nil {
-			e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, res.Error)
-			return
+			return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, res.Error)
 		}
-		e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusCompleted, res.Output, nil)
+		return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusCompleted, res.Output, nil)
 	case errors.As(err, &susp):
 		outcome = "suspended"
 		if !susp.wakeAt.IsZero() {
@@ -130,21 +128,22 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 	case errors.As(err, &failure):
 		outcome = "failed"
 		e.metrics.guestFault(p.run.TenantID, failure.info.Code)
-		e.finish(wctx, log, p.run, p.lease, p.pending, failure.status, nil, &failure.info)
+		return e.finish(wctx, log, p.run, p.lease, p.pending, failure.status, nil, &failure.info)
 	case errors.As(err, &guest):
 		outcome = "guest_fault"
 		e.metrics.guestFault(p.run.TenantID, guest.Info.Code)
-		e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &guest.Info)
+		return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &guest.Info)
 	default:
 		// A store error in a host call (Postgres restarting, a dropped connection): nothing of
 		// the pass after the last commit happened, so the run is simply tried again.
 		log.Error("activation failed; trying the run again later", "err", err, "in", retryAfterFault)
 		e.retryLater(wctx, log, p.lease)
 	}
+	return nil
 }
 
 // finish records the run's end, with its held-back last step when there is one.
-func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, last *store.Step, status store.RunStatus, output []byte, info *abi.ErrorInfo) {
+func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, last *store.Step, status store.RunStatus, output []byte, info *abi.ErrorInfo) (ended *store.Run) {
 	var err error
 	if last != nil {
 		err = e.cfg.Store.CommitAndFinish(ctx, l, *last, status, output, info)
@@ -158,12 +157,12 @@ func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l 
 		// The lease expires and another activation replays the run to the same end.
 		log.Error("record run result", "status", status, "err", err)
 	default:
-		ended := run
 		at := time.Now()
 		e.tracing.runEnded(ctx, run, status, info, at)
-		ended.Status, ended.Output, ended.Error, ended.CompletedAt, ended.UpdatedAt = status, output, info, &at, at
-		ended.AvailableAt = nil
-		e.waiters.notify(run.ID, &ended)
+		r := run
+		r.Status, r.Output, r.Error, r.CompletedAt, r.UpdatedAt = status, output, info, &at, at
+		r.AvailableAt = nil
+		ended = &r
 		e.metrics.runEnded(run, status, at)
 		if info != nil {
 			log.Info("run ended", "status", status, "code", info.Code, "error", info.Message)
@@ -171,6 +170,7 @@ func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l 
 			log.Debug("run ended", "status", status)
 		}
 	}
+	return ended
 }
 
 // retryAfterFault is how long a run waits after an activation failed for a reason that is not

@@ -31,6 +31,9 @@ type Engine struct {
 	limits  limitsCache
 	waiters waiters     // callers of AwaitRun
 	starved atomic.Bool // the claimer stopped because every slot was taken
+	// backlog is set while runnable runs may be waiting for a slot: runs this host starts are
+	// then created pending and claimed in turn, not run at once ahead of them (startHere).
+	backlog atomic.Bool
 	// outbound counts outbound HTTP requests for the metrics.
 	outbound outboundStats
 
@@ -39,10 +42,14 @@ type Engine struct {
 
 	mu     sync.Mutex
 	active map[string]*activation // by run id
+	// interrupted is set, under mu, when Stop's grace period is over: an activation that
+	// registers after that (a run started here just then) is interrupted at once.
+	interrupted bool
 
 	lifeMu  sync.Mutex
 	started bool
 	stopped bool
+	life    context.Context // Start's: activations run under it
 	stopFn  context.CancelCauseFunc
 	loops   sync.WaitGroup // claimer, sweeper, listener, heartbeat
 	workers sync.WaitGroup // activations
@@ -73,7 +80,7 @@ func New(cfg Config) (*Engine, error) {
 	m := newMetrics(cfg.Metrics)
 	// Every store call goes through the wrapper, so commit latencies count whoever makes them.
 	cfg.Store = observedStore{Store: cfg.Store, m: m}
-	return &Engine{
+	e := &Engine{
 		cfg:         cfg,
 		modules:     newModuleCache(cfg.Store, cfg.Runtime),
 		limits:      limitsCache{entries: make(map[string]limitsEntry)},
@@ -85,7 +92,10 @@ func New(cfg Config) (*Engine, error) {
 		active:      make(map[string]*activation),
 		drain:       make(chan struct{}),
 		claimerDone: make(chan struct{}),
-	}, nil
+	}
+	// Until the claimer's first look, runs left from before this host started may be waiting.
+	e.backlog.Store(true)
+	return e, nil
 }
 
 // Start launches the claimer, the notice listener and the lease heartbeat. They run until Stop,
@@ -100,6 +110,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.started = true
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	e.stopFn = cancel
+	e.life = ctx
 	e.loops.Add(4)
 	go func() { defer e.loops.Done(); defer close(e.claimerDone); e.claimLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.sweepLoop(ctx) }()
@@ -136,6 +147,7 @@ func (e *Engine) Stop() {
 	case <-done:
 	case <-time.After(e.cfg.ShutdownGrace):
 		e.mu.Lock()
+		e.interrupted = true
 		for _, a := range e.active {
 			a.cancel(errShutdown)
 		}
@@ -223,19 +235,25 @@ func (e *Engine) claimLoop(ctx context.Context) {
 // askNext it returns the next time work becomes claimable, when it knows it (zero otherwise).
 func (e *Engine) claimAvailable(ctx context.Context, askNext bool) time.Time {
 	for !e.draining() && ctx.Err() == nil {
-		free := cap(e.slots) - len(e.slots)
+		// The slots are taken before the claim, so a run started on this host meanwhile
+		// cannot leave a claimed run waiting for one with its lease running out.
+		free := e.takeFreeSlots()
 		if free == 0 {
 			// A finishing activation wakes the loop. Set the flag, then look again, so a slot
 			// freed in between is either seen here or announced by its activation.
+			e.backlog.Store(true)
 			e.starved.Store(true)
-			if cap(e.slots)-len(e.slots) == 0 {
+			if free = e.takeFreeSlots(); free == 0 {
 				return time.Time{}
 			}
-			continue
+			e.starved.Store(false)
 		}
 		claims, err := e.cfg.Store.ClaimRuns(ctx, store.ClaimParams{
 			Owner: e.cfg.Owner, Limit: free, LeaseFor: e.cfg.LeaseFor, TenantConcurrency: e.cfg.TenantDefaults.Concurrency,
 		})
+		for range free - len(claims) {
+			<-e.slots
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				e.cfg.Logger.Error("claim runs", "err", err)
@@ -243,9 +261,11 @@ func (e *Engine) claimAvailable(ctx context.Context, askNext bool) time.Time {
 			return time.Now().Add(time.Second)
 		}
 		for _, c := range claims {
-			e.launch(ctx, c)
+			e.workers.Add(1)
+			e.execute(ctx, c)
 		}
 		if len(claims) < free {
+			e.backlog.Store(false)
 			if !askNext {
 				return time.Time{}
 			}
@@ -259,29 +279,77 @@ func (e *Engine) claimAvailable(ctx context.Context, askNext bool) time.Time {
 	return time.Time{}
 }
 
-func (e *Engine) launch(ctx context.Context, c store.Claim) {
-	e.slots <- struct{}{}
+// takeFreeSlots takes every free slot and says how many it took.
+func (e *Engine) takeFreeSlots() int {
+	for n := 0; ; n++ {
+		select {
+		case e.slots <- struct{}{}:
+		default:
+			return n
+		}
+	}
+}
+
+// execute runs a claim in its own goroutine, in a slot and a worker count already taken.
+func (e *Engine) execute(ctx context.Context, c store.Claim) {
 	actx, cancel := context.WithCancelCause(ctx)
 	e.mu.Lock()
 	e.active[c.Run.ID] = &activation{lease: c.Lease, cancel: cancel}
+	if e.interrupted {
+		cancel(errShutdown)
+	}
 	e.mu.Unlock()
-	e.workers.Add(1)
 	go func() {
-		defer e.workers.Done()
+		var ended *store.Run
 		defer func() {
 			e.mu.Lock()
 			delete(e.active, c.Run.ID)
 			e.mu.Unlock()
 			cancel(nil)
-			<-e.slots
-			// A free slot matters only if the claimer stopped for want of one; otherwise
-			// every claim would be followed by a useless one when its run ends.
-			if e.starved.CompareAndSwap(true, false) {
-				e.wake()
+			e.freeSlot()
+			// After the slot is free: a caller of StartAndAwait that starts its next run at
+			// once finds the slot this one held, and runs it here without queueing.
+			if ended != nil {
+				e.waiters.notify(ended.ID, ended)
 			}
 		}()
-		e.activate(actx, c)
+		ended = e.activate(actx, c)
 	}()
+}
+
+// freeSlot gives back a slot and its worker count.
+func (e *Engine) freeSlot() {
+	<-e.slots
+	e.workers.Done()
+	// A free slot matters only if the claimer stopped for want of one; otherwise every claim
+	// would be followed by a useless one when its run ends.
+	if e.starved.CompareAndSwap(true, false) {
+		e.wake()
+	}
+}
+
+// reserveSlot takes a slot for a run this host is starting, when it may run the run at once
+// (see startRun): the engine is running and not draining, a slot is free and no runnable run
+// is known to wait for one. Stop sets stopped under lifeMu before it waits for the workers,
+// so a worker is counted here before that wait or not at all.
+func (e *Engine) reserveSlot() (context.Context, bool) {
+	if e.backlog.Load() {
+		return nil, false
+	}
+	e.lifeMu.Lock()
+	defer e.lifeMu.Unlock()
+	if !e.started || e.stopped {
+		return nil, false
+	}
+	select {
+	case e.slots <- struct{}{}:
+		e.workers.Add(1)
+		return e.life, true
+	default:
+		// The run goes to the queue; later starts queue behind it.
+		e.backlog.Store(true)
+		return nil, false
+	}
 }
 
 // listenLoop turns store notices into wake-ups and cancellations, reconnecting after failures.
@@ -296,6 +364,9 @@ func (e *Engine) listenLoop(ctx context.Context) {
 				switch n.Kind {
 				case store.NoticeWake:
 					if !n.Self {
+						// Another host queued a run: let the claimer take it before this
+						// host's own starts run ahead of it.
+						e.backlog.Store(true)
 						e.wake()
 					}
 				case store.NoticeCancel:

@@ -112,19 +112,44 @@ func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
-	run, isNew, err := e.cfg.Store.CreateRun(ctx, store.NewRun{
+	nr := store.NewRun{
 		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
 		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: e.retention(req.RetentionDays, wf),
-	})
+	}
+	// A run this host can execute at once is created leased to it and started here: no claim
+	// round trip, no wake notice. Near the tenant's cap the store creates it pending instead,
+	// for the claim to count the cap over every host.
+	life, here := e.reserveSlot()
+	var (
+		claim store.Claim
+		isNew bool
+	)
+	if here {
+		claim, isNew, err = e.cfg.Store.CreateLeasedRun(ctx, nr, store.LeaseTo{
+			Owner: e.cfg.Owner, LeaseFor: e.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: cap(e.slots),
+		})
+		if err != nil || claim.Lease.Epoch == 0 {
+			e.freeSlot()
+		}
+	} else {
+		claim.Run, isNew, err = e.cfg.Store.CreateRun(ctx, nr)
+	}
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
+	run := claim.Run
 	if isNew {
 		e.metrics.runStarted(run)
 		if created != nil {
 			created(run)
 		}
-		e.wake()
+		if claim.Lease.Epoch > 0 {
+			e.execute(life, claim)
+		} else {
+			// Queued: the claimer takes it, and this host's next starts queue behind it.
+			e.backlog.Store(true)
+			e.wake()
+		}
 	}
 	return run, isNew, nil
 }

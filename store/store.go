@@ -246,6 +246,16 @@ type Lease struct {
 	Epoch int64
 }
 
+// LeaseTo is the lease CreateLeasedRun asks for.
+type LeaseTo struct {
+	Owner    string
+	LeaseFor time.Duration
+	// TenantCap is the tenant's concurrency cap (0: none). Reserve is the most runs the owner
+	// may lease at once: the run is leased only while the tenant's held runs plus Reserve are
+	// within the cap, so the owner's starts cannot pass it however many of them race.
+	TenantCap, Reserve int
+}
+
 // ClaimParams bounds one claim.
 type ClaimParams struct {
 	Owner    string // the claiming host, for operators
@@ -372,6 +382,13 @@ type Store interface {
 	// IdempotencyKey already used for this tenant and workflow it returns the existing run and
 	// created=false, changing nothing.
 	CreateRun(ctx context.Context, r NewRun) (run Run, created bool, err error)
+	// CreateLeasedRun is CreateRun for the host that will execute the new run itself: the run
+	// is created running and leased to to.Owner, as if claimed the moment it was created (lease
+	// epoch 1, one activation, an empty journal), and no host is woken. When the tenant has a
+	// cap and its held runs plus to.Reserve would pass it, the run is created pending and the
+	// hosts are woken, as by CreateRun, and the Claim's Lease is zero. With an IdempotencyKey
+	// already used it returns the existing run, unchanged, a zero Lease and created=false.
+	CreateLeasedRun(ctx context.Context, r NewRun, to LeaseTo) (claim Claim, created bool, err error)
 	// GetRun returns one run.
 	GetRun(ctx context.Context, tenantID, runID string) (Run, error)
 	// ListRuns returns runs newest first and the cursor of the next page ("" at the end).

@@ -31,6 +31,51 @@ func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (store.Run, bool,
 	return run, created, nil
 }
 
+// CreateLeasedRun inserts a run leased to to.Owner (or pending, near the tenant's cap), or
+// returns the one its idempotency key already names, unleased.
+func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+	var (
+		claim   store.Claim
+		created bool
+	)
+	err := s.write(ctx, "create leased run", func(w *wtx) error {
+		var err error
+		claim, created, err = w.createLeasedRun(n, to)
+		return err
+	})
+	if err != nil {
+		return store.Claim{}, false, fmt.Errorf("create leased run: %w", err)
+	}
+	return claim, created, nil
+}
+
+func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+	if to.TenantCap > 0 {
+		var held int
+		if err := w.queryRow("count_held", n.TenantID, micros(w.now)).Scan(&held); err != nil {
+			return store.Claim{}, false, err
+		}
+		if held+to.Reserve > to.TenantCap {
+			run, created, err := w.createRun(n)
+			return store.Claim{Run: run}, created, err
+		}
+	}
+	input, err := jsonOrNull(n.Input)
+	if err != nil {
+		return store.Claim{}, false, fmt.Errorf("input: %w", err)
+	}
+	if run, found, err := w.runByKey(n); found || err != nil {
+		return store.Claim{Run: run}, false, err
+	}
+	var epoch int64
+	run, err := scanRun(w.queryRow("create_leased_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
+		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), to.Owner, micros(w.now.Add(to.LeaseFor))), &epoch)
+	if err != nil {
+		return store.Claim{}, false, err
+	}
+	return store.Claim{Run: run, Lease: store.Lease{RunID: run.ID, Epoch: epoch}}, true, nil
+}
+
 // createRun inserts a pending run available now and wakes the hosts; with an idempotency key
 // already used for the tenant and workflow it returns that run instead.
 func (w *wtx) createRun(n store.NewRun) (store.Run, bool, error) {
@@ -38,14 +83,8 @@ func (w *wtx) createRun(n store.NewRun) (store.Run, bool, error) {
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("input: %w", err)
 	}
-	if n.IdempotencyKey != "" {
-		run, err := scanRun(w.queryRow("get_run_by_key", n.TenantID, n.Workflow, n.IdempotencyKey))
-		if err == nil {
-			return run, false, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return store.Run{}, false, err
-		}
+	if run, found, err := w.runByKey(n); found || err != nil {
+		return run, false, err
 	}
 	run, err := scanRun(w.queryRow("create_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
 		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now)))
@@ -54,6 +93,18 @@ func (w *wtx) createRun(n store.NewRun) (store.Run, bool, error) {
 	}
 	w.wake()
 	return run, true, nil
+}
+
+// runByKey finds the run n's idempotency key already names, if it has one.
+func (w *wtx) runByKey(n store.NewRun) (store.Run, bool, error) {
+	if n.IdempotencyKey == "" {
+		return store.Run{}, false, nil
+	}
+	run, err := scanRun(w.queryRow("get_run_by_key", n.TenantID, n.Workflow, n.IdempotencyKey))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Run{}, false, nil
+	}
+	return run, err == nil, err
 }
 
 // GetRun returns one run of the tenant.

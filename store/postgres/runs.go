@@ -22,14 +22,45 @@ func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (store.Run, bool,
 	if err == nil {
 		return run, true, nil
 	}
-	if !errors.Is(err, pgx.ErrNoRows) || n.IdempotencyKey == "" {
+	run, err = s.existingRun(ctx, n, err)
+	if err != nil {
 		return store.Run{}, false, fmt.Errorf("create run: %w", err)
 	}
-	run, err = scanRun(s.pool.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
-	if err != nil {
-		return store.Run{}, false, fmt.Errorf("create run: existing run for idempotency key: %w", err)
-	}
 	return run, false, nil
+}
+
+// existingRun is the run n's idempotency key names, when inserting n returned no row
+// (insertErr) because of it.
+func (s *Store) existingRun(ctx context.Context, n store.NewRun, insertErr error) (store.Run, error) {
+	if !errors.Is(insertErr, pgx.ErrNoRows) || n.IdempotencyKey == "" {
+		return store.Run{}, insertErr
+	}
+	run, err := scanRun(s.pool.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
+	if err != nil {
+		return store.Run{}, fmt.Errorf("existing run for idempotency key: %w", err)
+	}
+	return run, nil
+}
+
+// CreateLeasedRun inserts a run leased to to.Owner (or pending, near the tenant's cap), or
+// returns the one its idempotency key already names, unleased.
+func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+	var epoch int64
+	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_leased_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
+		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, to.Owner, millis(to.LeaseFor), to.TenantCap, to.Reserve,
+		s.wakeChannel), &epoch)
+	if err == nil {
+		c := store.Claim{Run: run}
+		if epoch > 0 {
+			c.Lease = store.Lease{RunID: run.ID, Epoch: epoch}
+		}
+		return c, true, nil
+	}
+	run, err = s.existingRun(ctx, n, err)
+	if err != nil {
+		return store.Claim{}, false, fmt.Errorf("create leased run: %w", err)
+	}
+	return store.Claim{Run: run}, false, nil
 }
 
 // GetRun returns one run of the tenant.

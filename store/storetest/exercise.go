@@ -24,6 +24,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Modules", moduleTests},
 		{"Runs", runTests},
 		{"Claims", claimTests},
+		{"Leased", leasedTests},
 		{"Fencing", fencingTests},
 		{"Waits", waitTests},
 		{"Broadcast", broadcastTests},
