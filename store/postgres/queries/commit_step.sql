@@ -1,11 +1,18 @@
--- The step commit: fence the lease, renew it and write the journal row, in one statement and
--- so one transaction and one round trip. A stale lease matches no run row, and then no step row
--- is written either.
+-- The step commit: fence the lease and write the journal row, in one statement and so one
+-- transaction and one round trip. A stale lease matches no run row, and then no step row is
+-- written either. The fence is a share lock, not an update: a claim that would take the run
+-- (an update) and a signal (FOR UPDATE in fence_lock.sql) wait for this commit, and the run
+-- row gets no new version, and its indexes no new entries, per step. The lease is renewed only
+-- once half of it has gone (the heartbeat renews it too), so most steps write nothing to runs.
 WITH fence AS (
-    UPDATE runs
-    SET lease_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+    SELECT id, tenant_id, lease_expires_at < now() + $3 * interval '0.5 millisecond' AS renew
+    FROM runs
     WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
-    RETURNING id, tenant_id
+    FOR SHARE
+), renewed AS (
+    UPDATE runs SET lease_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+    FROM fence
+    WHERE runs.id = fence.id AND fence.renew
 )
 INSERT INTO steps (run_id, tenant_id, seq, key, kind, status, output, error, attempt, wake_at, event, match, event_id, started_at, completed_at)
 SELECT fence.id, fence.tenant_id, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), $13, $14, $15, $16 FROM fence
