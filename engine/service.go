@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,31 +107,32 @@ func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest
 	if !json.Valid(input) {
 		return store.Run{}, false, fmt.Errorf("start: %w: input is not valid JSON", ErrInvalid)
 	}
-	wf, err := e.cfg.Store.ResolveWorkflow(ctx, tenantID, req.Workflow, req.Version)
-	if err != nil {
-		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
-	}
-	nr := store.NewRun{
-		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
-		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: e.retention(req.RetentionDays, wf),
-	}
 	// A run this host can execute at once is created leased to it and started here: no claim
-	// round trip, no wake notice. Near the tenant's cap the store creates it pending instead,
-	// for the claim to count the cap over every host.
-	life, here := e.reserveSlot()
+	// round trip, no wake notice, and the store resolves the workflow in the same statement.
+	// Near the tenant's cap the store creates it pending instead, for the claim to count the
+	// cap over every host.
 	var (
 		claim store.Claim
 		isNew bool
 	)
+	life, here := e.reserveSlot()
 	if here {
-		claim, isNew, err = e.cfg.Store.CreateLeasedRun(ctx, nr, store.LeaseTo{
-			Owner: e.cfg.Owner, LeaseFor: e.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: cap(e.slots),
-		})
+		claim, isNew, err = e.cfg.Store.CreateLeasedRun(ctx, store.NewRun{
+			TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
+			Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays,
+			DefaultRetentionDays: e.cfg.DefaultRetentionDays, MaxRetentionDays: e.cfg.MaxRetentionDays,
+		}, store.LeaseTo{Owner: e.cfg.Owner, LeaseFor: e.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: cap(e.slots)})
 		if err != nil || claim.Lease.Epoch == 0 {
 			e.freeSlot()
 		}
 	} else {
-		claim.Run, isNew, err = e.cfg.Store.CreateRun(ctx, nr)
+		var wf store.Workflow
+		if wf, err = e.cfg.Store.ResolveWorkflow(ctx, tenantID, req.Workflow, req.Version); err == nil {
+			claim.Run, isNew, err = e.cfg.Store.CreateRun(ctx, store.NewRun{
+				TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
+				Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: e.retention(req.RetentionDays, wf),
+			})
+		}
 	}
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
@@ -157,8 +157,7 @@ func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest
 // retention is a new run's retention: the start request's, else the workflow's, else the
 // operator's default, never more than the operator's ceiling.
 func (e *Engine) retention(requested int, wf store.Workflow) int {
-	days := cmp.Or(requested, wf.RetentionDays, e.cfg.DefaultRetentionDays)
-	return min(days, e.cfg.MaxRetentionDays)
+	return store.RetentionDays(requested, wf.RetentionDays, e.cfg.DefaultRetentionDays, e.cfg.MaxRetentionDays)
 }
 
 // GetRun returns one run of the tenant.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,6 +176,10 @@ type NewRun struct {
 	Input          json.RawMessage
 	IdempotencyKey string // "" means none
 	RetentionDays  int
+	// DefaultRetentionDays and MaxRetentionDays are for CreateLeasedRun, which resolves the
+	// workflow itself: the run keeps RetentionDays, else the workflow's, else
+	// DefaultRetentionDays, never more than MaxRetentionDays (0: no ceiling).
+	DefaultRetentionDays, MaxRetentionDays int
 }
 
 // Run is one execution of a workflow version.
@@ -244,6 +249,16 @@ type Step struct {
 type Lease struct {
 	RunID string
 	Epoch int64
+}
+
+// RetentionDays is a new run's retention: the requested days, else the workflow's, else the
+// default, never more than maxDays (0: no ceiling).
+func RetentionDays(requested, workflow, defaultDays, maxDays int) int {
+	days := cmp.Or(requested, workflow, defaultDays)
+	if maxDays > 0 {
+		days = min(days, maxDays)
+	}
+	return days
 }
 
 // LeaseTo is the lease CreateLeasedRun asks for.
@@ -388,6 +403,9 @@ type Store interface {
 	// cap and its held runs plus to.Reserve would pass it, the run is created pending and the
 	// hosts are woken, as by CreateRun, and the Claim's Lease is zero. With an IdempotencyKey
 	// already used it returns the existing run, unchanged, a zero Lease and created=false.
+	// It resolves the workflow in the same statement, as ResolveWorkflow does (r.Version ""
+	// is the most recently bound one; r.Digest is not read), with the retention rule of
+	// NewRun.DefaultRetentionDays; an unknown workflow is ErrNotFound.
 	CreateLeasedRun(ctx context.Context, r NewRun, to LeaseTo) (claim Claim, created bool, err error)
 	// GetRun returns one run.
 	GetRun(ctx context.Context, tenantID, runID string) (Run, error)

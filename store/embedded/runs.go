@@ -50,6 +50,18 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 }
 
 func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+	wf, err := scanWorkflow(w.queryRow("resolve_workflow", n.TenantID, n.Workflow, n.Version))
+	if errors.Is(err, sql.ErrNoRows) {
+		if n.Version == "" {
+			return store.Claim{}, false, fmt.Errorf("workflow %q: %w", n.Workflow, store.ErrNotFound)
+		}
+		return store.Claim{}, false, fmt.Errorf("workflow %q version %q: %w", n.Workflow, n.Version, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Claim{}, false, fmt.Errorf("resolve workflow: %w", err)
+	}
+	n.Workflow, n.Version, n.Digest = wf.Name, wf.Version, wf.Digest
+	n.RetentionDays = store.RetentionDays(n.RetentionDays, wf.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays)
 	if to.TenantCap > 0 {
 		var held int
 		if err := w.queryRow("count_held", n.TenantID, micros(w.now)).Scan(&held); err != nil {

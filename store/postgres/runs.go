@@ -42,19 +42,26 @@ func (s *Store) existingRun(ctx context.Context, n store.NewRun, insertErr error
 	return run, nil
 }
 
-// CreateLeasedRun inserts a run leased to to.Owner (or pending, near the tenant's cap), or
-// returns the one its idempotency key already names, unleased.
+// CreateLeasedRun resolves the workflow and inserts a run leased to to.Owner (or pending,
+// near the tenant's cap), in one statement, or returns the run its idempotency key already
+// names, unleased.
 func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
 	var epoch int64
-	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_leased_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
-		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, to.Owner, millis(to.LeaseFor), to.TenantCap, to.Reserve,
-		s.wakeChannel), &epoch)
+	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_leased_run"), n.TenantID, n.Workflow, n.Version,
+		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays,
+		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel), &epoch)
 	if err == nil {
 		c := store.Claim{Run: run}
 		if epoch > 0 {
 			c.Lease = store.Lease{RunID: run.ID, Epoch: epoch}
 		}
 		return c, true, nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		// No row: an unknown workflow (say so as ResolveWorkflow does) or a used key.
+		if _, rerr := s.ResolveWorkflow(ctx, n.TenantID, n.Workflow, n.Version); rerr != nil {
+			return store.Claim{}, false, fmt.Errorf("create leased run: %w", rerr)
+		}
 	}
 	run, err = s.existingRun(ctx, n, err)
 	if err != nil {

@@ -15,6 +15,7 @@ var leasedTests = []test{
 	{"LeasedRunIdempotent", testLeasedRunIdempotent},
 	{"LeasedRunExpires", testLeasedRunExpires},
 	{"LeasedRunNearTheCap", testLeasedRunNearTheCap},
+	{"LeasedRunResolvesTheWorkflow", testLeasedRunResolvesTheWorkflow},
 }
 
 // leased starts a run of wfName v1 leased to "here" (no cap unless to says so).
@@ -100,4 +101,42 @@ func testLeasedRunNearTheCap(t *testing.T, f *fixture) {
 	equal(t, "activations of a queued run", queued.Run.Activations, 0)
 	f.expect(notices, store.NoticeWake, "", "a run queued near the cap")
 	f.claim(queued.Run.ID, longLease)
+}
+
+// CreateLeasedRun resolves the workflow itself, as ResolveWorkflow does, and applies the
+// retention rule of store.RetentionDays.
+func testLeasedRunResolvesTheWorkflow(t *testing.T, f *fixture) {
+	start := func(version string, n store.NewRun) (store.Claim, error) {
+		n.TenantID, n.Workflow, n.Version, n.Input = f.tenant, wfName, version, json.RawMessage(`{}`)
+		c, _, err := f.s.CreateLeasedRun(f.ctx, n, store.LeaseTo{Owner: "here", LeaseFor: longLease})
+		return c, err
+	}
+	// The latest bound version, whatever Digest says.
+	c, err := start("", store.NewRun{Digest: "ignored", DefaultRetentionDays: 30})
+	ok(t, err)
+	equal(t, "version", c.Run.Version, "v1")
+	equal(t, "digest", c.Run.Digest, f.digest)
+	equal(t, "default retention", c.Run.RetentionDays, 30)
+	v2 := wf(wfName, "v2")
+	v2.RetentionDays = 9
+	d2 := f.putModule(f.tenant, []byte("module-v2"), false, v2).Digest
+	c, err = start("", store.NewRun{DefaultRetentionDays: 30})
+	ok(t, err)
+	equal(t, "version after binding v2", c.Run.Version, "v2")
+	equal(t, "digest after binding v2", c.Run.Digest, d2)
+	equal(t, "the workflow's retention", c.Run.RetentionDays, 9)
+	// A pinned version, a requested retention and the ceiling.
+	c, err = start("v1", store.NewRun{RetentionDays: 400, DefaultRetentionDays: 30, MaxRetentionDays: 365})
+	ok(t, err)
+	equal(t, "pinned version", c.Run.Version, "v1")
+	equal(t, "retention at the ceiling", c.Run.RetentionDays, 365)
+	// Unknown workflows and versions are not found, and nothing is inserted.
+	_, err = start("v9", store.NewRun{})
+	wantErr(t, err, store.ErrNotFound)
+	_, _, err = f.s.CreateLeasedRun(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: "nope", IdempotencyKey: "k"},
+		store.LeaseTo{Owner: "here", LeaseFor: longLease})
+	wantErr(t, err, store.ErrNotFound)
+	runs, _, err := f.s.ListRuns(f.ctx, f.tenant, store.RunFilter{})
+	ok(t, err)
+	equal(t, "runs", len(runs), 3)
 }
