@@ -43,6 +43,9 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 		claim, created, err = w.createLeasedRun(n, to)
 		return err
 	})
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Claim{}, false, err // already says which workflow, as ResolveWorkflow does
+	}
 	if err != nil {
 		return store.Claim{}, false, fmt.Errorf("create leased run: %w", err)
 	}

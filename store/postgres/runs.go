@@ -60,7 +60,7 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 	if errors.Is(err, pgx.ErrNoRows) {
 		// No row: an unknown workflow (say so as ResolveWorkflow does) or a used key.
 		if _, rerr := s.ResolveWorkflow(ctx, n.TenantID, n.Workflow, n.Version); rerr != nil {
-			return store.Claim{}, false, fmt.Errorf("create leased run: %w", rerr)
+			return store.Claim{}, false, rerr
 		}
 	}
 	run, err = s.existingRun(ctx, n, err)
