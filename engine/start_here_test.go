@@ -28,7 +28,7 @@ func TestStartedRunsRunHere(t *testing.T) {
 	const n = 5
 	for range n {
 		r, err := h.engine.StartAndAwait(ctx, store.DefaultTenant, req)
-		if err != nil || r.Status != store.StatusCompleted || string(r.Output) != `{"sum":3}` {
+		if err != nil || r.Status != store.StatusCompleted || decode[map[string]int](t, r.Output)["sum"] != 3 {
 			t.Fatalf("run: %+v %v", r, err)
 		}
 		stored, err := h.engine.GetRun(ctx, store.DefaultTenant, r.ID)
