@@ -12,6 +12,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/internal/workflows"
 )
 
 // CreateRun inserts a run, or returns the one its idempotency key already names.
@@ -54,14 +55,8 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 
 func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
 	wf, err := scanWorkflow(w.queryRow("resolve_workflow", n.TenantID, n.Workflow, n.Version))
-	if errors.Is(err, sql.ErrNoRows) {
-		if n.Version == "" {
-			return store.Claim{}, false, fmt.Errorf("workflow %q: %w", n.Workflow, store.ErrNotFound)
-		}
-		return store.Claim{}, false, fmt.Errorf("workflow %q version %q: %w", n.Workflow, n.Version, store.ErrNotFound)
-	}
 	if err != nil {
-		return store.Claim{}, false, fmt.Errorf("resolve workflow: %w", err)
+		return store.Claim{}, false, workflows.ResolveError(n.Workflow, n.Version, notFound(err))
 	}
 	n.Workflow, n.Version, n.Digest = wf.Name, wf.Version, wf.Digest
 	n.RetentionDays = store.RetentionDays(n.RetentionDays, wf.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays)

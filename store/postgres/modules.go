@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/internal/workflows"
 )
 
 // EnsureTenant creates the tenant if it does not exist.
@@ -115,58 +116,26 @@ func (s *Store) ListModules(ctx context.Context, tenantID string) ([]store.Modul
 func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version string) (store.Workflow, error) {
 	w, err := scanWorkflow(s.pool.QueryRow(ctx, s.q("resolve_workflow"), tenantID, name, version))
 	if err != nil {
-		err = notFound(err)
-		if errors.Is(err, store.ErrNotFound) {
-			if version == "" {
-				return store.Workflow{}, fmt.Errorf("workflow %q: %w", name, err)
-			}
-			return store.Workflow{}, fmt.Errorf("workflow %q version %q: %w", name, version, err)
-		}
-		return store.Workflow{}, fmt.Errorf("resolve workflow: %w", err)
+		return store.Workflow{}, workflows.ResolveError(name, version, notFound(err))
 	}
 	return w, nil
 }
 
 // ListWorkflows lists workflow names with their versions and run counts by status.
 func (s *Store) ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error) {
-	rows, err := s.pool.Query(ctx, s.q("list_workflow_versions"), tenantID)
+	versions, err := s.pool.Query(ctx, s.q("list_workflow_versions"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list workflows: %w", err)
 	}
-	var out []store.WorkflowSummary
-	index := map[string]int{}
-	for rows.Next() {
-		var name, version string
-		if err := rows.Scan(&name, &version); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("list workflows: %w", err)
-		}
-		i, ok := index[name]
-		if !ok {
-			i = len(out)
-			index[name] = i
-			out = append(out, store.WorkflowSummary{Name: name, RunCounts: map[store.RunStatus]int{}})
-		}
-		out[i].Versions = append(out[i].Versions, version)
-		out[i].LatestVersion = version // rows come in binding order
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list workflows: %w", err)
+	out, err := workflows.Summaries(versions)
+	versions.Close()
+	if err != nil {
+		return nil, err
 	}
 	counts, err := s.pool.Query(ctx, s.q("count_runs"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("count runs: %w", err)
 	}
 	defer counts.Close()
-	for counts.Next() {
-		var wf, status string
-		var n int
-		if err := counts.Scan(&wf, &status, &n); err != nil {
-			return nil, fmt.Errorf("count runs: %w", err)
-		}
-		if i, ok := index[wf]; ok {
-			out[i].RunCounts[store.RunStatus(status)] = n
-		}
-	}
-	return out, counts.Err()
+	return out, workflows.AddRunCounts(out, counts)
 }
