@@ -1,17 +1,14 @@
 package embedded
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/internal/paging"
 	"github.com/wfhost/wfhost/store/internal/workflows"
 )
 
@@ -126,23 +123,17 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (store.Run, 
 	return run, nil
 }
 
-const (
-	defaultPageSize = 50
-	maxPageSize     = 500
-)
-
 // ListRuns lists runs newest first, a page at a time. An input filter is tested in Go with
 // Postgres's containment rules (jsonmatch.go), so the query then reads on until the page fills.
 func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
-	limit := cmp.Or(f.Limit, defaultPageSize)
-	limit = min(max(limit, 1), maxPageSize)
+	limit := paging.Size(f.Limit)
 	var after, afterID any
 	if f.Cursor != "" {
-		t, id, err := decodeCursor(f.Cursor)
+		t, id, err := paging.Parse(f.Cursor)
 		if err != nil {
 			return nil, "", fmt.Errorf("list runs: %w: bad cursor", store.ErrNotFound)
 		}
-		after, afterID = t, id
+		after, afterID = micros(t), id
 	}
 	var since, until any
 	if !f.Since.IsZero() {
@@ -183,30 +174,8 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
-	next := ""
-	if len(runs) > limit {
-		runs = runs[:limit]
-		last := runs[limit-1]
-		next = encodeCursor(micros(last.CreatedAt), last.ID)
-	}
+	runs, next := paging.Page(runs, limit)
 	return runs, next, nil
-}
-
-func encodeCursor(us int64, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(us, 10) + "|" + id))
-}
-
-func decodeCursor(c string) (int64, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return 0, "", err
-	}
-	ts, id, ok := strings.Cut(string(b), "|")
-	if !ok || id == "" {
-		return 0, "", errors.New("malformed cursor")
-	}
-	us, err := strconv.ParseInt(ts, 10, 64)
-	return us, id, err
 }
 
 // ListSteps returns a run's journal; an unknown run is not found, a run with no steps an

@@ -1,18 +1,16 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/internal/paging"
 )
 
 // CreateRun inserts a run, or returns the one its idempotency key already names.
@@ -82,22 +80,16 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (store.Run, 
 	return run, nil
 }
 
-const (
-	defaultPageSize = 50
-	maxPageSize     = 500
-)
-
 // ListRuns lists runs newest first, a page at a time.
 func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
-	limit := cmp.Or(f.Limit, defaultPageSize)
-	limit = min(max(limit, 1), maxPageSize)
+	limit := paging.Size(f.Limit)
 	var (
 		after   *time.Time
 		afterID *string
 	)
 	if f.Cursor != "" {
-		t, id, err := decodeCursor(f.Cursor)
-		if err != nil {
+		t, id, err := paging.Parse(f.Cursor)
+		if err != nil || !validUUID(id) {
 			return nil, "", fmt.Errorf("list runs: %w: bad cursor", store.ErrNotFound)
 		}
 		after, afterID = &t, &id
@@ -121,30 +113,8 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 	if err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
-	next := ""
-	if len(runs) > limit {
-		runs = runs[:limit]
-		last := runs[limit-1]
-		next = encodeCursor(last.CreatedAt, last.ID)
-	}
+	runs, next := paging.Page(runs, limit)
 	return runs, next, nil
-}
-
-func encodeCursor(t time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(t.UTC().Format(time.RFC3339Nano) + "|" + id))
-}
-
-func decodeCursor(c string) (time.Time, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return time.Time{}, "", err
-	}
-	ts, id, ok := strings.Cut(string(b), "|")
-	if !ok || !validUUID(id) {
-		return time.Time{}, "", errors.New("malformed cursor")
-	}
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	return t, id, err
 }
 
 // ListSteps returns a run's journal: one round trip that also tells an unknown run (not
