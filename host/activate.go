@@ -26,6 +26,9 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	a.Limits.WallTime = cmp.Or(a.Limits.WallTime, DefaultLimits.WallTime)
 	a.Limits.MaxOutputBytes = cmp.Or(a.Limits.MaxOutputBytes, DefaultLimits.MaxOutputBytes)
 	a.Limits.MaxStepOutputBytes = cmp.Or(a.Limits.MaxStepOutputBytes, DefaultLimits.MaxStepOutputBytes)
+	if len(a.Input) == 0 {
+		a.Input = []byte("null")
+	}
 	stats := a.Stats
 	if stats == nil {
 		stats = &Stats{}
@@ -60,17 +63,19 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	if err != nil {
 		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
 	}
-	input := a.Input
-	if len(input) == 0 {
-		input = []byte("null")
-	}
-	inputPtr, err := st.place(gctx, pooled, input)
+	inputPtr, err := st.place(gctx, pooled, a.Input)
 	if err != nil {
 		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
 	}
 	_, err = pooled.run.Call(gctx,
 		api.EncodeU32(namePtr), api.EncodeU32(uint32(len(a.Workflow))),
-		api.EncodeU32(inputPtr), api.EncodeU32(uint32(len(input))))
+		api.EncodeU32(inputPtr), api.EncodeU32(uint32(len(a.Input))))
+	return st.passEnded(ctx, gctx, err)
+}
+
+// passEnded is how a pass ended once wfhost_run returned with err: the result the guest
+// reported, or the fault of a call that failed or returned without reporting one.
+func (st *state) passEnded(ctx, gctx context.Context, err error) (Result, error) {
 	st.stdout.flush()
 	if err != nil {
 		return Result{}, st.classify(ctx, gctx, abi.ExportRun, err)

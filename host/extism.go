@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -279,23 +278,12 @@ func (r *Runtime) describeExtism(ctx context.Context, cp *extism.CompiledPlugin,
 	}
 	_, raw, err := plug.CallWithContext(ctx, abi.ExportDescribe, nil)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, describeDeadline)
-		}
-		return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportDescribe, firstLine(err), st.stderrTail())
+		return st.describeFailed(err)
 	}
 	if len(raw) > maxDescribeBytes {
 		return fmt.Errorf("%w: description is %d bytes, the limit is %d", ErrInvalidModule, len(raw), maxDescribeBytes)
 	}
-	var d abi.Description
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return fmt.Errorf("%w: describe returned invalid JSON: %v", ErrInvalidModule, err)
-	}
-	if err := validateDescription(d); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidModule, err)
-	}
-	m.Description = d
-	return nil
+	return m.describeAs(raw)
 }
 
 // activateExtism is Activate for an Extism module: an instance of the plug-in in its
@@ -326,19 +314,8 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 	}()
 	inst.plug.SetLogger(func(level extism.LogLevel, msg string) { st.extismLog(gctx, level, msg) })
 	inst.plug.Config = map[string]string{ExtismConfigWorkflow: a.Workflow}
-	input := a.Input
-	if len(input) == 0 {
-		input = []byte("null")
-	}
-	_, _, err = inst.plug.CallWithContext(gctx, abi.ExportRun, input)
-	st.stdout.flush()
-	if err != nil {
-		return Result{}, st.classify(ctx, gctx, abi.ExportRun, err)
-	}
-	if st.result == nil {
-		return Result{}, guestError(abi.CodeNoResult, "%s returned without calling complete or fail%s", abi.ExportRun, st.stderrTail())
-	}
-	return *st.result, nil
+	_, _, err = inst.plug.CallWithContext(gctx, abi.ExportRun, a.Input)
+	return st.passEnded(ctx, gctx, err)
 }
 
 // extismLog receives Extism's own log_* calls, which go-sdk passes on only at or above its

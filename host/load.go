@@ -239,10 +239,7 @@ func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 	}
 	res, err = inst.ExportedFunction(abi.ExportDescribe).Call(ctx)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, describeDeadline)
-		}
-		return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportDescribe, firstLine(err), st.stderrTail())
+		return st.describeFailed(err)
 	}
 	ptr, n := abi.UnpackPtrLen(res[0])
 	if n > maxDescribeBytes {
@@ -252,6 +249,19 @@ func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 	if !ok {
 		return fmt.Errorf("%w: description at %d+%d is outside the module's memory", ErrInvalidModule, ptr, n)
 	}
+	return m.describeAs(raw)
+}
+
+// describeFailed is Load's error for a describe call that did not return.
+func (st *state) describeFailed(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, describeDeadline)
+	}
+	return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportDescribe, firstLine(err), st.stderrTail())
+}
+
+// describeAs parses and checks the description describe returned, and keeps it.
+func (m *Module) describeAs(raw []byte) error {
 	var d abi.Description
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return fmt.Errorf("%w: describe returned invalid JSON: %v", ErrInvalidModule, err)
