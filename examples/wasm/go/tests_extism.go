@@ -3,13 +3,10 @@
 package main
 
 import (
-	crand "crypto/rand"
-	"encoding/binary"
-	"math/rand"
-	"time"
-
 	"github.com/extism/go-pdk"
 	wf "github.com/wfhost/wfhost/guest-sdk/go"
+
+	"github.com/wfhost/wfhost/examples/wasm/go/probes"
 )
 
 // With -tags extism these examples are an Extism plug-in (the SDK's Extism transport, on
@@ -39,22 +36,6 @@ type extismFetched struct {
 	Status  int               `json:"status"`
 	Body    string            `json:"body"`
 	Headers map[string]string `json:"headers"`
-}
-
-// observed has the shape of examples/wasm/go/hostile's determinism workflow output.
-type observed struct {
-	Now        int64    `json:"now"`
-	Elapsed    int64    `json:"elapsed"`
-	MathRand   int64    `json:"mathRand"`
-	CryptoRand uint64   `json:"cryptoRand"`
-	MapOrder   []string `json:"mapOrder"`
-	Step       inside   `json:"step"`
-	AfterStep  int64    `json:"afterStep"`
-}
-
-type inside struct {
-	Now        int64  `json:"now"`
-	CryptoRand uint64 `json:"cryptoRand"`
 }
 
 func init() {
@@ -102,31 +83,6 @@ func init() {
 			return wf.Step(ctx, "fetch", func(*wf.StepContext) (extismFetched, error) { return send(), nil }, wf.WithRetry(wf.RetryPolicy{Attempts: 1}))
 		}})
 
-	// determinism reports the clock, random numbers and map order it sees outside a step and
-	// inside one.
-	wf.Register(wf.Workflow[struct{}, observed]{Name: "determinism", Version: "1",
-		Run: func(ctx *wf.Context, _ struct{}) (observed, error) {
-			var o observed
-			start := time.Now()
-			o.Now = start.UnixNano()
-			o.MathRand = rand.Int63()
-			var b [8]byte
-			_, _ = crand.Read(b[:])
-			o.CryptoRand = binary.LittleEndian.Uint64(b[:])
-			for k := range map[string]int{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8} {
-				o.MapOrder = append(o.MapOrder, k)
-			}
-			o.Elapsed = int64(time.Since(start))
-			in, err := wf.Step(ctx, "observe", func(sc *wf.StepContext) (inside, error) {
-				var b [8]byte
-				_, _ = crand.Read(b[:])
-				return inside{Now: time.Now().UnixNano(), CryptoRand: binary.LittleEndian.Uint64(b[:])}, nil
-			})
-			if err != nil {
-				return o, err
-			}
-			o.Step = in
-			o.AfterStep = time.Now().UnixNano()
-			return o, nil
-		}})
+	// determinism is the hostile module's, for the Extism door's determinism test.
+	wf.Register(wf.Workflow[struct{}, probes.Observed]{Name: "determinism", Version: "1", Run: probes.Determinism})
 }
