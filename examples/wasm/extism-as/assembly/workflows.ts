@@ -2,7 +2,8 @@
 // steps, with the same names, versions, step keys, inputs, outputs and errors.
 
 import { Obj, Value, quote } from "./json";
-import { sha256, hex } from "./sha256";
+// The AssemblyScript example's SHA-256: the same user ids as every other example.
+import { hex, sha256 } from "../../assemblyscript/assembly/sha256";
 import { ErrorInfo, Result, Retry, Workflow, log, sleep, step, waitForEvent } from "./wf";
 
 export const workflows: Workflow[] = [
@@ -20,7 +21,7 @@ function onboarding(input: Value): Result {
 
   const create = step("create-user");
   if (create.mustRun()) {
-    const id = "u-" + hex(sha256(Uint8Array.wrap(String.UTF8.encode(email.toLowerCase()))), 6);
+    const id = "u-" + hex(sha256(Uint8Array.wrap(String.UTF8.encode(email.toLowerCase()))).subarray(0, 6));
     create.ok(new Obj().str("id", id).str("email", email).toString());
   }
   if (create.failed()) return Result.failedStep(create);
