@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/internal/testenv"
 )
 
 // The engine's core behaviours, through the real binary and its REST API, on each store:
@@ -193,17 +193,10 @@ func TestHostileGuestsFailTheirRunOnly(t *testing.T) {
 		d := newDaemon(t, "hostile", b, "--activation-timeout", "10s", "--memory-pages", "256")
 		d.start()
 		d.deployFixture("hostile.wasm")
-		cases := []struct{ workflow, code, contains string }{
-			{"spin", abi.CodeDeadline, ""},
-			{"membomb", abi.CodeTrap, "out of memory"},
-			{"trap", abi.CodeTrap, ""},
-			{"oob", abi.CodeABIViolation, "step_run"},
-			{"bigoutput", abi.CodePayloadTooLarge, ""},
-			{"bigstep", abi.CodePayloadTooLarge, ""},
-		}
+		cases := testenv.HostileRuns
 		ids := make([]string, len(cases))
 		for i, c := range cases {
-			ids[i] = d.startRun(c.workflow, nil).ID
+			ids[i] = d.startRun(c.Workflow, nil).ID
 		}
 		// While the hostile runs fail, ordinary runs keep completing.
 		for range 3 {
@@ -213,9 +206,9 @@ func TestHostileGuestsFailTheirRunOnly(t *testing.T) {
 			}
 		}
 		for i, c := range cases {
-			r := d.awaitRun(c.workflow, ids[i])
-			if r.Status != "failed" || r.Error == nil || r.Error.Code != c.code || !strings.Contains(r.Error.Message, c.contains) {
-				t.Errorf("%s: status %s error %+v, want failed with %s containing %q", c.workflow, r.Status, r.Error, c.code, c.contains)
+			r := d.awaitRun(c.Workflow, ids[i])
+			if r.Status != "failed" || r.Error == nil || r.Error.Code != c.Code || !strings.Contains(r.Error.Message, c.Contains) {
+				t.Errorf("%s: status %s error %+v, want failed with %s containing %q", c.Workflow, r.Status, r.Error, c.Code, c.Contains)
 			}
 		}
 		if code, _, err := d.do("GET", "/healthz", nil); err != nil || code != 200 {

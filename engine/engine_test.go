@@ -11,6 +11,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -242,21 +243,10 @@ func TestHostileGuestsFailTheirRunOnly(t *testing.T) {
 	t.Parallel()
 	h := setup(t, harnessOptions{limits: store.Limits{ActivationTimeoutMs: 10000, MemoryPages: 256}})
 	h.deploy("hostile.wasm", false)
-	cases := []struct {
-		workflow string
-		code     string
-		contains string
-	}{
-		{"spin", abi.CodeDeadline, ""},
-		{"membomb", abi.CodeTrap, "out of memory"},
-		{"trap", abi.CodeTrap, ""},
-		{"oob", abi.CodeABIViolation, "step_run"},
-		{"bigoutput", abi.CodePayloadTooLarge, ""},
-		{"bigstep", abi.CodePayloadTooLarge, ""},
-	}
+	cases := testenv.HostileRuns
 	ids := make([]string, len(cases))
 	for i, c := range cases {
-		ids[i] = h.start(c.workflow, nil).ID
+		ids[i] = h.start(c.Workflow, nil).ID
 	}
 	// While the hostile runs fail, ordinary runs keep completing.
 	for range 3 {
@@ -267,8 +257,8 @@ func TestHostileGuestsFailTheirRunOnly(t *testing.T) {
 	}
 	for i, c := range cases {
 		r := h.await(ids[i], settle)
-		if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != c.code || !strings.Contains(r.Error.Message, c.contains) {
-			t.Errorf("%s: status %s error %+v, want failed with %s containing %q", c.workflow, r.Status, r.Error, c.code, c.contains)
+		if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != c.Code || !strings.Contains(r.Error.Message, c.Contains) {
+			t.Errorf("%s: status %s error %+v, want failed with %s containing %q", c.Workflow, r.Status, r.Error, c.Code, c.Contains)
 		}
 	}
 }

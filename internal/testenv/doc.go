@@ -1,5 +1,6 @@
 // Package testenv gives tests what they share: the test Postgres (TEST_DATABASE_URL), a fresh
-// schema per test that is dropped when the test ends, the committed fixtures, and one host
-// runtime per test process (compiling a standard Go guest takes hundreds of milliseconds, and a
-// runtime is safe for concurrent use). Only tests import it.
+// schema per test that is dropped when the test ends, the committed fixtures and how the
+// hostile one must fail (hostile.go), and one host runtime per test process (compiling a
+// standard Go guest takes hundreds of milliseconds, and a runtime is safe for concurrent use).
+// Only tests import it.
 package testenv
