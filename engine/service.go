@@ -107,32 +107,22 @@ func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest
 	if !json.Valid(input) {
 		return store.Run{}, false, fmt.Errorf("start: %w: input is not valid JSON", ErrInvalid)
 	}
-	// A run this host can execute at once is created leased to it and started here: no claim
-	// round trip, no wake notice, and the store resolves the workflow in the same statement.
-	// Near the tenant's cap the store creates it pending instead, for the claim to count the
-	// cap over every host.
-	var (
-		claim store.Claim
-		isNew bool
-	)
+	// One statement resolves the workflow and creates the run. A run this host can execute at
+	// once is created leased to it and started here: no claim round trip, no wake notice.
+	// Without a free slot, or near the tenant's cap, the store creates it pending, for the
+	// claim to take in turn and count the cap over every host.
+	var to store.LeaseTo
 	life, here := e.reserveSlot()
 	if here {
-		claim, isNew, err = e.cfg.Store.CreateLeasedRun(ctx, store.NewRun{
-			TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
-			Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays,
-			DefaultRetentionDays: e.cfg.DefaultRetentionDays, MaxRetentionDays: e.cfg.MaxRetentionDays,
-		}, store.LeaseTo{Owner: e.cfg.Owner, LeaseFor: e.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: cap(e.slots)})
-		if err != nil || claim.Lease.Epoch == 0 {
-			e.freeSlot()
-		}
-	} else {
-		var wf store.Workflow
-		if wf, err = e.cfg.Store.ResolveWorkflow(ctx, tenantID, req.Workflow, req.Version); err == nil {
-			claim.Run, isNew, err = e.cfg.Store.CreateRun(ctx, store.NewRun{
-				TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
-				Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: e.retention(req.RetentionDays, wf),
-			})
-		}
+		to = store.LeaseTo{Owner: e.cfg.Owner, LeaseFor: e.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: cap(e.slots)}
+	}
+	claim, isNew, err := e.cfg.Store.CreateLeasedRun(ctx, store.NewRun{
+		TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
+		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays,
+		DefaultRetentionDays: e.cfg.DefaultRetentionDays, MaxRetentionDays: e.cfg.MaxRetentionDays,
+	}, to)
+	if here && claim.Lease.Epoch == 0 {
+		e.freeSlot()
 	}
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)

@@ -399,9 +399,10 @@ type Store interface {
 	CreateRun(ctx context.Context, r NewRun) (run Run, created bool, err error)
 	// CreateLeasedRun is CreateRun for the host that will execute the new run itself: the run
 	// is created running and leased to to.Owner, as if claimed the moment it was created (lease
-	// epoch 1, one activation, an empty journal), and no host is woken. When the tenant has a
-	// cap and its held runs plus to.Reserve would pass it, the run is created pending and the
-	// hosts are woken, as by CreateRun, and the Claim's Lease is zero. With an IdempotencyKey
+	// epoch 1, one activation, an empty journal), and no host is woken. With no to.Owner (the
+	// host has no free slot), or when the tenant has a cap and its held runs plus to.Reserve
+	// would pass it, the run is created pending and the hosts are woken, as by CreateRun, and
+	// the Claim's Lease is zero. With an IdempotencyKey
 	// already used it returns the existing run, unchanged, a zero Lease and created=false.
 	// It resolves the workflow in the same statement, as ResolveWorkflow does (r.Version ""
 	// is the most recently bound one; r.Digest is not read), with the retention rule of

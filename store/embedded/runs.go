@@ -57,15 +57,17 @@ func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bo
 	}
 	n.Workflow, n.Version, n.Digest = wf.Name, wf.Version, wf.Digest
 	n.RetentionDays = store.RetentionDays(n.RetentionDays, wf.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays)
-	if to.TenantCap > 0 {
+	leased := to.Owner != ""
+	if leased && to.TenantCap > 0 {
 		var held int
 		if err := w.queryRow("count_held", n.TenantID, micros(w.now)).Scan(&held); err != nil {
 			return store.Claim{}, false, err
 		}
-		if held+to.Reserve > to.TenantCap {
-			run, created, err := w.createRun(n)
-			return store.Claim{Run: run}, created, err
-		}
+		leased = held+to.Reserve <= to.TenantCap
+	}
+	if !leased {
+		run, created, err := w.createRun(n)
+		return store.Claim{Run: run}, created, err
 	}
 	input, err := jsonOrNull(n.Input)
 	if err != nil {

@@ -16,6 +16,7 @@ var leasedTests = []test{
 	{"LeasedRunExpires", testLeasedRunExpires},
 	{"LeasedRunNearTheCap", testLeasedRunNearTheCap},
 	{"LeasedRunResolvesTheWorkflow", testLeasedRunResolvesTheWorkflow},
+	{"RunWithoutOwnerIsQueued", testRunWithoutOwnerIsQueued},
 }
 
 // leased starts a run of wfName v1 leased to "here" (no cap unless to says so).
@@ -139,4 +140,19 @@ func testLeasedRunResolvesTheWorkflow(t *testing.T, f *fixture) {
 	runs, _, err := f.s.ListRuns(f.ctx, f.tenant, store.RunFilter{})
 	ok(t, err)
 	equal(t, "runs", len(runs), 3)
+}
+
+// With no owner (the starting host has no free slot) the run is created pending, resolved in
+// the same statement, and the hosts are woken to claim it.
+func testRunWithoutOwnerIsQueued(t *testing.T, f *fixture) {
+	notices := f.listener()
+	c, created, err := f.s.CreateLeasedRun(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: wfName,
+		Input: json.RawMessage(`{}`), DefaultRetentionDays: 30}, store.LeaseTo{})
+	ok(t, err)
+	check(t, created, "the run was not created")
+	equal(t, "lease of a queued run", c.Lease, store.Lease{})
+	equal(t, "status of a queued run", c.Run.Status, store.StatusPending)
+	equal(t, "digest", c.Run.Digest, f.digest)
+	f.expect(notices, store.NoticeWake, "", "a run created without an owner")
+	f.claim(c.Run.ID, longLease)
 }

@@ -1,6 +1,6 @@
 -- Inserts a run leased to the host that starts it, as claim_runs.sql would lease it (epoch 1,
 -- one activation, claimable again when the lease runs out), and wakes nobody: that host runs
--- it at once. The workflow is resolved here, as resolve_workflow.sql does, so a start is one
+-- it at once; with no owner ($9 '') it is inserted pending, as below. The workflow is resolved here, as resolve_workflow.sql does, so a start is one
 -- statement; the run's retention is the requested one, else the workflow's, else the default,
 -- never more than the ceiling (0: none). When the tenant has a cap ($10 > 0) and its held
 -- runs plus the most this host may lease at once ($11) would pass it, the run is inserted
@@ -17,9 +17,9 @@ WITH wf AS (
     ORDER BY bound_seq DESC
     LIMIT 1
 ), room AS (
-    SELECT $10::integer = 0 OR count(*) + $11::integer <= $10::integer AS leased
+    SELECT $9 <> '' AND ($10::integer = 0 OR count(*) + $11::integer <= $10::integer) AS leased
     FROM runs h
-    WHERE $10::integer > 0 AND h.tenant_id = $1 AND h.lease_owner IS NOT NULL AND h.lease_expires_at > now()
+    WHERE $9 <> '' AND $10::integer > 0 AND h.tenant_id = $1 AND h.lease_owner IS NOT NULL AND h.lease_expires_at > now()
 ), ins AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days,
                       available_at, lease_owner, lease_epoch, lease_expires_at, started_at, activations)
