@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
@@ -294,14 +292,10 @@ func checkEvent(event string, payload json.RawMessage, limits store.Limits) (jso
 	return payload, nil
 }
 
+// validName applies ABI.md §4.2 (abi.CheckName) to a name a client sent.
 func validName(what, name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("%w: %s name is empty", ErrInvalid, what)
-	case len(name) > abi.MaxNameLen:
-		return fmt.Errorf("%w: %s name longer than %d bytes", ErrInvalid, what, abi.MaxNameLen)
-	case !utf8.ValidString(name) || strings.ContainsAny(name, "\x00/"):
-		return fmt.Errorf("%w: %s name %q has invalid characters", ErrInvalid, what, name)
+	if err := abi.CheckName(what, name); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
 }

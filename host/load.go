@@ -307,17 +307,5 @@ func validateDescription(d abi.Description) error {
 	return nil
 }
 
-// checkName applies ABI.md §4.2: 1 to 200 bytes of UTF-8 without the suffix separator.
-func checkName(what, name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("%s name is empty", what)
-	case len(name) > abi.MaxNameLen:
-		return fmt.Errorf("%s name is %d bytes, the limit is %d", what, len(name), abi.MaxNameLen)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("%s name is not valid UTF-8", what)
-	case strings.Contains(name, abi.SuffixSep):
-		return fmt.Errorf("%s name %q contains %q, which marks repeated steps", what, name, abi.SuffixSep)
-	}
-	return nil
-}
+// checkName applies ABI.md §4.2 (abi.CheckName).
+func checkName(what, name string) error { return abi.CheckName(what, name) }
