@@ -49,8 +49,10 @@ type Limits struct {
 	MaxEventBytes       int   `json:"maxEventBytes,omitempty"`
 	MaxStepsPerRun      int   `json:"maxStepsPerRun,omitempty"`
 	MaxBufferedEvents   int   `json:"maxBufferedEvents,omitempty"` // events kept for a run before a wait takes them
-	// AllowedHosts are the hosts step callbacks may send HTTP requests to ("api.example.com",
-	// or "*.example.com" for its subdomains); none means no outbound HTTP.
+	// AllowedHosts are the hosts step callbacks may send HTTP requests to: "api.example.com",
+	// "*.example.com" for its subdomains, an IP literal, each with an optional scheme and port
+	// ("https://api.example.com:8443"; without a port, https on 443 and http on 80). None
+	// means no outbound HTTP. host.CheckAllowedHosts is the grammar (ABI.md §4.11).
 	AllowedHosts []string `json:"allowedHosts,omitempty"`
 }
 
@@ -90,15 +92,20 @@ type Secret struct {
 	UpdatedAt time.Time
 }
 
-// OutboundRecord is one outbound HTTP request a step made (or tried to make): the audit trail.
-// It never holds bodies, header values or query strings.
+// OutboundRecord is one hop of an outbound HTTP request a run made (or tried to make), inside
+// a step or not: the audit trail. A request's hops (as made, then each redirect followed)
+// share its RequestID. It never holds bodies, header values or query strings.
 type OutboundRecord struct {
 	ID         int64
 	TenantID   string
 	RunID      string
-	Step       string
+	Step       string // "" for a request made outside a step callback
+	RequestID  string
+	Hop        int // 0 for the request as the guest made it, n for its nth redirect
 	Method     string
+	Scheme     string
 	Host       string
+	Port       int
 	Path       string
 	Status     int    // 0 when no response came
 	Error      string // the refusal or failure code, "" on a response

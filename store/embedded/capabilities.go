@@ -75,7 +75,7 @@ func (s *Store) DeleteSecret(ctx context.Context, tenantID, name string) error {
 func (s *Store) RecordOutbound(ctx context.Context, r store.OutboundRecord) error {
 	return s.write(ctx, "record outbound request", func(w *wtx) error {
 		_, err := w.exec("record_outbound", r.TenantID, r.RunID, r.Step, r.Method, r.Host, r.Path, r.Status, r.Error,
-			r.BytesOut, r.BytesIn, r.DurationMs, micros(r.At))
+			r.BytesOut, r.BytesIn, r.DurationMs, micros(r.At), r.RequestID, r.Hop, r.Scheme, r.Port)
 		return err
 	})
 }
@@ -95,7 +95,7 @@ func (s *Store) ListOutbound(ctx context.Context, tenantID, runID string) ([]sto
 			at int64
 		)
 		err := r.Scan(&o.ID, &o.TenantID, &o.RunID, &o.Step, &o.Method, &o.Host, &o.Path, &o.Status, &o.Error,
-			&o.BytesOut, &o.BytesIn, &o.DurationMs, &at)
+			&o.BytesOut, &o.BytesIn, &o.DurationMs, &at, &o.RequestID, &o.Hop, &o.Scheme, &o.Port)
 		o.At = fromMicros(at)
 		return o, err
 	})

@@ -69,7 +69,7 @@ func (s *Store) RecordOutbound(ctx context.Context, r store.OutboundRecord) erro
 		return fmt.Errorf("record outbound request of run %q: %w", r.RunID, store.ErrNotFound)
 	}
 	_, err := s.pool.Exec(ctx, s.q("record_outbound"), r.TenantID, r.RunID, r.Step, r.Method, r.Host, r.Path, r.Status, r.Error,
-		r.BytesOut, r.BytesIn, r.DurationMs, r.At)
+		r.BytesOut, r.BytesIn, r.DurationMs, r.At, r.RequestID, r.Hop, r.Scheme, r.Port)
 	if err != nil {
 		return fmt.Errorf("record outbound request: %w", err)
 	}
@@ -88,7 +88,7 @@ func (s *Store) ListOutbound(ctx context.Context, tenantID, runID string) ([]sto
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.OutboundRecord, error) {
 		var o store.OutboundRecord
 		err := r.Scan(&o.ID, &o.TenantID, &o.RunID, &o.Step, &o.Method, &o.Host, &o.Path, &o.Status, &o.Error,
-			&o.BytesOut, &o.BytesIn, &o.DurationMs, &o.At)
+			&o.BytesOut, &o.BytesIn, &o.DurationMs, &o.At, &o.RequestID, &o.Hop, &o.Scheme, &o.Port)
 		return o, err
 	})
 	if err != nil {

@@ -57,11 +57,16 @@ func testSecrets(t *testing.T, f *fixture) {
 func testOutboundAuditTrail(t *testing.T, f *fixture) {
 	r := f.run()
 	at := now()
+	// A request redirected once (two hops sharing a request id), and one refused outside any
+	// step.
 	recs := []store.OutboundRecord{
-		{TenantID: f.tenant, RunID: r.ID, Step: "charge", Method: "POST", Host: "api.stripe.com", Path: "/v1/charges",
-			Status: 200, BytesOut: 120, BytesIn: 900, DurationMs: 81.5, At: at},
-		{TenantID: f.tenant, RunID: r.ID, Step: "charge#1", Method: "GET", Host: "evil.example.net", Path: "/",
-			Error: "http_denied", At: at.Add(time.Millisecond)},
+		{TenantID: f.tenant, RunID: r.ID, Step: "charge", RequestID: "a1b2c3d4e5f60718", Hop: 0, Method: "POST", Scheme: "https",
+			Host: "api.stripe.com", Port: 443, Path: "/v1/charges", Status: 307, BytesOut: 120, DurationMs: 81.5, At: at},
+		{TenantID: f.tenant, RunID: r.ID, Step: "charge", RequestID: "a1b2c3d4e5f60718", Hop: 1, Method: "POST", Scheme: "https",
+			Host: "api2.stripe.com", Port: 8443, Path: "/v1/charges", Status: 200, BytesOut: 120, BytesIn: 900, DurationMs: 12,
+			At: at.Add(time.Millisecond)},
+		{TenantID: f.tenant, RunID: r.ID, RequestID: "0000000000000001", Method: "GET", Scheme: "http", Host: "evil.example.net",
+			Port: 80, Path: "/", Error: "outside_step", At: at.Add(2 * time.Millisecond)},
 	}
 	for _, rec := range recs {
 		ok(t, f.s.RecordOutbound(f.ctx, rec))
@@ -72,11 +77,11 @@ func testOutboundAuditTrail(t *testing.T, f *fixture) {
 
 	got, err := f.s.ListOutbound(f.ctx, f.tenant, r.ID)
 	ok(t, err)
-	equal(t, "records", len(got), 2)
+	equal(t, "records", len(got), len(recs))
 	for i, g := range got {
 		w := recs[i]
-		check(t, g.ID != 0 && g.Step == w.Step && g.Method == w.Method && g.Host == w.Host && g.Path == w.Path &&
-			g.Status == w.Status && g.Error == w.Error && g.BytesOut == w.BytesOut && g.BytesIn == w.BytesIn &&
+		check(t, g.ID != 0 && g.Step == w.Step && g.RequestID == w.RequestID && g.Hop == w.Hop && g.Method == w.Method &&
+			g.Scheme == w.Scheme && g.Host == w.Host && g.Port == w.Port && g.Path == w.Path && g.Status == w.Status && g.Error == w.Error && g.BytesOut == w.BytesOut && g.BytesIn == w.BytesIn &&
 			g.DurationMs == w.DurationMs && g.At.Equal(w.At), "record %d: got %+v, want %+v", i, g, w)
 	}
 	_, err = f.s.ListOutbound(f.ctx, "other-"+f.tenant, r.ID)
