@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
 )
@@ -36,12 +36,13 @@ func (p *pass) Secret(ctx context.Context, name string) ([]byte, bool, error) {
 // The trail is for people, not for replay: a failed write is logged, and the step goes on.
 func (p *pass) RecordOutbound(ctx context.Context, rec host.OutboundRecord) {
 	err := p.e.cfg.Store.RecordOutbound(context.WithoutCancel(ctx), store.OutboundRecord{
-		TenantID: p.run.TenantID, RunID: p.run.ID, Step: rec.Step, Method: rec.Method, Host: rec.Host, Path: rec.Path,
+		TenantID: p.run.TenantID, RunID: p.run.ID, Step: rec.Step, RequestID: rec.RequestID, Hop: rec.Hop,
+		Method: rec.Method, Scheme: rec.Scheme, Host: rec.Host, Port: rec.Port, Path: rec.Path,
 		Status: rec.Status, Error: rec.Error, BytesOut: rec.BytesOut, BytesIn: rec.BytesIn,
 		DurationMs: float64(rec.Duration.Microseconds()) / 1000, At: rec.At,
 	})
 	if err != nil {
-		p.e.cfg.Logger.Warn("record an outbound request", "run", p.run.ID, "host", rec.Host, "err", err)
+		p.e.cfg.Logger.Warn("record an outbound request", "run", p.run.ID, "rule", outboundLabel(rec), "err", err)
 	}
 	p.e.outbound.record(p.run.TenantID, rec)
 }
@@ -88,9 +89,10 @@ func validSecretName(name string) error {
 	return nil
 }
 
-// outboundStats counts outbound requests by tenant, host and outcome for the metrics. Hosts
-// are bounded by each tenant's allowlist, except refused ones, which are all counted under
-// "refused" so a guest cannot invent label values.
+// outboundStats counts outbound requests (each hop of each) by tenant, destination and
+// outcome for the metrics. Every label value is bounded and none is the guest's: the
+// destination is the allowlist entry that let the request through (outboundLabel), and the
+// outcome a host code.
 type outboundStats struct {
 	count func(tenant, host, outcome string)
 }
@@ -99,25 +101,35 @@ func (o outboundStats) record(tenant string, rec host.OutboundRecord) {
 	if o.count == nil {
 		return
 	}
-	outcome, h := "response", rec.Host
+	outcome := "response"
 	switch rec.Error {
 	case "":
-	case "http_denied", "outside_step":
-		outcome, h = "refused", "refused"
+	case abi.CodeHTTPDenied, abi.CodeOutsideStep:
+		outcome = "refused"
 	default:
 		outcome = rec.Error
 	}
-	o.count(tenant, h, outcome)
+	o.count(tenant, outboundLabel(rec), outcome)
 }
 
-// defaultHTTPTimeout bounds an outbound request unless the operator says otherwise.
-const defaultHTTPTimeout = 30 * time.Second
+// outboundLabel names a request's destination for metrics and logs: the allowlist entry that
+// matched it, "invalid" for a malformed request, "refused" for any other the allowlist did not
+// let through.
+func outboundLabel(rec host.OutboundRecord) string {
+	switch {
+	case rec.Rule != "":
+		return rec.Rule
+	case rec.Malformed:
+		return "invalid"
+	}
+	return "refused"
+}
 
 // newOutboundCounter registers wfhost_outbound_requests_total on reg (when not nil).
 func newOutboundCounter(reg prometheus.Registerer) outboundStats {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wfhost_outbound_requests_total",
-		Help: "Outbound HTTP requests of step callbacks, by tenant, host and outcome (response, refused, http_timeout, ...).",
+		Help: "Outbound HTTP requests of step callbacks, each redirect hop counted, by tenant, host (the allowlist entry that matched, or refused or invalid) and outcome (response, refused, http_timeout, ...).",
 	}, []string{"tenant", "host", "outcome"})
 	if reg != nil {
 		reg.MustRegister(c)

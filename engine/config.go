@@ -58,11 +58,14 @@ type Config struct {
 	// ones, so a broadcast lives between the window and the window plus one SweepInterval.
 	BroadcastWindow time.Duration
 
-	// AllowPrivateHosts lets outbound HTTP reach loopback and private addresses (the
-	// operator's own services; tests). Off by default: a tenant reaches only public addresses.
+	// AllowPrivateHosts lets outbound HTTP reach loopback, private, link-local and other
+	// non-public addresses, for local development and tests. Off by default: a tenant reaches
+	// only public addresses. On, every tenant whose allowlist names a host (or an address)
+	// reaches whatever that host resolves to on the daemon's own network, cloud metadata
+	// endpoints included.
 	AllowPrivateHosts bool
-	// MaxHTTPRequestBytes and MaxHTTPResponseBytes bound outbound bodies; defaults 1 MiB and
-	// 4 MiB. HTTPTimeout bounds one request; default 30s.
+	// MaxHTTPRequestBytes and MaxHTTPResponseBytes bound outbound bodies, and HTTPTimeout one
+	// request; zero takes host.DefaultOutbound's (1 MiB, 4 MiB, 30s).
 	MaxHTTPRequestBytes  int
 	MaxHTTPResponseBytes int
 	HTTPTimeout          time.Duration
@@ -92,9 +95,9 @@ func (c *Config) setDefaults() {
 	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, 365)
 	c.SweepInterval = cmp.Or(c.SweepInterval, 5*time.Minute)
 	c.BroadcastWindow = cmp.Or(c.BroadcastWindow, 24*time.Hour)
-	c.MaxHTTPRequestBytes = cmp.Or(c.MaxHTTPRequestBytes, 1<<20)
-	c.MaxHTTPResponseBytes = cmp.Or(c.MaxHTTPResponseBytes, 4<<20)
-	c.HTTPTimeout = cmp.Or(c.HTTPTimeout, defaultHTTPTimeout)
+	c.MaxHTTPRequestBytes = cmp.Or(c.MaxHTTPRequestBytes, host.DefaultOutbound.MaxRequestBytes)
+	c.MaxHTTPResponseBytes = cmp.Or(c.MaxHTTPResponseBytes, host.DefaultOutbound.MaxResponseBytes)
+	c.HTTPTimeout = cmp.Or(c.HTTPTimeout, host.DefaultOutbound.Timeout)
 }
 
 // hostLimits are the activation limits of a tenant's effective limits.
@@ -121,6 +124,8 @@ func (c *Config) validate() error {
 		return errors.New("engine config: retention days must be at least 1")
 	case c.BroadcastWindow < time.Second:
 		return errors.New("engine config: BroadcastWindow must be at least 1s")
+	case c.MaxHTTPRequestBytes < 0 || c.MaxHTTPResponseBytes < 0 || c.HTTPTimeout < 0:
+		return errors.New("engine config: the outbound HTTP bounds must not be negative")
 	}
 	return nil
 }

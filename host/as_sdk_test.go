@@ -167,7 +167,7 @@ func TestASOutboundHTTP(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	m := load(t, "capabilities_as.wasm")
-	open := &host.Outbound{AllowHosts: []string{"127.0.0.1"}, AllowPrivate: true, Timeout: 5 * time.Second}
+	open := &host.Outbound{AllowHosts: []string{strings.TrimPrefix(srv.URL, "http://")}, AllowPrivate: true, Timeout: 5 * time.Second}
 	cases := []fetchCase{
 		{"allowed", open, map[string]any{"url": srv.URL + "/hello", "method": "POST", "body": "héllo wörld"}, "", `hello POST auth= body=héllo wörld`},
 		{"no policy", nil, map[string]any{"url": srv.URL + "/hello"}, abi.CodeHTTPDenied, "not enabled"},

@@ -148,13 +148,9 @@ type extismHTTPRequest struct {
 func (c *extismCall) httpRequest(last *extismLastResponse, reqOffset, bodyOffset uint64) uint64 {
 	*last = extismLastResponse{}
 	st := c.st
-	if !st.inStep {
-		c.refuse(abi.CodeOutsideStep, "%s is allowed only inside a step callback: a request outside one would run again on every replay", c.fn)
-	}
-	if st.outbound == nil {
-		c.refuse(abi.CodeHTTPDenied, "%s: outbound HTTP is not enabled for this tenant", c.fn)
-	}
-	pol := st.outbound.withDefaults()
+	// The request is read even when it will be refused (outside a step, no policy), so that
+	// the audit trail can say what was asked for.
+	bounds := st.outbound.withDefaults()
 	raw := st.read(c.mem, c.fn, c.block(reqOffset), maxExtismHTTPRequestBytes, "request")
 	var er extismHTTPRequest
 	if err := json.Unmarshal(raw, &er); err != nil {
@@ -168,10 +164,10 @@ func (c *extismCall) httpRequest(last *extismLastResponse, reqOffset, bodyOffset
 		}
 	}
 	body := c.block(bodyOffset)
-	if int64(body.n) <= int64(pol.MaxRequestBytes) {
-		req.Body = st.read(c.mem, c.fn, body, pol.MaxRequestBytes, "body")
+	if st.inStep && st.outbound != nil && int64(body.n) <= int64(bounds.MaxRequestBytes) {
+		req.Body = st.read(c.mem, c.fn, body, bounds.MaxRequestBytes, "body")
 	}
-	resp, refused := st.sendHTTP(c.ctx, pol, req, int(min(body.n, math.MaxInt32)))
+	resp, refused := st.sendHTTP(c.ctx, req, int(min(body.n, math.MaxInt32)))
 	if refused != nil {
 		c.refuse(refused.Code, "%s: %s", c.fn, refused.Message)
 	}

@@ -145,7 +145,7 @@ func TestExtismHTTPFollowsTheTenantPolicy(t *testing.T) {
 		return res, h, err
 	}
 	in, _ := json.Marshal(map[string]any{"url": srv.URL + "/x?key=1", "secret": "token"})
-	allowed := &host.Outbound{AllowHosts: []string{u.Hostname()}, AllowPrivate: true}
+	allowed := &host.Outbound{AllowHosts: []string{u.Host}, AllowPrivate: true}
 
 	res, h, err := fetch(string(in), allowed)
 	if err != nil || res.Error != nil || string(res.Output) != `{"status":200,"body":"hello Bearer [redacted]"}` {
@@ -158,7 +158,7 @@ func TestExtismHTTPFollowsTheTenantPolicy(t *testing.T) {
 	for name, pol := range map[string]*host.Outbound{
 		"no policy":       nil,
 		"not on the list": {AllowHosts: []string{"example.com"}, AllowPrivate: true},
-		"private address": {AllowHosts: []string{u.Hostname()}},
+		"private address": {AllowHosts: []string{u.Host}},
 	} {
 		res, _, err := fetch(string(in), pol)
 		if err != nil || res.Error == nil || res.Error.Code != abi.CodeHTTPDenied {
@@ -206,7 +206,8 @@ func TestExtismOwnHTTP(t *testing.T) {
 	}
 	const query = "?key=s3cr3t-in-query"
 	m := load(t, "extism_go.wasm")
-	open := &host.Outbound{AllowHosts: []string{loopback}, AllowPrivate: true, MaxResponseBytes: 5000, Timeout: 300 * time.Millisecond}
+	entry := strings.TrimPrefix(srv.URL, "http://") // 127.0.0.1:port: an entry without a port allows only 80 and 443
+	open := &host.Outbound{AllowHosts: []string{entry}, AllowPrivate: true, MaxResponseBytes: 5000, Timeout: 300 * time.Millisecond}
 	fetch := func(input map[string]any, pol *host.Outbound, limits host.Limits) (host.Result, *capHandler, error) {
 		h := &capHandler{memHandler: newMemHandler()}
 		in, _ := json.Marshal(input)
@@ -232,9 +233,21 @@ func TestExtismOwnHTTP(t *testing.T) {
 		if got.Status != 200 || got.Body != wantBody || got.Headers["x-reply"] != "yes" || got.Headers["x-multi"] != "a,b" {
 			t.Fatalf("%s: the guest got %+v", path, got)
 		}
-		if len(h.audit) != 1 || h.audit[0].Status != 200 || h.audit[0].Method != "POST" || h.audit[0].Host != loopback ||
-			h.audit[0].Path != path || h.audit[0].Step != "fetch" || h.audit[0].BytesOut != 4 || h.audit[0].BytesIn == 0 || h.audit[0].Error != "" {
+		// One record per hop: /redirect-in is a 302 to /hello, which the host follows.
+		hops := 1
+		if path == "/redirect-in" {
+			hops = 2
+		}
+		if len(h.audit) != hops || h.audit[0].Method != "POST" || h.audit[0].Host != loopback || h.audit[0].Path != path ||
+			h.audit[0].Step != "fetch" || h.audit[0].BytesOut != 4 || h.audit[0].Error != "" || h.audit[0].Rule != entry {
 			t.Fatalf("%s: audit trail %+v", path, h.audit)
+		}
+		last := h.audit[hops-1]
+		if last.Status != 200 || last.Path != "/hello" || last.BytesIn == 0 || last.Hop != hops-1 || last.RequestID != h.audit[0].RequestID {
+			t.Fatalf("%s: the last hop's record %+v", path, last)
+		}
+		if path == "/redirect-in" && (h.audit[0].Status != http.StatusFound || h.audit[1].Method != "GET" || h.audit[1].BytesOut != 0) {
+			t.Fatalf("%s: the redirect's records %+v", path, h.audit)
 		}
 	}
 
@@ -244,22 +257,22 @@ func TestExtismOwnHTTP(t *testing.T) {
 		input    map[string]any
 		wantCode string
 		contains string
-		audited  bool
+		records  int // in the audit trail: every attempt is, one record per hop
 		limits   host.Limits
 	}{
-		{"no policy", nil, map[string]any{"url": srv.URL + "/hello" + query}, abi.CodeHTTPDenied, "not enabled", false, host.Limits{}},
+		{"no policy", nil, map[string]any{"url": srv.URL + "/hello" + query}, abi.CodeHTTPDenied, "not enabled", 1, host.Limits{}},
 		{"host not allowed", &host.Outbound{AllowHosts: []string{"api.example.com"}, AllowPrivate: true}, map[string]any{"url": srv.URL + "/hello" + query},
-			abi.CodeHTTPDenied, "allowlist", true, host.Limits{}},
-		{"private address", &host.Outbound{AllowHosts: []string{loopback}}, map[string]any{"url": srv.URL + "/hello" + query}, abi.CodeHTTPDenied, "not public", true, host.Limits{}},
-		{"redirect to a denied host", open, map[string]any{"url": srv.URL + "/redirect-out" + query}, abi.CodeHTTPDenied, "evil.example.net", true, host.Limits{}},
-		{"oversized request", &host.Outbound{AllowHosts: []string{loopback}, AllowPrivate: true, MaxRequestBytes: 2},
-			map[string]any{"url": srv.URL + "/hello" + query, "method": "POST", "body": "ping"}, abi.CodeHTTPTooLarge, "4 bytes", true, host.Limits{}},
-		{"oversized response", open, map[string]any{"url": srv.URL + "/big" + query}, abi.CodeHTTPTooLarge, "5000", true, host.Limits{}},
-		{"slow server", open, map[string]any{"url": srv.URL + "/slow" + query}, abi.CodeHTTPTimeout, "time limit", true, host.Limits{}},
+			abi.CodeHTTPDenied, "allowlist", 1, host.Limits{}},
+		{"private address", &host.Outbound{AllowHosts: []string{entry}}, map[string]any{"url": srv.URL + "/hello" + query}, abi.CodeHTTPDenied, "not public", 1, host.Limits{}},
+		{"redirect to a denied host", open, map[string]any{"url": srv.URL + "/redirect-out" + query}, abi.CodeHTTPDenied, "evil.example.net", 2, host.Limits{}},
+		{"oversized request", &host.Outbound{AllowHosts: []string{entry}, AllowPrivate: true, MaxRequestBytes: 2},
+			map[string]any{"url": srv.URL + "/hello" + query, "method": "POST", "body": "ping"}, abi.CodeHTTPTooLarge, "4 bytes", 1, host.Limits{}},
+		{"oversized response", open, map[string]any{"url": srv.URL + "/big" + query}, abi.CodeHTTPTooLarge, "5000", 1, host.Limits{}},
+		{"slow server", open, map[string]any{"url": srv.URL + "/slow" + query}, abi.CodeHTTPTimeout, "time limit", 1, host.Limits{}},
 		// The policy's own timeout is 30 s: the activation's wall time ends the request first.
-		{"slow server past the activation's deadline", &host.Outbound{AllowHosts: []string{loopback}, AllowPrivate: true},
-			map[string]any{"url": srv.URL + "/slow" + query}, abi.CodeHTTPTimeout, "time limit", true, host.Limits{WallTime: 2 * time.Second}},
-		{"outside a step", open, map[string]any{"url": srv.URL + "/hello" + query, "outside": true}, abi.CodeOutsideStep, "inside a step", false, host.Limits{}},
+		{"slow server past the activation's deadline", &host.Outbound{AllowHosts: []string{entry}, AllowPrivate: true},
+			map[string]any{"url": srv.URL + "/slow" + query}, abi.CodeHTTPTimeout, "time limit", 1, host.Limits{WallTime: 2 * time.Second}},
+		{"outside a step", open, map[string]any{"url": srv.URL + "/hello" + query, "outside": true}, abi.CodeOutsideStep, "inside a step", 1, host.Limits{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -272,8 +285,12 @@ func TestExtismOwnHTTP(t *testing.T) {
 			if strings.Contains(ge.Info.Message, "s3cr3t") {
 				t.Fatalf("the error repeats the query string: %s", ge.Info.Message)
 			}
-			if c.audited != (len(h.audit) == 1) || c.audited && (h.audit[0].Error != c.wantCode || h.audit[0].Step != "fetch") {
-				t.Fatalf("audit trail %+v, want one record with %s: %v", h.audit, c.wantCode, c.audited)
+			wantStep := "fetch"
+			if c.input["outside"] == true {
+				wantStep = ""
+			}
+			if len(h.audit) != c.records || h.audit[len(h.audit)-1].Error != c.wantCode || h.audit[0].Step != wantStep {
+				t.Fatalf("audit trail %+v, want %d records, the last with %s", h.audit, c.records, c.wantCode)
 			}
 			for _, rec := range h.audit {
 				if strings.Contains(fmt.Sprint(rec), "s3cr3t") {

@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -22,37 +25,63 @@ import (
 
 // Outbound is an activation's policy for outbound HTTP. A nil policy refuses every request.
 type Outbound struct {
-	// AllowHosts are the host names requests may go to: "api.stripe.com" exactly, or
-	// "*.stripe.com" for any subdomain of stripe.com (not stripe.com itself). Deny by default.
+	// AllowHosts is the allowlist (ABI.md §4.11): "api.example.com" exactly, "*.example.com"
+	// for any subdomain of example.com (not example.com itself), or an IP literal
+	// ("192.0.2.7", "[2001:db8::7]"), each optionally with a scheme ("https://api.example.com")
+	// and a port ("api.example.com:8443"). An entry without a port allows https on 443 and
+	// http on 80; one without a scheme allows both. A wildcard never matches an IP literal.
+	// Deny by default; a malformed entry (CheckAllowedHosts) matches nothing.
 	AllowHosts []string
 	// AllowPrivate lets requests reach loopback, private, link-local and other non-public
 	// addresses. Off, a name that resolves to one is refused, whatever the allowlist says, so
 	// a tenant cannot reach the operator's own network.
 	AllowPrivate bool
-	// MaxRequestBytes bounds a request body; default 1 MiB.
+	// MaxRequestBytes bounds a request body; zero takes DefaultOutbound's.
 	MaxRequestBytes int
-	// MaxResponseBytes bounds a response body; default 4 MiB.
+	// MaxResponseBytes bounds a response body; zero takes DefaultOutbound's.
 	MaxResponseBytes int
-	// Timeout bounds one request; default 30 s. A request never outlives the activation.
+	// Timeout bounds one request, its redirects included; zero takes DefaultOutbound's. A
+	// request never outlives the activation.
 	Timeout time.Duration
-	// MaxRedirects bounds the redirects followed, each checked against the allowlist;
-	// default 5.
+	// MaxRedirects bounds the redirects followed, each checked against the policy; zero takes
+	// DefaultOutbound's.
 	MaxRedirects int
 }
 
-// OutboundRecord is one outbound request as the audit trail keeps it: no bodies, no header
-// values, no query string (any of them may carry a secret).
+// DefaultOutbound holds the default of every zero field of Outbound: the one place they are
+// written (the engine's configuration and the daemon's flags take theirs from here).
+var DefaultOutbound = Outbound{
+	MaxRequestBytes:  1 << 20,
+	MaxResponseBytes: 4 << 20,
+	Timeout:          30 * time.Second,
+	MaxRedirects:     5,
+}
+
+// OutboundRecord is one HTTP request as the audit trail keeps it, one record per hop: the
+// request the guest asked for (Hop 0) and each redirect the host followed, refused ones
+// included. No bodies, no header values, no query string (any of them may carry a secret).
 type OutboundRecord struct {
-	Step     string
-	Method   string
-	Host     string
-	Path     string
-	Status   int    // 0 when no response came
-	Error    string // an abi.Code* when the request was refused or failed
-	BytesOut int
-	BytesIn  int
-	Duration time.Duration
-	At       time.Time
+	Step string // "" outside a step callback
+	// RequestID links the hops of one request to each other.
+	RequestID string
+	Hop       int
+	Method    string
+	Scheme    string // "http" or "https"; "" when the URL had neither
+	Host      string // canonical (lowercase); as given, made safe to keep, when Malformed
+	Port      int    // 0 when the URL could not be read
+	Path      string
+	Status    int    // 0 when no response came
+	Error     string // an abi.Code* when the request was refused or failed
+	BytesOut  int
+	BytesIn   int
+	Duration  time.Duration
+	At        time.Time
+	// Rule is the allowlist entry that let this hop through ("" when none did): a bounded
+	// name for the destination, which the metrics use instead of the guest's Host.
+	Rule string
+	// Malformed is set when the guest's method or URL was malformed: Method, Host and Path
+	// then hold what it gave made safe to keep (auditText), never the bytes as given.
+	Malformed bool
 }
 
 // OutboundAuditor, implemented by a Handler, receives every outbound request of the pass.
@@ -66,37 +95,24 @@ type SecretSource interface {
 	Secret(ctx context.Context, name string) (value []byte, ok bool, err error)
 }
 
-// Allowed reports whether host (no port) matches one of the patterns.
-func (o *Outbound) Allowed(host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	for _, p := range o.AllowHosts {
-		p = strings.ToLower(strings.TrimSpace(p))
-		if suffix, ok := strings.CutPrefix(p, "*."); ok {
-			if strings.HasSuffix(host, "."+suffix) {
-				return true
-			}
-			continue
-		}
-		if host == p {
-			return true
-		}
-	}
-	return false
-}
-
+// withDefaults is the policy with DefaultOutbound's value in every zero field; a nil policy
+// gives the defaults (its requests are refused, but their size is still bounded).
 func (o *Outbound) withDefaults() Outbound {
-	c := *o
+	var c Outbound
+	if o != nil {
+		c = *o
+	}
 	if c.MaxRequestBytes <= 0 {
-		c.MaxRequestBytes = 1 << 20
+		c.MaxRequestBytes = DefaultOutbound.MaxRequestBytes
 	}
 	if c.MaxResponseBytes <= 0 {
-		c.MaxResponseBytes = 4 << 20
+		c.MaxResponseBytes = DefaultOutbound.MaxResponseBytes
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = 30 * time.Second
+		c.Timeout = DefaultOutbound.Timeout
 	}
 	if c.MaxRedirects <= 0 {
-		c.MaxRedirects = 5
+		c.MaxRedirects = DefaultOutbound.MaxRedirects
 	}
 	return c
 }
@@ -105,8 +121,8 @@ func (o *Outbound) withDefaults() Outbound {
 var errPrivateAddress = errors.New("private address")
 
 // publicOnly refuses connections to addresses that are not public unicast. It runs after DNS
-// resolution, on the address actually dialled, so a public name that resolves to 127.0.0.1
-// (DNS rebinding) is caught too.
+// resolution, on the address actually dialled and before the connection is attempted, so a
+// public name that resolves to 127.0.0.1 (DNS rebinding) is caught too, and no packet leaves.
 func publicOnly(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
@@ -124,7 +140,9 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
 
 // transports are shared by every activation: one that dials only public addresses, one that
-// dials any. Proxies from the environment are ignored: they would bypass the address check.
+// dials any. Each has its own pool of idle connections, so a connection made under one policy
+// is never reused under the other. Proxies from the environment are ignored: they would
+// bypass the address check.
 var transports = map[bool]*http.Transport{
 	false: newTransport(publicOnly),
 	true:  newTransport(nil),
@@ -151,25 +169,21 @@ func capabilityError(code, format string, args ...any) Reply {
 }
 
 func (st *state) httpRequest(ctx context.Context, mem api.Memory, reqArg span) Reply {
-	if !st.inStep {
-		return capabilityError(abi.CodeOutsideStep, "http_request is allowed only inside a step callback: a request outside one would run again on every replay")
-	}
-	if st.outbound == nil {
-		return capabilityError(abi.CodeHTTPDenied, "outbound HTTP is not enabled for this tenant")
-	}
-	pol := st.outbound.withDefaults()
+	// The request is read even when it will be refused (outside a step, no policy), so that
+	// the audit trail can say what was asked for.
+	bounds := st.outbound.withDefaults()
 	// Base64 makes a body 4/3 larger; headers and the URL get 64 KiB.
-	raw := st.read(mem, abi.FuncHTTPRequest, reqArg, pol.MaxRequestBytes/3*4+4+64<<10, "request")
+	raw := st.read(mem, abi.FuncHTTPRequest, reqArg, bounds.MaxRequestBytes/3*4+4+64<<10, "request")
 	var req abi.HTTPRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		st.violation("%s: request is not valid JSON: %v", abi.FuncHTTPRequest, err)
 	}
-	return st.doHTTP(ctx, pol, req)
+	return st.doHTTP(ctx, req)
 }
 
 // doHTTP makes the request under the policy and replies with the response or why not.
-func (st *state) doHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest) Reply {
-	resp, refused := st.sendHTTP(ctx, pol, req, len(req.Body))
+func (st *state) doHTTP(ctx context.Context, req abi.HTTPRequest) Reply {
+	resp, refused := st.sendHTTP(ctx, req, len(req.Body))
 	if refused != nil {
 		b, _ := json.Marshal(refused)
 		return Reply{Status: abi.StatusError, Data: b}
@@ -185,39 +199,52 @@ type outboundResponse struct {
 	body   []byte
 }
 
-// sendHTTP makes the request under the policy and returns the response, or an ErrorInfo whose
-// code says why there is none. Every attempt, refused or not, goes to the audit trail. bodyLen
-// is the size of the body the guest gave: one over the limit is refused without reading
-// req.Body, which the caller may then leave empty. Both transports of outbound HTTP (the
-// http_request verb and Extism's own, extism_http.go) come through here.
-func (st *state) sendHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest, bodyLen int) (outboundResponse, *abi.ErrorInfo) {
+// sendHTTP makes the request under the activation's policy and returns the response, or an
+// ErrorInfo whose code says why there is none. Every attempt, refused or not, inside a step or
+// not, goes to the audit trail, one record per hop. bodyLen is the size of the body the guest
+// gave: one over the limit is refused without reading req.Body, which the caller may then
+// leave empty. Both transports of outbound HTTP (the http_request verb and Extism's own,
+// extism_http.go) come through here.
+func (st *state) sendHTTP(ctx context.Context, req abi.HTTPRequest, bodyLen int) (outboundResponse, *abi.ErrorInfo) {
 	began := time.Now()
-	rec := OutboundRecord{Method: strings.ToUpper(req.Method), At: began.UTC()}
+	rec := OutboundRecord{RequestID: newRequestID(), Method: strings.ToUpper(req.Method), At: began.UTC()}
 	if st.handler != nil {
 		rec.Step = st.handler.CurrentStep()
 	}
 	if rec.Method == "" {
 		rec.Method = http.MethodGet
 	}
+	hopBegan := began
 	refuse := func(code, format string, args ...any) (outboundResponse, *abi.ErrorInfo) {
-		rec.Error, rec.Duration = code, time.Since(began)
+		rec.Error, rec.Duration = code, time.Since(hopBegan)
 		st.audit(ctx, rec)
 		return outboundResponse{}, &abi.ErrorInfo{Code: code, Message: fmt.Sprintf(format, args...)}
 	}
-	u, err := url.Parse(req.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return refuse(abi.CodeHTTPDenied, "the URL must be an absolute http or https URL")
+	methodOK := validMethod(rec.Method)
+	if !methodOK {
+		rec.Method, rec.Malformed = auditText(req.Method, maxAuditMethodBytes), true
 	}
-	rec.Host, rec.Path = u.Hostname(), u.EscapedPath()
-	if u.User != nil {
-		return refuse(abi.CodeHTTPDenied, "credentials in the URL are not allowed; send them in a header")
+	u, t, urlErr := readURL(req.URL)
+	describe(&rec, u, t, urlErr, req.URL)
+
+	// Refusals first that do not depend on the request, then its form, then the policy.
+	pol := st.outbound.withDefaults()
+	switch {
+	case !st.inStep:
+		return refuse(abi.CodeOutsideStep, "http_request is allowed only inside a step callback: a request outside one would run again on every replay")
+	case st.outbound == nil:
+		return refuse(abi.CodeHTTPDenied, "outbound HTTP is not enabled for this tenant")
+	case urlErr != nil:
+		return refuse(abi.CodeHTTPDenied, "%v", urlErr)
+	case !methodOK:
+		return refuse(abi.CodeHTTPDenied, "the method is not a valid HTTP method (1 to %d letters A-Z)", maxAuditMethodBytes)
 	}
-	if !validMethod(rec.Method) {
-		return refuse(abi.CodeHTTPDenied, "method %q is not a valid HTTP method", req.Method)
+	patterns := compileAllowlist(pol.AllowHosts)
+	rule, ok := match(patterns, t)
+	if !ok {
+		return refuse(abi.CodeHTTPDenied, "%s://%s is not in the tenant's outbound allowlist", t.scheme, t.hostport())
 	}
-	if !pol.Allowed(u.Hostname()) {
-		return refuse(abi.CodeHTTPDenied, "host %s is not in the tenant's outbound allowlist", u.Hostname())
-	}
+	rec.Rule = rule.entry
 	if bodyLen > pol.MaxRequestBytes {
 		return refuse(abi.CodeHTTPTooLarge, "the request body is %d bytes, the limit is %d", bodyLen, pol.MaxRequestBytes)
 	}
@@ -227,6 +254,8 @@ func (st *state) sendHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The URL sent is the canonical one the policy matched: a lowercase host.
+	u.Host = t.hostport()
 	hreq, err := http.NewRequestWithContext(rctx, rec.Method, u.String(), bytes.NewReader(req.Body))
 	if err != nil {
 		return refuse(abi.CodeHTTPDenied, "the request cannot be made: %v", err)
@@ -237,16 +266,30 @@ func (st *state) sendHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest
 		}
 	}
 	rec.BytesOut = len(req.Body)
-	redirects := 0
 	client := &http.Client{
 		Transport: transports[pol.AllowPrivate],
+		// Each redirect ends one hop (recorded with the status that redirected) and starts
+		// the next, which is checked as the first was.
 		CheckRedirect: func(next *http.Request, _ []*http.Request) error {
-			if redirects++; redirects > pol.MaxRedirects {
+			rec.Status, rec.Duration = next.Response.StatusCode, time.Since(hopBegan)
+			st.audit(ctx, rec)
+			hopBegan = time.Now()
+			rec = OutboundRecord{Step: rec.Step, RequestID: rec.RequestID, Hop: rec.Hop + 1, Method: next.Method,
+				BytesOut: int(max(next.ContentLength, 0)), At: hopBegan.UTC()}
+			nt, err := parseTarget(next.URL, next.Response.Header.Get("Location"))
+			describe(&rec, next.URL, nt, err, "")
+			switch {
+			case err != nil:
+				return fmt.Errorf("%w: a redirect to a URL the policy refuses: %v", errRedirectDenied, err)
+			case rec.Hop > pol.MaxRedirects:
 				return fmt.Errorf("%w: more than %d redirects", errRedirectDenied, pol.MaxRedirects)
 			}
-			if !pol.Allowed(next.URL.Hostname()) {
-				return fmt.Errorf("%w: a redirect to %s, which is not in the allowlist", errRedirectDenied, next.URL.Hostname())
+			rule, ok := match(patterns, nt)
+			if !ok {
+				return fmt.Errorf("%w: a redirect to %s://%s, which is not in the allowlist", errRedirectDenied, nt.scheme, nt.hostport())
 			}
+			rec.Rule = rule.entry
+			next.URL.Host = nt.hostport()
 			return nil
 		},
 	}
@@ -266,9 +309,45 @@ func (st *state) sendHTTP(ctx context.Context, pol Outbound, req abi.HTTPRequest
 	if len(body) > pol.MaxResponseBytes {
 		return refuse(abi.CodeHTTPTooLarge, "the response body is over the limit of %d bytes", pol.MaxResponseBytes)
 	}
-	rec.Duration = time.Since(began)
+	rec.Duration = time.Since(hopBegan)
 	st.audit(ctx, rec)
 	return outboundResponse{status: resp.StatusCode, header: resp.Header, body: body}, nil
+}
+
+// readURL parses the guest's URL and its destination.
+func readURL(raw string) (*url.URL, target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error repeats the whole URL, query string and all.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, target{}, fmt.Errorf("the URL cannot be read: %v", err)
+	}
+	t, err := parseTarget(u, raw)
+	return u, t, err
+}
+
+// describe fills in the record's destination: canonical when the URL is one the policy can
+// match, else what it could read of it, made safe to keep and marked Malformed.
+func describe(rec *OutboundRecord, u *url.URL, t target, urlErr error, raw string) {
+	if urlErr == nil {
+		rec.Scheme, rec.Host, rec.Port = t.scheme, t.host, t.port
+		rec.Path = auditText(u.EscapedPath(), maxAuditPathBytes)
+		return
+	}
+	rec.Malformed = true
+	if u == nil {
+		authority, _ := rawAuthority(raw)
+		rec.Host = auditText(strings.ToLower(authority), maxAuditHostBytes)
+		return
+	}
+	if u.Scheme == "http" || u.Scheme == "https" {
+		rec.Scheme = u.Scheme
+	}
+	rec.Host = auditText(strings.ToLower(u.Host), maxAuditHostBytes)
+	rec.Path = auditText(u.EscapedPath(), maxAuditPathBytes)
 }
 
 var errRedirectDenied = errors.New("redirect refused")
@@ -292,7 +371,7 @@ func classifyHTTPError(ctx context.Context, err error) (code, message string) {
 }
 
 func validMethod(m string) bool {
-	if m == "" || len(m) > 20 {
+	if m == "" || len(m) > maxAuditMethodBytes {
 		return false
 	}
 	for _, r := range m {
@@ -301,6 +380,47 @@ func validMethod(m string) bool {
 		}
 	}
 	return true
+}
+
+// newRequestID names one request in the audit trail, for its hops to share.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Bounds on what the audit trail keeps of a guest's method, host and path.
+const (
+	maxAuditMethodBytes = 20
+	maxAuditHostBytes   = 255
+	maxAuditPathBytes   = 1024
+)
+
+// auditText is s as the audit trail may keep it: valid UTF-8 (abi.StorableText) in which each
+// control character (CR and LF among them) is U+FFFD, at most max bytes, cut on a character
+// boundary and ending in "…" when cut.
+func auditText(s string, max int) string {
+	s = abi.StorableText(s)
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r >= 0x7f && r < 0xa0 {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
+	return truncateText(s, max)
+}
+
+// truncateText cuts s to at most max bytes on a character boundary, marking a cut with "…".
+func truncateText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = "…"
+	cut := max - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 func (st *state) audit(ctx context.Context, rec OutboundRecord) {

@@ -33,12 +33,12 @@ func TestRustCapabilities(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	m := load(t, "capabilities_rust.wasm")
-	open := &host.Outbound{AllowHosts: []string{"127.0.0.1"}, AllowPrivate: true, MaxResponseBytes: 5000, Timeout: 5 * time.Second}
+	open := &host.Outbound{AllowHosts: []string{strings.TrimPrefix(srv.URL, "http://")}, AllowPrivate: true, MaxResponseBytes: 5000, Timeout: 5 * time.Second}
 
 	cases := []fetchCase{
 		{"allowed", open, map[string]any{"url": srv.URL + "/hello", "method": "POST", "body": "ping"}, "", `{"body":"hello POST auth= len=4","status":202}`},
 		{"no policy", nil, map[string]any{"url": srv.URL + "/hello"}, abi.CodeHTTPDenied, "step fetch failed: http_denied: "},
-		{"private address", &host.Outbound{AllowHosts: []string{"127.0.0.1"}}, map[string]any{"url": srv.URL + "/hello"}, abi.CodeHTTPDenied, "not public"},
+		{"private address", &host.Outbound{AllowHosts: []string{strings.TrimPrefix(srv.URL, "http://")}}, map[string]any{"url": srv.URL + "/hello"}, abi.CodeHTTPDenied, "not public"},
 		{"oversized response", open, map[string]any{"url": srv.URL + "/big"}, abi.CodeHTTPTooLarge, "5000"},
 		{"secret as a bearer token", open, map[string]any{"url": srv.URL + "/hello", "secret": "stripe"}, "", "auth=Bearer [redacted]"},
 		{"missing secret", open, map[string]any{"url": srv.URL + "/hello", "secret": "nope"}, abi.CodeSecretNotFound, "nope"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	wf "github.com/wfhost/wfhost/guest-sdk/go"
@@ -16,6 +17,12 @@ type fetchInput struct {
 	Body    string `json:"body"`
 	Secret  string `json:"secret"`  // a secret's name: sent as a bearer token
 	Outside bool   `json:"outside"` // make the request outside any step (the host refuses)
+	// Raw hands method and URL to the host exactly as given, as a hostile guest would; a
+	// plain http.Client would first parse and re-encode them.
+	Raw bool `json:"raw"`
+	// ExitAfter ends the guest (a trap) right after the request, before the step's result
+	// reaches the journal.
+	ExitAfter bool `json:"exitAfter"`
 }
 
 type fetched struct {
@@ -26,8 +33,9 @@ type fetched struct {
 func main() {}
 
 func init() {
-	// http-fetch makes one request through a plain http.Client inside a step, and returns the
-	// status and body, or the host's error (code and message) as the run's.
+	// http-fetch makes one request through a plain http.Client (or, raw, through the SDK's
+	// request as given) inside a step, and returns the status and body, or the host's error
+	// (code and message) as the run's.
 	wf.Register(wf.Workflow[fetchInput, fetched]{Name: "http-fetch", Version: "1",
 		Retry: &wf.RetryPolicy{Attempts: 1},
 		Run: func(ctx *wf.Context, in fetchInput) (fetched, error) {
@@ -36,6 +44,13 @@ func init() {
 				return fetched{}, err
 			}
 			return wf.Step(ctx, "fetch", func(sc *wf.StepContext) (fetched, error) {
+				if in.ExitAfter {
+					defer os.Exit(3)
+				}
+				if in.Raw {
+					resp, err := sc.Do(wf.HTTPRequest{Method: in.Method, URL: in.URL, Body: []byte(in.Body)})
+					return fetched{Status: resp.Status, Body: string(resp.Body)}, err
+				}
 				req, err := http.NewRequest(cmpOr(in.Method, "GET"), in.URL, bytes.NewReader([]byte(in.Body)))
 				if err != nil {
 					return fetched{}, wf.NonRetryable(err)
