@@ -33,7 +33,7 @@ func TestOutboundHTTPAndSecretsEndToEnd(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	e := setupEnv(t, store.Limits{})
-	a := newTenant(t, e, "payco", `{"allowedHosts":["127.0.0.1"]}`)
+	a := newTenant(t, e, "payco", `{"allowedHosts":["`+strings.TrimPrefix(srv.URL, "http://")+`"]}`)
 	a.mustCall("POST", "/v1/modules", testenv.Fixture(t, "capabilities.wasm"), 201)
 	a.mustCall("PUT", "/v1/secrets/stripe", []byte(`{"value":"`+secret+`"}`), 200)
 	var bodies []string

@@ -293,8 +293,7 @@ func (h *Handler) steps(w http.ResponseWriter, r *http.Request) error {
 	}
 	byStep := map[string][]outboundView{}
 	for _, o := range outbound {
-		byStep[o.Step] = append(byStep[o.Step], outboundView{Method: o.Method, Host: o.Host, Path: o.Path, Status: o.Status,
-			Error: o.Error, BytesOut: o.BytesOut, BytesIn: o.BytesIn, DurationMs: o.DurationMs, At: o.At})
+		byStep[o.Step] = append(byStep[o.Step], viewOutbound(o))
 	}
 	out := make([]stepView, 0, len(steps))
 	for _, s := range steps {
@@ -303,6 +302,25 @@ func (h *Handler) steps(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"steps": out})
+	return nil
+}
+
+// GET .../outbound: the run's whole audit trail, by run rather than by step, so it includes
+// requests made outside any step and by steps that never reached the journal (one that
+// trapped or ran out of time after its request).
+func (h *Handler) outbound(w http.ResponseWriter, r *http.Request) error {
+	if _, err := h.runOf(r); err != nil {
+		return err
+	}
+	outbound, err := h.cfg.Engine.Outbound(r.Context(), tenant(r), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := make([]outboundView, 0, len(outbound))
+	for _, o := range outbound {
+		out = append(out, viewOutbound(o))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"outbound": out})
 	return nil
 }
 

@@ -79,9 +79,15 @@ func (h *Handler) deleteOwnSecret(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
+// outboundView is one hop of an outbound request in the audit trail.
 type outboundView struct {
+	Step       string    `json:"step,omitempty"`
+	RequestID  string    `json:"requestId,omitempty"`
+	Hop        int       `json:"hop"`
 	Method     string    `json:"method"`
+	Scheme     string    `json:"scheme,omitempty"`
 	Host       string    `json:"host"`
+	Port       int       `json:"port,omitempty"`
 	Path       string    `json:"path"`
 	Status     int       `json:"status,omitempty"`
 	Error      string    `json:"error,omitempty"`
@@ -89,4 +95,10 @@ type outboundView struct {
 	BytesIn    int       `json:"bytesIn"`
 	DurationMs float64   `json:"durationMs"`
 	At         time.Time `json:"at"`
+}
+
+func viewOutbound(o store.OutboundRecord) outboundView {
+	return outboundView{Step: o.Step, RequestID: o.RequestID, Hop: o.Hop, Method: o.Method, Scheme: o.Scheme,
+		Host: o.Host, Port: o.Port, Path: o.Path, Status: o.Status, Error: o.Error, BytesOut: o.BytesOut,
+		BytesIn: o.BytesIn, DurationMs: o.DurationMs, At: o.At}
 }

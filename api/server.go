@@ -132,6 +132,7 @@ func (h *Handler) routes() []route {
 		{"DELETE /v1/workflows/{name}/runs/{id}", tenantAccess, h.cancelRun},
 		{"POST /v1/workflows/{name}/runs/{id}/signals/{event}", tenantAccess, h.signal},
 		{"GET /v1/workflows/{name}/runs/{id}/steps", tenantAccess, h.steps},
+		{"GET /v1/workflows/{name}/runs/{id}/outbound", tenantAccess, h.outbound},
 		{"POST /v1/events/{event}", tenantAccess, h.broadcast},
 		{"GET /v1/tenant", tenantAccess, h.ownTenant},
 		{"GET /v1/tokens", tenantAccess, h.listOwnTokens},

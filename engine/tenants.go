@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -201,6 +202,9 @@ func validLimits(l store.Limits) error {
 		return fmt.Errorf("%w: memoryPages must be at most %d", ErrInvalid, maxMemoryPages)
 	case l.ActivationTimeoutMs > maxActivationMs:
 		return fmt.Errorf("%w: activationTimeoutMs must be at most %d", ErrInvalid, maxActivationMs)
+	}
+	if err := host.CheckAllowedHosts(l.AllowedHosts); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
 }
