@@ -72,7 +72,7 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "deploy", EnvVars: []string{"WFHOST_DEPLOY"}, Usage: "deploy these .wasm modules at start"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"WFHOST_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"WFHOST_LOG_FORMAT"}, Usage: "text or json"},
-		), telemetryFlags()...),
+		), append(telemetryFlags(), outboundFlags()...)...),
 		Action: runDaemon,
 	}
 }
@@ -157,7 +157,7 @@ func runDaemon(c *cli.Context) error {
 			log.Warn("flush traces", "err", err)
 		}
 	}()
-	eng, err := engine.New(engine.Config{
+	cfg, err := withOutbound(c, log, engine.Config{
 		Store: st, Runtime: rt, Logger: log, Metrics: reg, TracerProvider: tp,
 		Owner:         c.String("owner"),
 		Concurrency:   c.Int("concurrency"),
@@ -174,6 +174,10 @@ func runDaemon(c *cli.Context) error {
 		SweepInterval:        c.Duration("sweeper-interval"),
 		BroadcastWindow:      c.Duration("broadcast-window"),
 	})
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
 	}
