@@ -340,6 +340,10 @@ func describe(rec *OutboundRecord, u *url.URL, t target, urlErr error, raw strin
 	rec.Malformed = true
 	if u == nil {
 		authority, _ := rawAuthority(raw)
+		// Credentials before an "@" stay out of the trail, as they do from a readable URL.
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			authority = authority[at+1:]
+		}
 		rec.Host = auditText(strings.ToLower(authority), maxAuditHostBytes)
 		return
 	}

@@ -260,6 +260,7 @@ func TestOutboundAuditKeepsGuestTextSafe(t *testing.T) {
 		"CRLF in the host":         {"url": "http://x\r\nHost: evil.allowed.example/"},
 		"CRLF in the path":         {"url": "http://x.allowed.example/a\r\nX-Injected: 1"},
 		"an unreadable URL":        {"url": "http://[" + strings.Repeat("\r\n", 3000)},
+		"credentials, unreadable":  {"url": "http://user:hunter2@[::1%zz/"},
 	} {
 		in["raw"] = true
 		h, res := runFetch(t, m, fetchCase{name, pol, in, abi.CodeHTTPDenied, ""})
@@ -274,6 +275,9 @@ func TestOutboundAuditKeepsGuestTextSafe(t *testing.T) {
 			if len(v.s) > v.max || !utf8.ValidString(v.s) || strings.IndexFunc(v.s, unicode.IsControl) >= 0 {
 				t.Errorf("%s: the record's %s is kept unsafe (%d bytes): %q", name, field, len(v.s), v.s)
 			}
+		}
+		if strings.Contains(fmt.Sprint(rec), "hunter2") {
+			t.Errorf("%s: the record holds the URL's credentials: %+v", name, rec)
 		}
 		if rec.Malformed != (name != "a long path") {
 			t.Errorf("%s: marked malformed %v: %+v", name, rec.Malformed, rec)
