@@ -111,6 +111,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"GET /v1/workflows/{name}/runs/{id}/steps": {runPath + "/steps", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {runPath + "/signals/verify",
 			[]byte(`{"userId":"` + userID + `"}`), status(404)},
+		"GET /v1/workflows/{name}/runs/{id}/outbound": {runPath + "/outbound", nil, status(404)},
 		// B's broadcast of the exact event A's run waits for resolves nothing of A's.
 		"POST /v1/events/{event}": {"/v1/events/verify", []byte(`{"userId":"` + userID + `"}`), func(r response) error {
 			if r.status != 202 || r.json(t)["resolved"] != float64(0) {
