@@ -22,8 +22,8 @@ import (
 const (
 	maxIdempotencyKeyBytes = 200
 	// MaxEventIDBytes bounds a broadcast's event id.
-	MaxEventIDBytes = 200
-	maxTokenNameBytes      = 200
+	MaxEventIDBytes   = 200
+	maxTokenNameBytes = 200
 	// maxTokenIDBytes is far past any token id the engine makes ("tok_" and 16 hex digits).
 	maxTokenIDBytes = 64
 	// maxCursorBytes is far past any cursor the stores make (a time and a UUID in base64).
