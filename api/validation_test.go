@@ -231,6 +231,11 @@ func clientMistakes(runPath string) []mistake {
 		add(mistake{name: "secret name " + name, method: "PUT", path: "/v1/secrets/" + name, body: `{"value":"v"}`, naming: "secret"})
 	}
 	add(mistake{name: "workflow name with #", method: "GET", path: "/v1/workflows/a%23b/runs", naming: "workflow"})
+	add(mistake{name: "workflow name with an escaped /", method: "POST", path: "/v1/workflows/a%2Fb/runs", body: `{}`, naming: "workflow"})
+	for _, auth := range []string{"Bearer \xff\xfe", "Bearer " + strings.Repeat("t", 4096), "bearer x", "Bearer"} {
+		add(mistake{name: "Authorization " + auth[:min(len(auth), 12)], method: "GET", path: "/v1/workflows",
+			header: map[string]string{"Authorization": auth}, status: http.StatusUnauthorized, naming: "token"})
+	}
 	add(mistake{name: "tenant id in capitals", method: "GET", path: "/v1/tenants/ACME", admin: true, naming: "tenant"})
 
 	// Query parameters of the run listings.
