@@ -19,9 +19,15 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// readBody reads a body up to limit; a larger one is a 413.
+// readBody reads a body up to limit; a larger one is a 413, and one that cannot be read (a
+// broken chunked encoding, a body shorter than its Content-Length) a 400.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	if err != nil && !errors.As(err, &tooBig) {
+		return nil, badRequest("invalid_request", "the request body could not be read: "+err.Error())
+	}
+	return body, err
 }
 
 // POST /v1/modules: the body is the .wasm file, raw or as the "module" part of a multipart form.
