@@ -134,7 +134,7 @@ func (e *Engine) SetTenantLimits(ctx context.Context, id string, limits store.Li
 	}
 	t, err := e.cfg.Store.SetTenantLimits(ctx, id, limits)
 	if err != nil {
-		return store.Tenant{}, err
+		return store.Tenant{}, tenantNotFound(id, err)
 	}
 	e.forgetLimits(id)
 	return t, nil
@@ -151,9 +151,17 @@ func (e *Engine) CreateToken(ctx context.Context, tenantID, name string) (store.
 	secret, hash := NewSecret()
 	tok, err := e.cfg.Store.CreateToken(ctx, store.Token{ID: newTokenID(), TenantID: tenantID, Name: name, Hash: hash})
 	if err != nil {
-		return store.Token{}, "", err
+		return store.Token{}, "", tenantNotFound(tenantID, err)
 	}
 	return tok, secret, nil
+}
+
+// tenantNotFound names the tenant in a store's not-found, which the stores word differently.
+func tenantNotFound(id string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("tenant %s: %w", id, store.ErrNotFound)
+	}
+	return err
 }
 
 // EnsureToken makes secret a token of the tenant, creating the tenant if needed: how
