@@ -20,10 +20,10 @@ import (
 // mistake should be an answer: it matches field names in any case, keeps the last of two equal
 // keys, and turns invalid UTF-8 and unpaired surrogates into U+FFFD without a word (Go 1.26's
 // encoding/json/v2, which is strict about all of this, still needs GOEXPERIMENT=jsonv2). So a
-// body is first walked token by token, refusing what encoding/json would let through, and only
-// then decoded. Every refusal names the field, as a path such as input.items[2].id.
+// body is first scanned once, refusing what encoding/json would let through, and only then
+// decoded. Every refusal names the field, as a path such as input.items[2].id.
 
-// maxBodyDepth bounds the nesting the walk follows: a run's input or a payload may be nested
+// maxBodyDepth bounds the nesting the scan follows: a run's input or a payload may be nested
 // abi.MaxJSONDepth deep inside the request's own object.
 const maxBodyDepth = abi.MaxJSONDepth + 1
 
@@ -447,7 +447,11 @@ func abbreviate(s string, n int) string {
 
 // describeType says what JSON a Go type takes.
 func describeType(t reflect.Type) string {
-	switch shapeOf(t).Kind() {
+	shape := shapeOf(t)
+	if shape == nil {
+		return "any JSON value"
+	}
+	switch shape.Kind() {
 	case reflect.String:
 		return "a string"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
