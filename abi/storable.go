@@ -23,6 +23,11 @@ const MaxJSONDepth = 512
 // back; the bound keeps both a refusal and that growth out of reach.
 const MaxJSONExponent = 1000
 
+// MaxJSONScale bounds the digits after a number's decimal point once its exponent is applied
+// (1.50 has 2, 1e-3 has 3, 15e-1 has 1): Postgres's numeric keeps at most 16,383 and refuses
+// the rest, whatever the number's magnitude, so 1.000... with 16,384 zeros is refused too.
+const MaxJSONScale = 16383
+
 // ErrNotStorable is wrapped by every CheckJSON and CheckText error.
 var ErrNotStorable = errors.New("not storable")
 
@@ -92,7 +97,9 @@ func (e ErrorInfo) Storable() ErrorInfo {
 // CheckJSON reports why b is not one JSON value that every store keeps as it means: it must be
 // valid JSON (RFC 8259) in valid UTF-8, with no \u0000 escape and no unpaired surrogate escape
 // (Postgres's jsonb refuses both, though Go's encoding/json writes the first), nesting at most
-// MaxJSONDepth deep and numbers within MaxJSONExponent. Surrounding whitespace is allowed.
+// MaxJSONDepth deep, and numbers whose most significant digit (a zero's exponent) is within
+// MaxJSONExponent and with at most MaxJSONScale digits after the point. Surrounding whitespace
+// is allowed.
 func CheckJSON(b []byte) error {
 	c := jsonChecker{b: b}
 	c.space()
@@ -315,12 +322,14 @@ func (c *jsonChecker) number() error {
 			break
 		}
 	}
+	fracDigits := 0
 	if c.pos < len(c.b) && c.b[c.pos] == '.' {
 		c.pos++
 		fracStart := c.pos
 		if !c.digits() {
 			return c.errf("invalid number")
 		}
+		fracDigits = c.pos - fracStart
 		if !nonzero {
 			for i := fracStart; i < c.pos; i++ {
 				if c.b[i] != '0' {
@@ -330,6 +339,7 @@ func (c *jsonChecker) number() error {
 			}
 		}
 	}
+	exp := 0
 	if c.pos < len(c.b) && (c.b[c.pos] == 'e' || c.b[c.pos] == 'E') {
 		c.pos++
 		neg := false
@@ -341,9 +351,8 @@ func (c *jsonChecker) number() error {
 		if !c.digits() {
 			return c.errf("invalid number")
 		}
-		exp := 0
 		for _, d := range c.b[expStart:c.pos] {
-			if exp = exp*10 + int(d-'0'); exp > 10*MaxJSONExponent {
+			if exp = exp*10 + int(d-'0'); exp > 10*MaxJSONScale {
 				break // already far out of range; stop before it can overflow
 			}
 		}
@@ -352,9 +361,17 @@ func (c *jsonChecker) number() error {
 		}
 		lead += exp
 	}
-	if nonzero && (lead > MaxJSONExponent || lead < -MaxJSONExponent) {
+	literal := func() string { return truncate(string(c.b[start:min(len(c.b), start+40)]), 40) }
+	switch {
+	case nonzero && (lead > MaxJSONExponent || lead < -MaxJSONExponent):
 		c.pos = start
-		return c.errf("number %s is out of range (magnitude 1e%d; the bound is 1e±%d)", truncate(string(c.b[start:min(len(c.b), start+40)]), 40), lead, MaxJSONExponent)
+		return c.errf("number %s is out of range (magnitude 1e%d; the bound is 1e±%d)", literal(), lead, MaxJSONExponent)
+	case !nonzero && (exp > MaxJSONExponent || exp < -MaxJSONExponent):
+		c.pos = start
+		return c.errf("number %s is out of range (a zero with the exponent %d; the bound is ±%d)", literal(), exp, MaxJSONExponent)
+	case fracDigits-exp > MaxJSONScale:
+		c.pos = start
+		return c.errf("number %s is out of range (%d digits after the decimal point; the bound is %d)", literal(), fracDigits-exp, MaxJSONScale)
 	}
 	return nil
 }

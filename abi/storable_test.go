@@ -3,6 +3,7 @@ package abi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,8 @@ import (
 func TestCheckJSON(t *testing.T) {
 	ok := []string{
 		`null`, `true`, `false`, `0`, `-0`, `1.5e3`, `1e1000`, `1e-1000`, `0.0001e-996`, `123e998`,
-		`0e999999999`, `""`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u0001"`, `"\ud83d\ude00"`, `"é"`, `"😀"`,
+		`0e1000`, `0e-1000`, `0.0e-1000`, `1.5e-1000`, "1." + strings.Repeat("0", MaxJSONScale),
+		"0." + strings.Repeat("1", MaxJSONScale), "1." + strings.Repeat("2", MaxJSONScale-MaxJSONExponent) + "e-" + fmt.Sprint(MaxJSONExponent), `""`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u0001"`, `"\ud83d\ude00"`, `"é"`, `"😀"`,
 		` {"a": [1, 2, {"b": null}]} `, `[]`, `{}`, `[[[]]]`, `{"a":1,"a":2}`,
 		strings.Repeat("[", MaxJSONDepth) + strings.Repeat("]", MaxJSONDepth),
 	}
@@ -40,19 +42,29 @@ func TestCheckJSON(t *testing.T) {
 		`12e1000`:             "out of range",
 		`0.01e-999`:           "out of range",
 		`1e99999999999999999`: "out of range",
-		`01`:                  "more than one JSON value",
-		`1.`:                  "invalid number",
-		`-`:                   "invalid number",
-		`1e`:                  "invalid number",
-		`{"a" 1}`:             "expected ':'",
-		`{1:2}`:               "key must be a string",
-		`[1,]`:                "invalid character",
-		`[1 2]`:               "expected ','",
-		`"\x"`:                "invalid escape",
-		`"\u12"`:              "invalid \\u escape",
-		`"abc`:                "unterminated string",
-		`tru`:                 "invalid character",
-		`{} {}`:               "more than one JSON value",
+		// A zero's exponent is bounded as a nonzero number's magnitude is (Postgres refuses
+		// 0e-16384 and 0e1073741823), and so are the digits after the point (it keeps 16,383).
+		`0e999999999`:  "out of range",
+		`0e-999999999`: "out of range",
+		`0e1001`:       "out of range",
+		`-0.0e-1001`:   "out of range",
+		"1." + strings.Repeat("0", MaxJSONScale+1):        "digits after the decimal point",
+		"0." + strings.Repeat("0", MaxJSONScale+1):        "digits after the decimal point",
+		"1." + strings.Repeat("5", 16000) + "e-400":       "digits after the decimal point",
+		"0.00" + strings.Repeat("7", MaxJSONScale) + "e1": "digits after the decimal point",
+		`01`:      "more than one JSON value",
+		`1.`:      "invalid number",
+		`-`:       "invalid number",
+		`1e`:      "invalid number",
+		`{"a" 1}`: "expected ':'",
+		`{1:2}`:   "key must be a string",
+		`[1,]`:    "invalid character",
+		`[1 2]`:   "expected ','",
+		`"\x"`:    "invalid escape",
+		`"\u12"`:  "invalid \\u escape",
+		`"abc`:    "unterminated string",
+		`tru`:     "invalid character",
+		`{} {}`:   "more than one JSON value",
 		strings.Repeat("[", MaxJSONDepth+1) + strings.Repeat("]", MaxJSONDepth+1): "nested more than",
 	}
 	for s, want := range bad {

@@ -4,29 +4,77 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wfhost/wfhost/api"
+	"github.com/wfhost/wfhost/api/client"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/embedded"
 	"github.com/wfhost/wfhost/store/postgres"
 )
 
 // adminToken is the admin token of every test server.
 const adminToken = "test-admin-token"
 
-// env is a served API over a started engine on a schema of the test's own.
+// env is a served API over a started engine on a store of the test's own: a Postgres schema or
+// an embedded store in a temporary directory.
 type env struct {
 	srv     *httptest.Server
 	eng     *engine.Engine
-	st      *postgres.Store
+	st      store.Store
 	handler *api.Handler
+	// errorsLogged counts the records the handler logged at level error: every one is a 500.
+	errorsLogged *atomic.Int64
+}
+
+// storeKind names a store implementation the API is tested on.
+type storeKind string
+
+const (
+	onPostgres storeKind = "postgres"
+	onEmbedded storeKind = "embedded"
+)
+
+// bothStores are the stores a test that is about what the stores accept runs on.
+var bothStores = []storeKind{onPostgres, onEmbedded}
+
+// openStore opens a migrated store of the kind, closed when the test ends.
+func openStore(t testing.TB, kind storeKind) store.Store {
+	t.Helper()
+	ctx := context.Background()
+	var st store.Store
+	switch kind {
+	case onPostgres:
+		pg, err := postgres.Open(ctx, postgres.Config{URL: testenv.DatabaseURL(), Schema: testenv.Schema(t, "wfhost_api"), MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pg.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st = pg
+	case onEmbedded:
+		em, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = em
+	default:
+		t.Fatalf("unknown store kind %q", kind)
+	}
+	t.Cleanup(st.Close)
+	return st
 }
 
 // setup serves the API with the example modules deployed to the default tenant, whose token
@@ -46,16 +94,15 @@ func setup(t testing.TB) (*httptest.Server, string) {
 
 func setupEnv(t testing.TB, defaults store.Limits) *env {
 	t.Helper()
+	return setupEnvOn(t, onPostgres, defaults)
+}
+
+// setupEnvOn serves the API over a started engine on a new store of the kind.
+func setupEnvOn(t testing.TB, kind storeKind, defaults store.Limits) *env {
+	t.Helper()
 	ctx := context.Background()
 	rt := testenv.Runtime(t)
-	schema := testenv.Schema(t, "wfhost_api")
-	st, err := postgres.Open(ctx, postgres.Config{URL: testenv.DatabaseURL(), Schema: schema, MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, kind)
 	// The activation wall time stays the engine's default: no test here is about it, and the
 	// 5 s it was is the likely cause of a run that never reached its wait on a loaded CI
 	// machine under the race detector (the failure now prints the run).
@@ -69,17 +116,36 @@ func setupEnv(t testing.TB, defaults store.Limits) *env {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	errorsLogged := new(atomic.Int64)
+	logger := slog.New(errorCounter{Handler: slog.DiscardHandler, n: errorsLogged})
 	// 16 MiB: the capabilities fixture links net/http and is about 11 MB.
 	handler := api.New(api.Config{Engine: eng, AdminToken: adminToken, MaxBodyBytes: 64 << 10, MaxModuleBytes: 16 << 20,
-		Ready: func(ctx context.Context) error { return st.Ping(ctx) }})
+		Logger: logger, Ready: func(ctx context.Context) error { return st.(api.StoreHealth).Ping(ctx) }})
 	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {
 		srv.Close()
 		eng.Stop()
-		st.Close()
 	})
-	return &env{srv: srv, eng: eng, st: st, handler: handler}
+	return &env{srv: srv, eng: eng, st: st, handler: handler, errorsLogged: errorsLogged}
 }
+
+// errorCounter is a slog handler that counts the records logged at level error.
+type errorCounter struct {
+	slog.Handler
+	n *atomic.Int64
+}
+
+func (h errorCounter) Enabled(_ context.Context, level slog.Level) bool {
+	return level >= slog.LevelError
+}
+
+func (h errorCounter) Handle(_ context.Context, r slog.Record) error {
+	h.n.Add(1)
+	return nil
+}
+
+func (h errorCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h errorCounter) WithGroup(string) slog.Handler      { return h }
 
 type response struct {
 	status int
@@ -114,6 +180,9 @@ func call(t testing.TB, srv *httptest.Server, method, path, token string, body [
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", contentTypeOf(path))
+	}
 	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +190,15 @@ func call(t testing.TB, srv *httptest.Server, method, path, token string, body [
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return response{resp.StatusCode, out}
+}
+
+// contentTypeOf is the media type of a body sent to path, as api/client sends it: modules are
+// WebAssembly, everything else JSON.
+func contentTypeOf(path string) string {
+	if strings.HasPrefix(path, "/v1/modules") {
+		return "application/wasm"
+	}
+	return "application/json"
 }
 
 func TestRunLifecycleOverHTTP(t *testing.T) {
@@ -240,8 +318,88 @@ func TestTokenIsRequired(t *testing.T) {
 	}
 }
 
-// FuzzAPI throws arbitrary methods, paths and bodies at the API: every answer is a JSON error or
-// success, never a 5xx.
+// fuzzRequest is a request template of FuzzAPI whose placeholders take the fuzzer's value: {s}
+// as a JSON string (raw bytes, or every two bytes as one \u escape), {n} as JSON text, {p} as a
+// path segment, {q} as a query value, and {run} is the path of a live run.
+type fuzzRequest struct {
+	method, path, body string
+	admin              bool
+}
+
+// fuzzRequests put the fuzzer's value in every string field of every endpoint, every path
+// parameter, every query parameter and every number.
+var fuzzRequests = []fuzzRequest{
+	{"POST", "/v1/workflows/onboarding/runs", `{"input":{s}}`, false},
+	{"POST", "/v1/workflows/onboarding/runs", `{"input":{"email":{s},"n":[{s}]}}`, false},
+	{"POST", "/v1/workflows/onboarding/runs", `{"input":{{s}:1}}`, false},
+	{"POST", "/v1/workflows/onboarding/runs", `{"version":{s}}`, false},
+	{"POST", "/v1/workflows/onboarding/runs", `{"idempotencyKey":{s}}`, false},
+	{"POST", "/v1/workflows/onboarding/runs", `{"input":{n},"retentionDays":{n}}`, false},
+	{"POST", "/v1/workflows/onboarding/runs", `{{s}:{}}`, false},
+	{"POST", "/v1/workflows/{p}/runs", `{}`, false},
+	{"GET", "/v1/workflows/{p}/runs", ``, false},
+	{"GET", "/v1/runs?input.a={q}", ``, false},
+	{"GET", "/v1/runs?input.{q}=1", ``, false},
+	{"GET", "/v1/runs?status={q}&limit={q}", ``, false},
+	{"GET", "/v1/runs?since={q}&until={q}", ``, false},
+	{"GET", "/v1/workflows/onboarding/runs?cursor={q}", ``, false},
+	{"GET", "/v1/runs?{q}={q}", ``, false},
+	{"GET", "/v1/workflows/onboarding/runs/{p}", ``, false},
+	{"DELETE", "/v1/workflows/onboarding/runs/{p}/steps", ``, false},
+	{"POST", "/v1/workflows/onboarding/runs/{p}/signals/verify", `{}`, false},
+	{"POST", "{run}/signals/{p}", `{}`, false},
+	{"POST", "{run}/signals/verify", `{s}`, false},
+	{"POST", "{run}/signals/verify", `{"userId":{s}}`, false},
+	{"POST", "{run}/signals/verify", `{n}`, false},
+	{"POST", "/v1/events/{p}", `{}`, false},
+	{"POST", "/v1/events/verify", `{s}`, false},
+	{"POST", "/v1/events/verify", `[{"userId":{s}},{{s}:{n}}]`, false},
+	{"POST", "/v1/events/verify?eventId={q}", `{}`, false},
+	{"POST", "/v1/tokens", `{"name":{s}}`, false},
+	{"DELETE", "/v1/tokens/{p}", ``, false},
+	{"PUT", "/v1/secrets/{p}", `{"value":"v"}`, false},
+	{"PUT", "/v1/secrets/s", `{"value":{s}}`, false},
+	{"DELETE", "/v1/secrets/{p}", ``, false},
+	{"POST", "/v1/modules?replace={q}", ``, false},
+	{"POST", "/v1/tenants", `{"id":{s}}`, true},
+	{"POST", "/v1/tenants", `{"id":"fuzz","limits":{"allowedHosts":[{s}],"concurrency":{n}}}`, true},
+	{"PATCH", "/v1/tenants/{p}", `{"limits":{}}`, true},
+	{"PATCH", "/v1/tenants/acme", `{"limits":{"allowedHosts":[{s}]}}`, true},
+	{"PATCH", "/v1/tenants/acme", `{"limits":{"memoryPages":{n},"maxInputBytes":{n},"activationTimeoutMs":{n}}}`, true},
+	{"GET", "/v1/tenants/{p}", ``, true},
+	{"GET", "/v1/tenants/{p}/tokens", ``, true},
+	{"POST", "/v1/tenants/acme/tokens", `{"name":{s}}`, true},
+	{"DELETE", "/v1/tenants/acme/tokens/{p}", ``, true},
+	{"GET", "/v1/tenants/{p}/secrets", ``, true},
+	{"PUT", "/v1/tenants/acme/secrets/{p}", `{"value":"v"}`, true},
+	{"PUT", "/v1/tenants/acme/secrets/s", `{"value":{s}}`, true},
+}
+
+// fill makes the template a request for run with the fuzzer's value.
+func (fr fuzzRequest) fill(run, value string, escaped bool) (path, body string) {
+	str := `"` + value + `"`
+	if escaped {
+		var b strings.Builder
+		b.WriteByte('"')
+		for i := 0; i < len(value); i += 2 {
+			unit := uint16(value[i]) << 8
+			if i+1 < len(value) {
+				unit |= uint16(value[i+1])
+			}
+			fmt.Fprintf(&b, `\u%04x`, unit)
+		}
+		b.WriteByte('"')
+		str = b.String()
+	}
+	path = strings.NewReplacer("{run}", run, "{p}", url.PathEscape(value), "{q}", url.QueryEscape(value)).Replace(fr.path)
+	body = strings.NewReplacer("{s}", str, "{n}", value).Replace(fr.body)
+	return path, body
+}
+
+// FuzzAPI throws requests at the API on both stores: arbitrary methods, paths, bodies and
+// media types, and the templates of fuzzRequests with the fuzzer's bytes (invalid UTF-8, NUL,
+// surrogates, raw and as \u escapes) in every string field, path and query parameter and
+// number. Every answer is JSON, and never a 5xx.
 func FuzzAPI(f *testing.F) {
 	seeds := []struct{ method, path, body string }{
 		{"POST", "/v1/workflows/steps/runs", `{"input":{"n":1}}`},
@@ -255,33 +413,83 @@ func FuzzAPI(f *testing.F) {
 		{"GET", "/v1/runs?input.a.b=1&since=2026-01-01T00:00:00Z", ``},
 		{"DELETE", "/v1/tokens/tok_1", ``},
 		{"POST", "/v1/workflows/%00/runs", `{}`},
+		{"GET", "/v1/workflows/%00/runs", ``},
+		{"POST", "/v1/workflows/steps/runs", `{"Input":{},"input":{},"retentionDays":2147483648}`},
 	}
 	for _, s := range seeds {
-		f.Add(s.method, s.path, s.body)
+		f.Add(s.method, s.path, s.body, uint8(0), "", false)
 	}
-	srv, tok := setup(f)
-	f.Fuzz(func(t *testing.T, method, path, body string) {
-		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \r\n#?") && !strings.Contains(path, "?") {
-			return
+	for i := range fuzzRequests {
+		for _, v := range []string{"a\x00b", "\xff", "\xed\xa0\x80", "\xc0\x80", "x", "1e400", "-1", "2147483648"} {
+			f.Add("", "", "", uint8(i+1), v, false)
 		}
-		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		for _, v := range []string{"\x00\x00", "\xd8\x00", "\xdc\x00", "\xd8\x3d\xde\x00", "\x00\x41\xd8\x00"} {
+			f.Add("", "", "", uint8(i+1), v, true)
+		}
+	}
+	type target struct {
+		srv, run, token string
+		client          *http.Client
+	}
+	var targets []target
+	for _, kind := range bothStores {
+		// One activation at a time, and short runs: the fuzzer starts many.
+		e := setupEnvOn(f, kind, store.Limits{Concurrency: 1, MaxStepsPerRun: 20})
+		const token = "default-tenant-token"
+		ctx := context.Background()
+		if err := e.eng.EnsureToken(ctx, store.DefaultTenant, token, "test"); err != nil {
+			f.Fatal(err)
+		}
+		if _, err := e.eng.Deploy(ctx, store.DefaultTenant, testenv.Fixture(f, "examples.wasm"), false); err != nil {
+			f.Fatal(err)
+		}
+		if _, _, _, err := e.eng.CreateTenant(ctx, "acme", store.Limits{}); err != nil {
+			f.Fatal(err)
+		}
+		run, _, err := e.eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "onboarding",
+			Input: json.RawMessage(`{"email":"a@example.com","delayMs":1,"verifyTimeoutMs":3600000}`)})
 		if err != nil {
-			return
+			f.Fatal(err)
 		}
-		// Alternate tenant and admin tokens, so both halves of the API are fuzzed.
-		if len(body)%2 == 0 {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		} else {
-			req.Header.Set("Authorization", "Bearer "+adminToken)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			return
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode >= 500 {
-			t.Fatalf("%s %s with %q: %d %s", method, path, body, resp.StatusCode, out)
+		targets = append(targets, target{srv: e.srv.URL, run: client.RunPath("onboarding", run.ID), token: token, client: e.srv.Client()})
+	}
+	f.Fuzz(func(t *testing.T, method, path, body string, template uint8, value string, escaped bool) {
+		for _, tg := range targets {
+			admin, contentType := len(body)%2 == 1, "application/json"
+			reqPath, reqBody := path, body
+			if template != 0 {
+				fr := fuzzRequests[int(template-1)%len(fuzzRequests)]
+				method, admin = fr.method, fr.admin
+				reqPath, reqBody = fr.fill(tg.run, value, escaped)
+			} else if escaped {
+				contentType = value // arbitrary media types too
+			}
+			if strings.HasPrefix(reqPath, "/v1/modules") {
+				contentType = "application/wasm"
+			}
+			if !strings.HasPrefix(reqPath, "/") {
+				return
+			}
+			req, err := http.NewRequest(method, tg.srv+reqPath, strings.NewReader(reqBody))
+			if err != nil {
+				return // not a request a client can send
+			}
+			req.Header.Set("Authorization", "Bearer "+tg.token)
+			if admin {
+				req.Header.Set("Authorization", "Bearer "+adminToken)
+			}
+			if reqBody != "" {
+				req.Header.Set("Content-Type", contentType)
+			}
+			resp, err := tg.client.Do(req)
+			if err != nil {
+				return // refused by the client (an invalid header value) or by the server's HTTP layer
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 500 {
+				t.Fatalf("%s %s with %q: %d %s", method, reqPath, reqBody, resp.StatusCode, out)
+			}
 		}
 	})
 }

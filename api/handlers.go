@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,33 +14,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
 )
 
-// readBody reads a body up to limit; a larger one is a 413.
+// readBody reads a body up to limit; a larger one is a 413, and one that cannot be read (a
+// broken chunked encoding, a body shorter than its Content-Length) a 400.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-}
-
-// decodeJSON reads a JSON object body into v; an empty body leaves v as it is.
-func (h *Handler) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := readBody(w, r, h.cfg.MaxBodyBytes)
-	if err != nil {
-		return err
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	if err != nil && !errors.As(err, &tooBig) {
+		return nil, badRequest("invalid_request", "the request body could not be read: "+err.Error())
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest("invalid_json", "request body: "+err.Error())
-	}
-	if dec.More() {
-		return badRequest("invalid_json", "request body: more than one JSON value")
-	}
-	return nil
+	return body, err
 }
 
 // POST /v1/modules: the body is the .wasm file, raw or as the "module" part of a multipart form.
@@ -156,28 +142,34 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 // GET /v1/workflows/{name}/runs and GET /v1/runs: newest first, filtered by status, creation
 // time (since inclusive, until exclusive, RFC 3339) and input.<path>=<value> (a JSON superset
 // match on the input: input.customer.id=42 matches inputs containing {"customer":{"id":42}}).
+// The route admits each parameter once (checkQuery); the engine checks the filter's values.
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	for _, name := range []string{"status", "cursor"} {
+		if q.Has(name) && q.Get(name) == "" {
+			return badRequest("invalid_request", name+" is empty: leave it out to filter nothing")
+		}
+	}
 	f := store.RunFilter{Workflow: r.PathValue("name"), Status: store.RunStatus(q.Get("status")), Cursor: q.Get("cursor")}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 500 {
-			return badRequest("invalid_request", "limit must be a number from 1 to 500")
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > engine.MaxListLimit {
+			return badRequest("invalid_request", fmt.Sprintf("limit must be a number from 1 to %d, not %q", engine.MaxListLimit, q.Get("limit")))
 		}
 		f.Limit = n
 	}
-	switch f.Status {
-	case "", store.StatusPending, store.StatusRunning, store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusNondeterministic:
-	default:
-		return badRequest("invalid_request", fmt.Sprintf("unknown status %q", f.Status))
-	}
-	for name, dst := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
-		if s := q.Get(name); s != "" {
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return badRequest("invalid_request", fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z", name))
-			}
-			*dst = t
+	for _, name := range []string{"since", "until"} {
+		if !q.Has(name) {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, q.Get(name))
+		if err != nil {
+			return badRequest("invalid_request", fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", name, q.Get(name)))
+		}
+		if name == "since" {
+			f.Since = t
+		} else {
+			f.Until = t
 		}
 	}
 	input, err := inputFilter(q)
@@ -188,7 +180,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	runs, next, err := h.cfg.Engine.ListRuns(r.Context(), tenant(r), f)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) && f.Cursor != "" {
-			return badRequest("invalid_request", "malformed cursor")
+			return badRequest("invalid_request", "cursor is malformed: pass the nextCursor of the previous page")
 		}
 		return err
 	}
@@ -200,34 +192,58 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// maxInputFilters bounds the input.* parameters of one listing.
-const maxInputFilters = 16
+// Bounds on a listing's input.* parameters.
+const (
+	maxInputFilters    = 16
+	maxInputFilterKeys = 8
+)
 
 // inputFilter builds the JSON object that input.<path>=<value> parameters describe. A value
-// that parses as JSON (42, true, null, "42", {"a":1}) is taken as that JSON; any other value
-// is a string, so input.email=a@example.com needs no quotes.
+// that parses as JSON (42, true, null, "42", {"a":1}) is taken as that JSON, read as strictly
+// as a body; any other value is a string, so input.email=a@example.com needs no quotes. Each
+// parameter is named in what it is refused for: a key or a value no store keeps, a path too
+// long, or two parameters that set the same place (input.a=1&input.a.b=2).
 func inputFilter(q url.Values) (json.RawMessage, error) {
+	var params []string
+	for param := range q {
+		if strings.HasPrefix(param, "input.") {
+			params = append(params, param)
+		}
+	}
+	if len(params) == 0 {
+		return nil, nil
+	}
+	if len(params) > maxInputFilters {
+		return nil, badRequest("invalid_request", fmt.Sprintf("input.*: %d filters; at most %d", len(params), maxInputFilters))
+	}
+	// Sorted, a parameter comes before every one whose path it is a prefix of, so a path that
+	// runs through a value another parameter set is seen at its first key past that value.
+	slices.Sort(params)
 	filter := map[string]any{}
-	n := 0
-	for param, values := range q {
-		path, ok := strings.CutPrefix(param, "input.")
-		if !ok {
-			continue
+	setBy := map[string]string{} // a dotted path prefix, and the parameter that set a value there
+	for _, param := range params {
+		if err := abi.CheckText(param, param, 0); err != nil {
+			return nil, badRequest("invalid_request", fmt.Sprintf("filter %q: %v", param, err))
 		}
-		if n++; n > maxInputFilters {
-			return nil, badRequest("invalid_request", fmt.Sprintf("at most %d input.* filters", maxInputFilters))
+		keys := strings.Split(strings.TrimPrefix(param, "input."), ".")
+		if len(keys) > maxInputFilterKeys || slices.Contains(keys, "") {
+			return nil, badRequest("invalid_request", fmt.Sprintf("filter %s: the path after input. must be 1 to %d non-empty keys", param, maxInputFilterKeys))
 		}
-		keys := strings.Split(path, ".")
-		if len(keys) > 8 || slices.Contains(keys, "") {
-			return nil, badRequest("invalid_request", fmt.Sprintf("filter %q: the path after input. must be 1 to 8 non-empty keys", param))
-		}
-		var value any
-		raw := values[len(values)-1]
-		if err := json.Unmarshal([]byte(raw), &value); err != nil {
-			value = raw
+		value, err := filterValue(param, q.Get(param))
+		if err != nil {
+			return nil, err
 		}
 		node := filter
-		for _, k := range keys[:len(keys)-1] {
+		for i, k := range keys {
+			at := strings.Join(keys[:i+1], ".")
+			if other, taken := setBy[at]; taken {
+				return nil, badRequest("invalid_request", fmt.Sprintf("filters %s and %s both set input.%s", other, param, at))
+			}
+			if i == len(keys)-1 {
+				node[k] = value
+				setBy[at] = param
+				break
+			}
 			child, ok := node[k].(map[string]any)
 			if !ok {
 				child = map[string]any{}
@@ -235,13 +251,22 @@ func inputFilter(q url.Values) (json.RawMessage, error) {
 			}
 			node = child
 		}
-		node[keys[len(keys)-1]] = value
 	}
-	if len(filter) == 0 {
-		return nil, nil
+	return json.Marshal(filter)
+}
+
+// filterValue is the JSON value of an input.* parameter.
+func filterValue(param, raw string) (json.RawMessage, error) {
+	if json.Valid([]byte(raw)) {
+		if err := checkStrict([]byte(raw), param, nil); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(raw), nil
 	}
-	b, err := json.Marshal(filter)
-	return b, err
+	if err := abi.CheckText(param, raw, 0); err != nil {
+		return nil, badRequest("invalid_request", fmt.Sprintf("filter %s: %v", param, err))
+	}
+	return json.Marshal(raw)
 }
 
 // runOf returns the run named by the path, and not found when it belongs to another workflow:
@@ -324,20 +349,19 @@ func (h *Handler) outbound(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// payload reads an event body: any JSON value, {} when empty.
+// payload reads an event body: any JSON value, read strictly; {} when there is none.
 func (h *Handler) payload(w http.ResponseWriter, r *http.Request) (json.RawMessage, error) {
-	body, err := readBody(w, r, h.cfg.MaxBodyBytes)
+	body, err := h.jsonBody(w, r)
 	if err != nil {
 		return nil, err
 	}
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
+	if body == nil {
 		return json.RawMessage("{}"), nil
 	}
-	if !json.Valid(body) {
-		return nil, badRequest("invalid_json", "the event payload is not valid JSON")
+	if err := checkStrict(body, "payload", nil); err != nil {
+		return nil, err
 	}
-	return body, nil
+	return bytes.TrimSpace(body), nil
 }
 
 func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
@@ -367,7 +391,10 @@ func (h *Handler) broadcast(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id := cmp.Or(r.Header.Get("Idempotency-Key"), r.URL.Query().Get("eventId"))
+	id, err := eventID(r)
+	if err != nil {
+		return err
+	}
 	res, err := h.cfg.Engine.Broadcast(r.Context(), tenant(r), engine.BroadcastRequest{Event: r.PathValue("event"), Payload: p, EventID: id})
 	if err != nil {
 		return err
@@ -385,14 +412,40 @@ func (h *Handler) broadcast(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// eventID is a broadcast's event id: the eventId parameter or the Idempotency-Key header
+// (once, and the same if both are given), "" for none.
+func eventID(r *http.Request) (string, error) {
+	q := r.URL.Query()
+	id := q.Get("eventId")
+	if q.Has("eventId") && id == "" {
+		return "", badRequest("invalid_request", "eventId is empty: leave it out for an event without one")
+	}
+	keys := r.Header.Values("Idempotency-Key")
+	switch {
+	case len(keys) == 0:
+		return id, nil
+	case len(keys) > 1:
+		return "", badRequest("invalid_request", fmt.Sprintf("the Idempotency-Key header is given %d times", len(keys)))
+	case keys[0] == "":
+		return "", badRequest("invalid_request", "the Idempotency-Key header is empty")
+	case q.Has("eventId") && keys[0] != id:
+		return "", badRequest("invalid_request", "the Idempotency-Key header and eventId differ: send one of them")
+	}
+	if err := abi.CheckText("the Idempotency-Key header", keys[0], engine.MaxEventIDBytes); err != nil {
+		return "", badRequest("invalid_request", err.Error())
+	}
+	return keys[0], nil
+}
+
 func boolParam(r *http.Request, name string) (bool, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
+	q := r.URL.Query()
+	if !q.Has(name) {
 		return false, nil
 	}
+	s := q.Get(name)
 	v, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, badRequest("invalid_request", fmt.Sprintf("%s must be true or false", name))
+		return false, badRequest("invalid_request", fmt.Sprintf("%s must be true or false, not %q", name, s))
 	}
 	return v, nil
 }

@@ -3,10 +3,13 @@ package api_test
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/wfhost/wfhost/api"
+	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -138,5 +141,82 @@ func collectRefs(v any, refs *[]string) {
 		for _, child := range v {
 			collectRefs(child, refs)
 		}
+	}
+}
+
+// TestOpenAPIDocumentsClientMistakes: every route the server answers documents a 400 (every one
+// refuses an unknown query parameter), every operation with a JSON body documents the 415 of
+// another media type, the query parameters each operation documents are the ones it takes, and
+// the ranges of the tenant limits are the engine's.
+func TestOpenAPIDocumentsClientMistakes(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Ref  string `json:"$ref"`
+				Name string `json:"name"`
+				In   string `json:"in"`
+			} `json:"parameters"`
+			RequestBody *struct {
+				Content map[string]json.RawMessage `json:"content"`
+			} `json:"requestBody"`
+			Responses map[string]json.RawMessage `json:"responses"`
+		} `json:"paths"`
+		Components struct {
+			Parameters map[string]struct{ Name, In string } `json:"parameters"`
+			Schemas    map[string]struct {
+				Properties map[string]struct {
+					Minimum *int64 `json:"minimum"`
+					Maximum *int64 `json:"maximum"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	e := setupEnv(t, store.Limits{})
+	if err := json.Unmarshal(call(t, e.srv, "GET", "/v1/openapi.json", "", nil).body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, pattern := range e.handler.Routes() {
+		method, path, _ := strings.Cut(pattern, " ")
+		op, ok := doc.Paths[path][strings.ToLower(method)]
+		if !ok {
+			continue // TestOpenAPIDescribesEveryRoute reports it
+		}
+		if op.Responses["400"] == nil {
+			t.Errorf("%s does not document its 400", pattern)
+		}
+		if op.RequestBody != nil && op.RequestBody.Content["application/json"] != nil && op.Responses["415"] == nil {
+			t.Errorf("%s takes JSON and does not document its 415", pattern)
+		}
+		var documented []string
+		for _, p := range op.Parameters {
+			name, in := p.Name, p.In
+			if p.Ref != "" {
+				c := doc.Components.Parameters[strings.TrimPrefix(p.Ref, "#/components/parameters/")]
+				name, in = c.Name, c.In
+			}
+			if in == "query" {
+				if name == "input" {
+					name = "input.*" // style deepObject: input.<path>
+				}
+				documented = append(documented, name)
+			}
+		}
+		takes := slices.Clone(api.RouteQuery[pattern])
+		slices.Sort(documented)
+		slices.Sort(takes)
+		if !slices.Equal(documented, takes) {
+			t.Errorf("%s documents the query parameters %v and takes %v", pattern, documented, takes)
+		}
+	}
+	limits := doc.Components.Schemas["Limits"].Properties
+	for _, r := range engine.LimitRanges {
+		p := limits[r.Name]
+		if p.Minimum == nil || *p.Minimum != 0 || p.Maximum == nil || *p.Maximum != r.Max {
+			t.Errorf("Limits.%s is documented from %v to %v; the engine takes 0 to %d", r.Name, p.Minimum, p.Maximum, r.Max)
+		}
+	}
+	if len(limits) != len(engine.LimitRanges)+1 { // and allowedHosts
+		t.Errorf("Limits documents %d properties; the engine bounds %d numbers and allowedHosts", len(limits), len(engine.LimitRanges))
 	}
 }

@@ -25,6 +25,10 @@ func (h *Handler) putOwnSecret(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) putTenantSecret(w http.ResponseWriter, r *http.Request) error {
+	// The tenant first: an id no tenant can have is a 400, an unknown one a 404.
+	if _, err := h.cfg.Engine.GetTenant(r.Context(), r.PathValue("tenant")); err != nil {
+		return err
+	}
 	return h.putSecret(w, r, r.PathValue("tenant"))
 }
 

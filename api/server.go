@@ -203,6 +203,10 @@ func (h *Handler) authenticated(rt route) http.Handler {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenantID))
 		}
+		if err := checkQuery(r, routeQuery[rt.pattern]); err != nil {
+			h.fail(w, r, err)
+			return
+		}
 		if err := rt.handle(w, r); err != nil {
 			h.fail(w, r, err)
 		}

@@ -371,6 +371,7 @@ func TestListFiltersRetentionAndTriggers(t *testing.T) {
 	send := func() response {
 		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/events/user.signed_up", strings.NewReader(`{"email":"new@example.com","delayMs":1,"verifyTimeoutMs":1}`))
 		req.Header.Set("Authorization", "Bearer "+a.token)
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", "signup-42")
 		resp, err := e.srv.Client().Do(req)
 		if err != nil {

@@ -205,10 +205,12 @@ func (d *daemon) logRecords(prefix string) []map[string]any {
 
 func (d *daemon) do(method, path string, body any) (int, []byte, error) {
 	var rd io.Reader
+	contentType := "application/json"
 	switch b := body.(type) {
 	case nil:
 	case []byte:
 		rd = bytes.NewReader(b)
+		contentType = "application/wasm"
 	default:
 		j, _ := json.Marshal(b)
 		rd = bytes.NewReader(j)
@@ -218,6 +220,9 @@ func (d *daemon) do(method, path string, body any) (int, []byte, error) {
 		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+e2eToken)
+	if rd != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, nil, err

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -79,15 +77,8 @@ func (e *Engine) Outbound(ctx context.Context, tenantID, runID string) ([]store.
 	return e.cfg.Store.ListOutbound(ctx, tenantID, runID)
 }
 
-func validSecretName(name string) error {
-	switch {
-	case name == "" || len(name) > 200:
-		return fmt.Errorf("%w: a secret name is 1 to 200 bytes", ErrInvalid)
-	case !utf8.ValidString(name) || strings.ContainsAny(name, "\x00/"):
-		return fmt.Errorf("%w: secret name %q has invalid characters", ErrInvalid, name)
-	}
-	return nil
-}
+// validSecretName applies ABI.md §4.2: a secret is named as a guest's secret_get names it.
+func validSecretName(name string) error { return validName("secret", name) }
 
 // outboundStats counts outbound requests (each hop of each) by tenant, destination and
 // outcome for the metrics. Every label value is bounded and none is the guest's: the

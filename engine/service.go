@@ -82,14 +82,8 @@ func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest
 // startRun is StartRun; created, when not nil, is called with a new run before any activation
 // of it can begin on this host.
 func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest, created func(store.Run)) (store.Run, bool, error) {
-	if err := validName("workflow", req.Workflow); err != nil {
-		return store.Run{}, false, err
-	}
-	if len(req.IdempotencyKey) > 200 {
-		return store.Run{}, false, fmt.Errorf("start: %w: idempotency key longer than 200 bytes", ErrInvalid)
-	}
-	if req.RetentionDays < 0 {
-		return store.Run{}, false, fmt.Errorf("start: %w: retentionDays must not be negative", ErrInvalid)
+	if err := checkStart(req); err != nil {
+		return store.Run{}, false, fmt.Errorf("start: %w", err)
 	}
 	limits, err := e.Limits(ctx, tenantID)
 	if err != nil {
@@ -102,8 +96,8 @@ func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest
 	if len(input) > limits.MaxInputBytes {
 		return store.Run{}, false, fmt.Errorf("start: %w: input is %d bytes, the tenant's limit is %d", ErrTooLarge, len(input), limits.MaxInputBytes)
 	}
-	if !json.Valid(input) {
-		return store.Run{}, false, fmt.Errorf("start: %w: input is not valid JSON", ErrInvalid)
+	if err := checkJSON("input", input); err != nil {
+		return store.Run{}, false, fmt.Errorf("start: %w", err)
 	}
 	// One statement resolves the workflow and creates the run. A run this host can execute at
 	// once is created leased to it and started here: no claim round trip, no wake notice.
@@ -142,6 +136,23 @@ func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest
 	return run, isNew, nil
 }
 
+// checkStart checks a start request's names and numbers; the input is checked once its size is.
+func checkStart(req StartRequest) error {
+	if err := validName("workflow", req.Workflow); err != nil {
+		return err
+	}
+	if err := checkText("version", req.Version, abi.MaxNameLen); err != nil {
+		return err
+	}
+	if err := checkText("idempotencyKey", req.IdempotencyKey, maxIdempotencyKeyBytes); err != nil {
+		return err
+	}
+	if req.RetentionDays < 0 || req.RetentionDays > MaxRetentionDaysRequested {
+		return invalid("retentionDays", "must be from 0 (the default) to %d, not %d", MaxRetentionDaysRequested, req.RetentionDays)
+	}
+	return nil
+}
+
 // retention is a new run's retention: the start request's, else the workflow's, else the
 // operator's default, never more than the operator's ceiling.
 func (e *Engine) retention(requested int, wf store.Workflow) int {
@@ -155,6 +166,9 @@ func (e *Engine) GetRun(ctx context.Context, tenantID, runID string) (store.Run,
 
 // ListRuns lists the tenant's runs, newest first.
 func (e *Engine) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
+	if err := checkRunFilter(f); err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
 	return e.cfg.Store.ListRuns(ctx, tenantID, f)
 }
 
@@ -227,8 +241,8 @@ func (e *Engine) Broadcast(ctx context.Context, tenantID string, req BroadcastRe
 	if err != nil {
 		return store.BroadcastResult{}, err
 	}
-	if len(req.EventID) > 200 {
-		return store.BroadcastResult{}, fmt.Errorf("event %s: %w: event id longer than 200 bytes", req.Event, ErrInvalid)
+	if err := checkText("eventId", req.EventID, MaxEventIDBytes); err != nil {
+		return store.BroadcastResult{}, fmt.Errorf("event %s: %w", req.Event, err)
 	}
 	triggered, err := e.cfg.Store.TriggeredBy(ctx, tenantID, req.Event)
 	if err != nil {
@@ -286,16 +300,8 @@ func checkEvent(event string, payload json.RawMessage, limits store.Limits) (jso
 	if len(payload) > limits.MaxEventBytes {
 		return nil, fmt.Errorf("event %s: %w: payload is %d bytes, the tenant's limit is %d", event, ErrTooLarge, len(payload), limits.MaxEventBytes)
 	}
-	if !json.Valid(payload) {
-		return nil, fmt.Errorf("event %s: %w: payload is not valid JSON", event, ErrInvalid)
+	if err := checkJSON("payload", payload); err != nil {
+		return nil, fmt.Errorf("event %s: %w", event, err)
 	}
 	return payload, nil
-}
-
-// validName applies ABI.md §4.2 (abi.CheckName) to a name a client sent.
-func validName(what, name string) error {
-	if err := abi.CheckName(what, name); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	return nil
 }

@@ -8,13 +8,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -24,8 +23,6 @@ const limitsTTL = 10 * time.Second
 
 // tokenPrefix marks wfhost secrets, so that secret scanners and people can tell them apart.
 const tokenPrefix = "wfh_"
-
-var tenantIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 // limitsCache keeps each tenant's effective limits (overrides merged with the defaults) for
 // limitsTTL, so that a claim or a request does not read the tenants table every time.
@@ -97,8 +94,8 @@ func (e *Engine) Authenticate(ctx context.Context, secret string) (string, error
 // CreateTenant creates a tenant and its first token, and returns the token's secret: the only
 // time anyone sees it.
 func (e *Engine) CreateTenant(ctx context.Context, id string, limits store.Limits) (store.Tenant, store.Token, string, error) {
-	if !tenantIDPattern.MatchString(id) {
-		return store.Tenant{}, store.Token{}, "", fmt.Errorf("%w: tenant id %q must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit", ErrInvalid, id)
+	if err := validTenantID(id); err != nil {
+		return store.Tenant{}, store.Token{}, "", err
 	}
 	if err := validLimits(limits); err != nil {
 		return store.Tenant{}, store.Token{}, "", err
@@ -115,6 +112,9 @@ func (e *Engine) CreateTenant(ctx context.Context, id string, limits store.Limit
 
 // GetTenant returns a tenant.
 func (e *Engine) GetTenant(ctx context.Context, id string) (store.Tenant, error) {
+	if err := validTenantID(id); err != nil {
+		return store.Tenant{}, err
+	}
 	return e.cfg.Store.GetTenant(ctx, id)
 }
 
@@ -126,12 +126,15 @@ func (e *Engine) ListTenants(ctx context.Context) ([]store.Tenant, error) {
 // SetTenantLimits replaces a tenant's overrides. This host applies them at once, the others
 // within limitsTTL.
 func (e *Engine) SetTenantLimits(ctx context.Context, id string, limits store.Limits) (store.Tenant, error) {
+	if err := validTenantID(id); err != nil {
+		return store.Tenant{}, err
+	}
 	if err := validLimits(limits); err != nil {
 		return store.Tenant{}, err
 	}
 	t, err := e.cfg.Store.SetTenantLimits(ctx, id, limits)
 	if err != nil {
-		return store.Tenant{}, err
+		return store.Tenant{}, tenantNotFound(id, err)
 	}
 	e.forgetLimits(id)
 	return t, nil
@@ -139,15 +142,26 @@ func (e *Engine) SetTenantLimits(ctx context.Context, id string, limits store.Li
 
 // CreateToken adds a token to a tenant and returns its secret.
 func (e *Engine) CreateToken(ctx context.Context, tenantID, name string) (store.Token, string, error) {
-	if len(name) > 200 {
-		return store.Token{}, "", fmt.Errorf("%w: token name longer than 200 bytes", ErrInvalid)
+	if err := validTenantID(tenantID); err != nil {
+		return store.Token{}, "", err
+	}
+	if err := checkText("token name", name, maxTokenNameBytes); err != nil {
+		return store.Token{}, "", err
 	}
 	secret, hash := NewSecret()
 	tok, err := e.cfg.Store.CreateToken(ctx, store.Token{ID: newTokenID(), TenantID: tenantID, Name: name, Hash: hash})
 	if err != nil {
-		return store.Token{}, "", err
+		return store.Token{}, "", tenantNotFound(tenantID, err)
 	}
 	return tok, secret, nil
+}
+
+// tenantNotFound names the tenant in a store's not-found, which the stores word differently.
+func tenantNotFound(id string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("tenant %s: %w", id, store.ErrNotFound)
+	}
+	return err
 }
 
 // EnsureToken makes secret a token of the tenant, creating the tenant if needed: how
@@ -172,41 +186,26 @@ func (e *Engine) EnsureToken(ctx context.Context, tenantID, secret, name string)
 
 // ListTokens returns a tenant's tokens, without secrets.
 func (e *Engine) ListTokens(ctx context.Context, tenantID string) ([]store.Token, error) {
+	if err := validTenantID(tenantID); err != nil {
+		return nil, err
+	}
 	return e.cfg.Store.ListTokens(ctx, tenantID)
 }
 
-// RevokeToken revokes one of a tenant's tokens; requests with it fail from then on.
+// RevokeToken revokes one of a tenant's tokens; requests with it fail from then on. An id no
+// store could hold names no token: store.ErrNotFound.
 func (e *Engine) RevokeToken(ctx context.Context, tenantID, tokenID string) (store.Token, error) {
-	return e.cfg.Store.RevokeToken(ctx, tenantID, tokenID)
-}
-
-// Bounds on what an admin may grant: past these a limit stops being a limit.
-const (
-	maxMemoryPages  = 65536 // 4 GiB, wasm32's whole address space
-	maxActivationMs = int64(time.Hour / time.Millisecond)
-)
-
-func validLimits(l store.Limits) error {
-	for name, v := range map[string]int64{
-		"memoryPages": int64(l.MemoryPages), "activationTimeoutMs": l.ActivationTimeoutMs, "concurrency": int64(l.Concurrency),
-		"maxModuleBytes": int64(l.MaxModuleBytes), "maxInputBytes": int64(l.MaxInputBytes), "maxOutputBytes": int64(l.MaxOutputBytes),
-		"maxStepOutputBytes": int64(l.MaxStepOutputBytes), "maxEventBytes": int64(l.MaxEventBytes),
-		"maxStepsPerRun": int64(l.MaxStepsPerRun), "maxBufferedEvents": int64(l.MaxBufferedEvents),
-	} {
-		if v < 0 {
-			return fmt.Errorf("%w: limit %s must not be negative", ErrInvalid, name)
-		}
+	if err := validTenantID(tenantID); err != nil {
+		return store.Token{}, err
 	}
-	switch {
-	case l.MemoryPages > maxMemoryPages:
-		return fmt.Errorf("%w: memoryPages must be at most %d", ErrInvalid, maxMemoryPages)
-	case l.ActivationTimeoutMs > maxActivationMs:
-		return fmt.Errorf("%w: activationTimeoutMs must be at most %d", ErrInvalid, maxActivationMs)
+	if abi.CheckText("token id", tokenID, maxTokenIDBytes) != nil {
+		return store.Token{}, fmt.Errorf("token %q: %w", tokenID, store.ErrNotFound)
 	}
-	if err := host.CheckAllowedHosts(l.AllowedHosts); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	tok, err := e.cfg.Store.RevokeToken(ctx, tenantID, tokenID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Token{}, fmt.Errorf("token %q: %w", tokenID, store.ErrNotFound)
 	}
-	return nil
+	return tok, err
 }
 
 // sweepLoop deletes terminal runs past their retention and broadcast events past their window

@@ -225,11 +225,17 @@ func CheckAllowedHosts(entries []string) error {
 		return fmt.Errorf("allowedHosts has %d entries, the limit is %d", len(entries), MaxAllowedHosts)
 	}
 	for _, e := range entries {
-		if _, err := parseHostPattern(e); err != nil {
+		if err := CheckAllowedHost(e); err != nil {
 			return fmt.Errorf("allowedHosts entry %q: %v", truncateText(e, 80), err)
 		}
 	}
 	return nil
+}
+
+// CheckAllowedHost reports why one allowlist entry is malformed, or nil.
+func CheckAllowedHost(entry string) error {
+	_, err := parseHostPattern(entry)
+	return err
 }
 
 // target is where a request goes, in canonical form: what the allowlist is matched on, what is

@@ -30,7 +30,8 @@ func (e *Error) Error() string {
 }
 
 // Do sends a request and returns the raw JSON response body; a non-2xx status is an *Error.
-// body may be nil, []byte (sent as is) or any value (sent as JSON).
+// body may be nil, []byte (a module, sent as is with Content-Type application/wasm) or any
+// other value (sent as JSON with Content-Type application/json, which the API requires).
 func (c *Client) Do(ctx context.Context, method, path string, body any) (json.RawMessage, error) {
 	var rd io.Reader
 	contentType := "application/json"

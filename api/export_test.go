@@ -1,0 +1,4 @@
+package api
+
+// RouteQuery is routeQuery, for the OpenAPI document's test.
+var RouteQuery = routeQuery

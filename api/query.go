@@ -1,0 +1,59 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// routeQuery lists the query parameters each route takes; a route not listed takes none. A
+// name ending in ".*" stands for every parameter with that prefix (input.customer.id).
+var routeQuery = map[string][]string{
+	"POST /v1/modules":              {"replace"},
+	"GET /v1/workflows/{name}/runs": runListQuery,
+	"GET /v1/runs":                  runListQuery,
+	"POST /v1/events/{event}":       {"eventId"},
+}
+
+var runListQuery = []string{"status", "since", "until", "cursor", "limit", "input.*"}
+
+// checkQuery refuses a query string that does not parse, a parameter the route does not take
+// (a misspelt filter would otherwise filter nothing, silently) and a parameter given twice
+// (which one would count?).
+func checkQuery(r *http.Request, takes []string) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return badRequest("invalid_request", "the query string does not parse: "+err.Error())
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !takesParam(takes, name) {
+			if len(takes) == 0 {
+				return badRequest("invalid_request", fmt.Sprintf("unknown query parameter %q: this route takes none", name))
+			}
+			return badRequest("invalid_request", fmt.Sprintf("unknown query parameter %q: this route takes %s", name, strings.Join(takes, ", ")))
+		}
+		if n := len(q[name]); n > 1 {
+			return badRequest("invalid_request", fmt.Sprintf("query parameter %q is given %d times", name, n))
+		}
+	}
+	return nil
+}
+
+func takesParam(takes []string, name string) bool {
+	for _, t := range takes {
+		if prefix, ok := strings.CutSuffix(t, "*"); ok && strings.HasPrefix(name, prefix) || t == name {
+			return true
+		}
+	}
+	return false
+}
