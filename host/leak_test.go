@@ -430,3 +430,17 @@ func mustJSON(v any) string {
 }
 
 func errorsAs(err error, target **host.GuestError) bool { return errors.As(err, target) }
+
+// TestFaultMessagesAreRedacted: a run that breaks the ABI with a secret in what it wrote (here
+// a step name that holds a "/") fails with a message that names the fault, not the secret.
+func TestFaultMessagesAreRedacted(t *testing.T) {
+	t.Parallel()
+	const secret = "sk/live/4f9a0c27d1e6"
+	h := newRecorder(map[string]string{"s": secret})
+	p := runProbe(t, h, map[string]any{"secret": "s", "where": "step-name"}, nil)
+	var ge *host.GuestError
+	if !errorsAs(p.err, &ge) || ge.Info.Code != abi.CodeABIViolation || !strings.Contains(ge.Info.Message, `contains "/"`) {
+		t.Fatalf("want an ABI violation about the name: %+v %v", p.res, p.err)
+	}
+	noSecret(t, p, secret)
+}

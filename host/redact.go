@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/wfhost/wfhost/abi"
@@ -43,11 +44,13 @@ const maxRedactRounds = 4
 // redactSet is the instance's secrets as the redaction functions use them, longest first so a
 // secret that contains another is replaced whole. Rebuilt when secret_get has added one.
 type redactSet struct {
-	of      int      // len(st.secrets) this set was built from
-	values  []string // distinct, non-empty, longest first
-	framing bool     // a value holds a byte some writer frames or escapes text with
-	spans   bool     // a value holds JSON structure or whitespace, so it can span tokens
-	numeric bool     // a value is made of the bytes of a JSON number only
+	of      int                 // len(st.secrets) this set was built from
+	values  []string            // distinct, non-empty, longest first
+	raw     [][]byte            // values, as bytes
+	framing bool                // a value holds a byte some writer frames or escapes text with
+	spans   bool                // a value holds JSON structure or whitespace, so it can span tokens
+	numeric bool                // a value is made of the bytes of a JSON number only
+	escapes map[string][]string // escapesOf, by character
 }
 
 func (st *state) secretSet() *redactSet {
@@ -66,6 +69,9 @@ func (st *state) secretSet() *redactSet {
 		rs.numeric = rs.numeric || strings.Trim(v, "0123456789+-.eE") == ""
 	}
 	slices.SortStableFunc(rs.values, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range rs.values {
+		rs.raw = append(rs.raw, []byte(v))
+	}
 	st.redactions = rs
 	return rs
 }
@@ -92,8 +98,8 @@ func (rs *redactSet) in(s string) bool {
 }
 
 func (rs *redactSet) inBytes(b []byte) bool {
-	for _, v := range rs.values {
-		if bytes.Contains(b, []byte(v)) {
+	for _, v := range rs.raw {
+		if bytes.Contains(b, v) {
 			return true
 		}
 	}
@@ -131,18 +137,67 @@ func (st *state) redact(b []byte) []byte {
 
 // renderedIn reports whether a secret shows in s as some writer renders s: encoding/json (with
 // and without HTML escaping), slog's JSON and text handlers, Postgres's jsonb, strconv.Quote.
-// A rendering only differs from s when s holds a byte that writer escapes, or adds framing
-// (quotes, "msg=") that a secret holding such bytes could span.
+//
+// When a secret holds a byte some writer escapes or frames text with (a quote, a space, a
+// backslash, "="), s is rendered by each writer and searched. Otherwise, which is the usual
+// case and must be cheap, a secret can only show in a rendering by starting inside the escape
+// sequence of one of s's characters (after its backslash: "nbcdefgh" in the "\nbcdefgh" of
+// "a\x0abcdefgh") and going on with the characters that follow it; only that is checked.
 func (rs *redactSet) renderedIn(s string) bool {
-	if !rs.framing && plainOrUnicode(s) {
+	if rs.framing {
+		for _, r := range renderings(s) {
+			if rs.in(r) {
+				return true
+			}
+		}
 		return false
 	}
-	for _, r := range renderings(s) {
-		if rs.in(r) {
-			return true
+	for i := 0; i < len(s); {
+		if c := s[i]; c >= ' ' && c < utf8.RuneSelf && c != 0x7f && strings.IndexByte(`"\<>&`, c) < 0 {
+			i++
+			continue
 		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		for _, e := range rs.escapesOf(s[i : i+size]) {
+			for k := 1; k < len(e); k++ {
+				tail := e[k:]
+				for _, v := range rs.values {
+					if strings.Contains(tail, v) || strings.HasPrefix(v, tail) && strings.HasPrefix(s[i+size:], v[len(tail):]) {
+						return true
+					}
+				}
+			}
+		}
+		i += size
 	}
 	return false
+}
+
+// escapesOf are the escape sequences the writers render one character (or invalid byte) as,
+// each starting with its backslash; none for a character every writer keeps as it is.
+func (rs *redactSet) escapesOf(ch string) []string {
+	if e, ok := rs.escapes[ch]; ok {
+		return e
+	}
+	var out []string
+	for _, r := range renderings(ch) {
+		r = strings.TrimSuffix(r, "\n")
+		for _, frame := range []string{`{"msg":`, `msg=`} {
+			if rest, ok := strings.CutPrefix(r, frame); ok {
+				r, _, _ = strings.Cut(rest, ",")
+				r, _, _ = strings.Cut(r, " v=")
+			}
+		}
+		r = strings.TrimSuffix(strings.TrimPrefix(r, `"`), `"`)
+		if i := strings.IndexByte(r, '\\'); i >= 0 && !slices.Contains(out, r[i:]) {
+			out = append(out, r[i:])
+		}
+	}
+	if rs.escapes == nil {
+		rs.escapes = map[string][]string{}
+	}
+	rs.escapes[ch] = out
+	return out
 }
 
 // plainOrUnicode reports whether s has no byte any writer escapes: plainText, spaces, and
@@ -310,6 +365,9 @@ func (st *state) redactJSON(b []byte) []byte {
 	if len(rs.values) == 0 {
 		return b
 	}
+	if !rs.framing && !rs.numeric && !rs.inBytes(b) && plainJSON(b) {
+		return b // nothing escaped, nothing a writer escapes: no token can hold a secret unseen
+	}
 	var out []byte // nil until a token changes
 	last := 0
 	for i := 0; i < len(b); {
@@ -347,16 +405,102 @@ func (st *state) redactJSON(b []byte) []byte {
 // redactJSONString returns the replacement of one string token, or nil to keep it.
 func (st *state) redactJSONString(rs *redactSet, tok []byte) []byte {
 	inner := tok[1 : len(tok)-1]
-	var s string
-	if bytes.IndexByte(inner, '\\') < 0 {
-		s = string(inner)
-	} else if json.Unmarshal(tok, &s) != nil {
-		return redactedJSON // not reached: CheckJSON accepted the value
+	if rs.inBytes(tok) {
+		return jsonString(st.redactText(decodeJSONString(inner)))
 	}
-	if !rs.inBytes(tok) && !rs.in(s) && !rs.renderedIn(s) {
+	// Most strings have nothing to decode and nothing a writer escapes: then the decoded
+	// string is the token's inside, already searched.
+	if !rs.framing && plainBytes(inner) {
+		return nil
+	}
+	s := decodeJSONString(inner)
+	if !rs.in(s) && !rs.renderedIn(s) {
 		return nil
 	}
 	return jsonString(st.redactText(s))
+}
+
+// plainJSON reports whether the JSON value b has no escape and no byte a writer escapes
+// inside its strings (it is ASCII without '\\', '<', '>', '&' or DEL; JSON allows no raw
+// control byte in a string).
+func plainJSON(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x7f || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainBytes reports whether b is printable ASCII that no writer escapes.
+func plainBytes(b []byte) bool {
+	for _, c := range b {
+		if c < ' ' || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeJSONString is the inside of a JSON string token (between its quotes) decoded. The
+// token is valid (CheckJSON accepted its value): every escape is complete and every
+// surrogate escape paired.
+func decodeJSONString(inner []byte) string {
+	i := bytes.IndexByte(inner, '\\')
+	if i < 0 {
+		return string(inner)
+	}
+	var b strings.Builder
+	b.Grow(len(inner))
+	b.Write(inner[:i])
+	for i < len(inner) {
+		c := inner[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		switch e := inner[i+1]; e {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r := hex4(inner[i+2 : i+6])
+			if utf16.IsSurrogate(r) && i+12 <= len(inner) {
+				r = utf16.DecodeRune(r, hex4(inner[i+8:i+12]))
+				i += 6
+			}
+			b.WriteRune(r)
+			i += 4
+		default: // '"', '\\', '/'
+			b.WriteByte(e)
+		}
+		i += 2
+	}
+	return b.String()
+}
+
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		default:
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
 }
 
 // stringEnd is the index just past the string token that opens at b[i].

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -184,6 +185,48 @@ func FuzzRedactText(f *testing.F) {
 			if strings.Contains(f, secret) {
 				t.Fatalf("secret %q in %q (redactText(%q) = %q)", secret, f, text, out)
 			}
+		}
+	})
+}
+
+// BenchmarkRedactJSON: a 64 KiB step output, with and without a secret in it, for a pass that
+// read one secret.
+func BenchmarkRedactJSON(b *testing.B) {
+	var doc strings.Builder
+	doc.WriteString(`{"items": [`)
+	for i := 0; doc.Len() < 64<<10; i++ {
+		fmt.Fprintf(&doc, `{"id": %d, "name": "item number %d", "tags": ["a", "b\n"], "price": 12.5},`, i, i)
+	}
+	doc.WriteString(`{"last": "x"}]}`)
+	clean := []byte(doc.String())
+	dirty := []byte(strings.Replace(doc.String(), "item number 7", `\u0073k_live_123456`, 1))
+	ascii := []byte(strings.ReplaceAll(doc.String(), `\n`, "c"))
+	for name, in := range map[string][]byte{"clean": clean, "with-secret": dirty, "no-escapes": ascii} {
+		b.Run(name, func(b *testing.B) {
+			st := stateWith("sk_live_123456")
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				st.redactJSON(in)
+			}
+		})
+	}
+}
+
+// FuzzDecodeJSONString holds decodeJSONString to encoding/json on every storable string.
+func FuzzDecodeJSONString(f *testing.F) {
+	for _, s := range []string{`"a\u0041\n\"\\\/\b\f\r\t"`, `"\ud83d\ude00 é"`, `"\uD83D\uDE00"`, `""`, `"plain"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' || abi.CheckJSON([]byte(tok)) != nil {
+			return
+		}
+		var want string
+		if err := json.Unmarshal([]byte(tok), &want); err != nil {
+			return
+		}
+		if got := decodeJSONString([]byte(tok[1 : len(tok)-1])); got != want {
+			t.Fatalf("decodeJSONString(%s) = %q, encoding/json says %q", tok, got, want)
 		}
 	})
 }
