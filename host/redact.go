@@ -200,27 +200,6 @@ func (rs *redactSet) escapesOf(ch string) []string {
 	return out
 }
 
-// plainOrUnicode reports whether s has no byte any writer escapes: plainText, spaces, and
-// printable non-ASCII characters other than U+2028 and U+2029, which encoding/json escapes.
-func plainOrUnicode(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c != ' ' && !plainText(s[i:i+1]) {
-				return false
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError || r == '\u2028' || r == '\u2029' || !strconv.IsPrint(r) {
-			return false
-		}
-		i += n
-	}
-	return true
-}
-
 // renderings are s as each writer of runs, logs and API answers puts it.
 func renderings(s string) []string {
 	out := make([]string, 0, 6)

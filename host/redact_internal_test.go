@@ -106,16 +106,6 @@ func TestRedactText(t *testing.T) {
 	}
 }
 
-func TestPlainOrUnicode(t *testing.T) {
-	t.Parallel()
-	for s, want := range map[string]bool{"abc DEF-_.~+/!#$%()*;?@^|": true, "é日本": true, "a\"b": false, "a\\b": false,
-		"<": false, "a\nb": false, "\u2028": false, "\xff": false, "=": false, "'": false} {
-		if got := plainOrUnicode(s); got != want {
-			t.Errorf("plainOrUnicode(%q) = %v", s, got)
-		}
-	}
-}
-
 // FuzzRedactJSON: whatever storable JSON a guest writes, the redacted value is storable and
 // shows no secret as written, decoded, compacted or rendered by Postgres.
 func FuzzRedactJSON(f *testing.F) {

@@ -155,21 +155,24 @@ func (st *state) stepDone(ctx context.Context, mem api.Memory, outcome abi.Outco
 		}
 		return st.answer(st.handler.StepDone(ctx, abi.OutcomeOK, st.redactJSON(out)))
 	default:
-		info = decodeGuestError(st.read(mem, abi.FuncStepDone, dataArg, st.limits.MaxStepOutputBytes, "step error"), st.storableText)
+		raw := st.read(mem, abi.FuncStepDone, dataArg, st.limits.MaxStepOutputBytes, "step error")
+		var ok bool
+		if info, ok = decodeGuestError(raw); !ok {
+			info = abi.ErrorInfo{Message: st.storableText(raw, 0)}
+		}
 	}
 	data, _ := json.Marshal(st.storableError(info))
 	return st.answer(st.handler.StepDone(ctx, abi.OutcomeError, data))
 }
 
-// decodeGuestError reads the ErrorInfo JSON a guest wrote; anything else becomes the message
-// (text of it, made by text), so the guest's words are never lost. The result is not yet
-// storable: storableError makes it so.
-func decodeGuestError(raw []byte, text func([]byte, int) string) abi.ErrorInfo {
-	var info abi.ErrorInfo
+// decodeGuestError reads the ErrorInfo JSON a guest wrote; ok=false when raw is not one, and
+// the caller keeps raw as the message, so the guest's words are never lost. The result is not
+// yet storable: storableError makes it so.
+func decodeGuestError(raw []byte) (info abi.ErrorInfo, ok bool) {
 	if err := json.Unmarshal(raw, &info); err != nil || info.Message == "" && info.Code == "" {
-		return abi.ErrorInfo{Message: text(raw, 0)}
+		return abi.ErrorInfo{}, false
 	}
-	return info
+	return info, true
 }
 
 func (st *state) sleep(ctx context.Context, mem api.Memory, nameArg span, ms int64) Reply {
@@ -268,9 +271,11 @@ func (st *state) fail(mem api.Memory, errArg span) {
 	limit := st.limits.MaxOutputBytes + abi.MaxSecretBytes
 	errArg.n = uint32(min(int64(errArg.n), int64(limit)))
 	raw := st.read(mem, abi.FuncFail, errArg, limit, "error")
-	info := st.storableError(decodeGuestError(raw, func(b []byte, _ int) string {
-		return st.storableText(b, st.limits.MaxOutputBytes)
-	}))
+	info, ok := decodeGuestError(raw)
+	if !ok {
+		info = abi.ErrorInfo{Message: st.storableText(raw, st.limits.MaxOutputBytes)}
+	}
+	info = st.storableError(info)
 	if info.Code == "" {
 		info.Code = abi.CodeWorkflowError
 	}
