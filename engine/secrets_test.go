@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -238,5 +239,39 @@ func TestSecretValueBounds(t *testing.T) {
 	if _, err := keyless.PutSecret(ctx, store.DefaultTenant, "s", []byte("a long enough value")); !errors.Is(err, engine.ErrSecretsDisabled) ||
 		!strings.Contains(err.Error(), "--secrets-key-file") {
 		t.Fatalf("without a key: %v", err)
+	}
+}
+
+// TestShortSecretsFromBeforeReadAsMissing: a value stored before the minimum existed is not
+// handed to a step (it could not be redacted): secret_get answers secret_not_found, and the
+// daemon's log says why. A longer one from before is read as it is, without a key.
+func TestShortSecretsFromBeforeReadAsMissing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := setup(t, harnessOptions{})
+	h.deploy("probe.wasm", false)
+	conn, err := pgx.Connect(ctx, testenv.DatabaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{h.schema}.Sanitize()+
+		"; INSERT INTO secrets (tenant_id, name, plaintext) VALUES ('default', 'short', 'abc'), ('default', 'long', 'sk_live_from_before')",
+		pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
+	}
+	short := h.await(h.start("probe", map[string]any{"secret": "short", "where": "step-output", "enc": "u"}).ID, 30*time.Second)
+	if short.Status != store.StatusFailed || short.Error == nil || !strings.Contains(short.Error.Message, "secret_not_found") {
+		t.Fatalf("a short secret from before: %s %+v", short.Status, short.Error)
+	}
+	if !strings.Contains(h.logs.String(), "shorter than the minimum") {
+		t.Fatalf("the log does not say why:\n%s", h.logs.tail(3000))
+	}
+	long := h.await(h.start("probe", map[string]any{"secret": "long", "where": "step-output", "enc": "u"}).ID, 30*time.Second)
+	if long.Status != store.StatusCompleted {
+		t.Fatalf("a secret from before, read without a key: %s %+v", long.Status, long.Error)
+	}
+	if steps := h.journalString(long.ID); strings.Contains(steps, "sk_live_from_before") || !strings.Contains(steps, "[redacted]") {
+		t.Fatalf("journal: %s", steps)
 	}
 }

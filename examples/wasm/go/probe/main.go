@@ -221,6 +221,8 @@ func secretGet(name string) []byte {
 	n := []byte(name)
 	status, data := take(hostSecretGet(addr(n), uint32(len(n))))
 	if status != statusOK {
+		// Called only inside a step: end it with the host's error, then the run.
+		stepDone(1, data)
 		failWith("secret_get: " + string(data))
 	}
 	return data
