@@ -161,6 +161,10 @@ const (
 	CodeNoResult         = "no_result"        // wfhost_run returned without complete or fail
 	CodeUnknownWorkflow  = "unknown_workflow" // the module does not declare the workflow
 	CodeStepLimit        = "step_limit"       // the run reached its maximum number of steps
+	// CodeNotStorable: a JSON value the guest wrote (a step output, the run's output, a wait's
+	// match) breaks CheckJSON, so no store could keep it. A step output fails the step (final,
+	// never retried: the same code writes the same value); the others fail the run.
+	CodeNotStorable = "not_storable"
 
 	// Capability errors (StatusError replies of http_request and secret_get).
 	CodeOutsideStep    = "outside_step"     // a capability used outside a step callback
@@ -169,6 +173,16 @@ const (
 	CodeHTTPTimeout    = "http_timeout"     // no complete response within the request's time
 	CodeHTTPTooLarge   = "http_too_large"   // the request or the response body is over its limit
 	CodeSecretNotFound = "secret_not_found" // the tenant has no secret of that name
+)
+
+// Secret values (ABI.md §4.12). A value shorter than MinSecretBytes would turn redaction into
+// noise (every "abc" in every output replaced) or, shorter still, into a leak of its own: the
+// redaction marker would contain it.
+const (
+	MinSecretBytes = 8
+	MaxSecretBytes = 64 << 10
+	// Redacted replaces a secret's value wherever a run writes it out.
+	Redacted = "[redacted]"
 )
 
 // HTTPRequest is http_request's argument.

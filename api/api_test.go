@@ -109,7 +109,7 @@ func setupEnvOn(t testing.TB, kind storeKind, defaults store.Limits) *env {
 	eng, err := engine.New(engine.Config{Store: st, Runtime: rt, LeaseFor: 3 * time.Second, PollInterval: time.Second,
 		TenantDefaults: defaults, MaxRetentionDays: 90,
 		// The capability tests call an HTTP server of their own on loopback.
-		AllowPrivateHosts: true})
+		AllowPrivateHosts: true, SecretKeys: testenv.SecretKeys(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

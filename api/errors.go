@@ -53,6 +53,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status, code = http.StatusTooManyRequests, "limit_exceeded"
 	case errors.Is(err, engine.ErrTooLarge):
 		status, code = http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, engine.ErrSecretsDisabled):
+		status, code = http.StatusServiceUnavailable, "secrets_disabled"
 	case errors.Is(err, engine.ErrInvalid):
 		status, code = http.StatusBadRequest, "invalid_request"
 	default:

@@ -8,7 +8,9 @@ import (
 )
 
 // Secrets are write-only: a value goes in through PUT and comes out only to a step callback
-// of its tenant (secret_get). Listing shows names and times.
+// of its tenant (secret_get). Listing shows names and times. The engine checks a value's bounds
+// (ABI.md §4.12: 8 bytes to 64 KiB; a shorter one is a 400 invalid_request naming the minimum)
+// and encrypts it; without a key it refuses with 503 secrets_disabled.
 
 type secretView struct {
 	Name      string    `json:"name"`

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,6 +71,10 @@ func TestCrossTenantMatrix(t *testing.T) {
 	runPath := "/v1/workflows/onboarding/runs/" + runID
 	userID := awaitWait(t, a, runPath)
 	a.mustCall("PUT", "/v1/secrets/stripe-key", []byte(`{"value":"sk_live_a"}`), 200)
+	aSecret, _, err := e.st.GetSecret(context.Background(), "tenant-a", "stripe-key")
+	if err != nil {
+		t.Fatal(err)
+	}
 	extra := a.mustCall("POST", "/v1/tokens", []byte(`{"name":"ci"}`), 201)
 	extraID, extraSecret := extra["id"].(string), extra["secret"].(string)
 	aModules := string(a.call("GET", "/v1/modules", nil).body)
@@ -130,7 +135,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"DELETE /v1/tokens/{token}": {"/v1/tokens/" + extraID, nil, status(404)},
 		"GET /v1/secrets":           {"/v1/secrets", nil, status(200)},
 		// B writing a secret of the same name writes its own; A's value stays (checked below).
-		"PUT /v1/secrets/{secret}":    {"/v1/secrets/stripe-key", []byte(`{"value":"sk_b"}`), status(200)},
+		"PUT /v1/secrets/{secret}":    {"/v1/secrets/stripe-key", []byte(`{"value":"sk_live_b"}`), status(200)},
 		"DELETE /v1/secrets/{secret}": {"/v1/secrets/stripe-key", nil, status(200)},
 	}
 	tenantRoutes := 0
@@ -170,8 +175,10 @@ func TestCrossTenantMatrix(t *testing.T) {
 	if r := call(t, e.srv, "GET", "/v1/workflows", extraSecret, nil); r.status != 200 {
 		t.Fatalf("A's second token stopped working: %d %s", r.status, r.body)
 	}
-	if v, ok, err := e.st.GetSecret(context.Background(), "tenant-a", "stripe-key"); err != nil || !ok || string(v) != "sk_live_a" {
-		t.Fatalf("A's secret after B's calls: %q %v %v", v, ok, err)
+	// The stored value is sealed: A's row holds the very bytes it held before B's calls.
+	if v, ok, err := e.st.GetSecret(context.Background(), "tenant-a", "stripe-key"); err != nil || !ok ||
+		v.KeyID != aSecret.KeyID || !bytes.Equal(v.DataKey, aSecret.DataKey) || !bytes.Equal(v.Ciphertext, aSecret.Ciphertext) {
+		t.Fatalf("A's secret after B's calls: %+v %v %v, was %+v", v, ok, err, aSecret)
 	}
 	if now := string(a.call("GET", "/v1/modules", nil).body); now != aModules {
 		t.Fatalf("A's modules changed: %s, were %s", now, aModules)

@@ -361,7 +361,7 @@ func TestGoodRequestsStillPass(t *testing.T) {
 				{"POST", "/v1/tokens", ``, "", 201},
 				{"POST", "/v1/events/nobody-waits", ``, "", 202},
 				{"POST", "/v1/events/nobody-waits?eventId=%C3%A9", `"\ud83d\ude00"`, "application/json", 202},
-				{"PUT", "/v1/secrets/s%C3%A9", `{"value":"v"}`, "application/json", 200},
+				{"PUT", "/v1/secrets/s%C3%A9", `{"value":"v-of-8-bytes"}`, "application/json", 200},
 				{"GET", "/v1/runs?input.n=1&input.s=%C3%A9&limit=500&status=completed&since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59.999999999%2B14:00", ``, "", 200},
 			} {
 				req, err := http.NewRequest(c.method, e.srv.URL+c.path, strings.NewReader(c.body))

@@ -11,9 +11,6 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// maxSecretBytes bounds one secret's value.
-const maxSecretBytes = 64 << 10
-
 // outboundPolicy is the host's policy for a tenant's activations.
 func (e *Engine) outboundPolicy(l store.Limits) *host.Outbound {
 	return &host.Outbound{
@@ -25,9 +22,25 @@ func (e *Engine) outboundPolicy(l store.Limits) *host.Outbound {
 	}
 }
 
-// Secret gives a step callback its tenant's secret (host.SecretSource).
+// Secret gives a step callback its tenant's secret (host.SecretSource), opened. A value
+// shorter than abi.MinSecretBytes, stored before there was a minimum, is not given out: it
+// could not be redacted. An error (a key the keyring lacks) stops the pass, and the run is
+// tried again later, once the operator has added the key.
 func (p *pass) Secret(ctx context.Context, name string) ([]byte, bool, error) {
-	return p.e.cfg.Store.GetSecret(ctx, p.run.TenantID, name)
+	v, ok, err := p.e.cfg.Store.GetSecret(ctx, p.run.TenantID, name)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	value, err := openSecret(p.e.cfg.SecretKeys, p.run.TenantID, name, v)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(value) < abi.MinSecretBytes {
+		p.log.Warn("a step read a secret shorter than the minimum; it is treated as missing until it is set again",
+			"secret", name, "minimum_bytes", abi.MinSecretBytes)
+		return nil, false, nil
+	}
+	return value, true, nil
 }
 
 // RecordOutbound writes an outbound request to the run's audit trail (host.OutboundAuditor).
@@ -50,13 +63,17 @@ func (e *Engine) PutSecret(ctx context.Context, tenantID, name string, value []b
 	if err := validSecretName(name); err != nil {
 		return store.Secret{}, err
 	}
-	switch {
-	case len(value) == 0:
-		return store.Secret{}, fmt.Errorf("%w: secret %s has an empty value", ErrInvalid, name)
-	case len(value) > maxSecretBytes:
-		return store.Secret{}, fmt.Errorf("secret %s: %w: the value is %d bytes, the limit is %d", name, ErrTooLarge, len(value), maxSecretBytes)
+	if err := checkSecretValue(name, value); err != nil {
+		return store.Secret{}, err
 	}
-	return e.cfg.Store.PutSecret(ctx, tenantID, name, value)
+	if e.cfg.SecretKeys == nil {
+		return store.Secret{}, ErrSecretsDisabled
+	}
+	sealed, err := e.cfg.SecretKeys.Seal(value, secretContext(tenantID, name))
+	if err != nil {
+		return store.Secret{}, fmt.Errorf("put secret %s: %w", name, err)
+	}
+	return e.cfg.Store.PutSecret(ctx, tenantID, name, sealedValue(sealed))
 }
 
 // ListSecrets lists a tenant's secrets by name; values are never returned.

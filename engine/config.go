@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/envelope"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -69,6 +70,11 @@ type Config struct {
 	MaxHTTPRequestBytes  int
 	MaxHTTPResponseBytes int
 	HTTPTimeout          time.Duration
+
+	// SecretKeys seals secret values before the store keeps them and opens them for step
+	// callbacks (envelope encryption: secrets.go). Nil: PutSecret refuses with
+	// ErrSecretsDisabled, and only values stored before encryption can be read.
+	SecretKeys *envelope.Keyring
 }
 
 func (c *Config) setDefaults() {

@@ -4,6 +4,7 @@
 // completes, fails or releases the run when the pass ends. It also serves the requests the API
 // makes (deploy, start, signal, broadcast, cancel, reads).
 //
-// Imports: abi, host, store and the standard library; never store implementations, api or cmd.
+// Imports: abi, host, store, internal/envelope (secrets at rest) and the standard library;
+// never store implementations, api or cmd.
 // RATIONALE.md records the decisions that shaped it.
 package engine

@@ -78,7 +78,14 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 func (st *state) passEnded(ctx, gctx context.Context, err error) (Result, error) {
 	st.stdout.flush()
 	if err != nil {
-		return Result{}, st.classify(ctx, gctx, abi.ExportRun, err)
+		err = st.classify(ctx, gctx, abi.ExportRun, err)
+		// A guest fault becomes the run's error: its message may quote what the guest wrote (a
+		// name, an option, its stderr), so it is made storable and redacted like a guest's own.
+		var ge *GuestError
+		if errors.As(err, &ge) {
+			ge.Info = st.storableError(ge.Info)
+		}
+		return Result{}, err
 	}
 	if st.result == nil {
 		return Result{}, guestError(abi.CodeNoResult, "%s returned without calling complete or fail%s", abi.ExportRun, st.stderrTail())

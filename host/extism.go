@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -330,8 +329,7 @@ func (st *state) extismLog(ctx context.Context, level extism.LogLevel, msg strin
 	case extism.LogLevelError:
 		lvl = slog.LevelError
 	}
-	if len(msg) > maxLogBytes {
-		msg = msg[:maxLogBytes]
-	}
-	st.logger.Log(ctx, lvl, strings.ToValidUTF8(string(st.redact([]byte(msg))), "?"), st.logAttrs()...)
+	// Cut as the log verb does: after the redaction, which sees as far past the cut as a
+	// secret can reach.
+	st.logger.Log(ctx, lvl, st.storableText([]byte(msg[:min(len(msg), keptLineBytes)]), maxLogBytes), st.logAttrs()...)
 }

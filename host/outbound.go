@@ -428,6 +428,9 @@ func truncateText(s string, max int) string {
 }
 
 func (st *state) audit(ctx context.Context, rec OutboundRecord) {
+	// The record is stored and served: what the guest wrote into it is made storable and
+	// redacted (a secret in a host name or a path is the everyday way to leak one).
+	rec.Method, rec.Host, rec.Path = st.storableText([]byte(rec.Method), 0), st.storableText([]byte(rec.Host), 0), st.auditPath(rec.Path)
 	if a, ok := st.handler.(OutboundAuditor); ok {
 		a.RecordOutbound(ctx, rec)
 	}
@@ -451,25 +454,4 @@ func (st *state) secretGet(ctx context.Context, mem api.Memory, nameArg span) Re
 	}
 	st.secrets = append(st.secrets, value)
 	return Reply{Status: abi.StatusOK, Data: value}
-}
-
-// redacted is what a secret's value becomes wherever the guest would write it out.
-var redacted = []byte("[redacted]")
-
-// redact replaces every secret value this pass read (raw, and as it appears inside a JSON
-// string) in b: guest output, step results, errors and logs never carry one.
-func (st *state) redact(b []byte) []byte {
-	for _, s := range st.secrets {
-		if len(s) < 4 { // shorter values would mangle unrelated text; no real secret is that short
-			continue
-		}
-		b = bytes.ReplaceAll(b, s, redacted)
-		if quoted, err := json.Marshal(string(s)); err == nil {
-			inner := quoted[1 : len(quoted)-1]
-			if !bytes.Equal(inner, s) {
-				b = bytes.ReplaceAll(b, inner, redacted)
-			}
-		}
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	crand "crypto/rand"
 	"crypto/sha256"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wfhost/wfhost/abi"
 )
 
 // state is what the host functions of one instance share. Only the goroutine calling into the
@@ -34,7 +37,11 @@ type state struct {
 	stdout, stderr *lineLogger
 
 	outbound *Outbound // nil: no outbound HTTP
-	secrets  [][]byte  // values secret_get returned in this pass, redacted from all output
+	// secrets are the values the host handed this instance (secret_get), redacted from all
+	// it writes (redact.go). They belong with the instance's memory: today both start empty
+	// at every activation; an instance ever kept past one would have to keep its set.
+	secrets    [][]byte
+	redactions *redactSet // secrets prepared for matching, rebuilt when one is added
 
 	// done ends a sleep inside a step callback when the activation is cancelled or times out.
 	done <-chan struct{}
@@ -153,7 +160,7 @@ func (st *state) stderrTail() string {
 // last lines so a trap's error can say what the guest printed before dying.
 type lineLogger struct {
 	attrs  func() []any
-	redact func([]byte) []byte
+	text   func(b []byte, limit int) string // the storable, redacted, cut text of a line
 	logger *slog.Logger
 	level  slog.Level
 	stream string
@@ -164,25 +171,36 @@ type lineLogger struct {
 
 const (
 	maxLineBytes = 4 << 10
-	keepLines    = 8
-	maxTailBytes = 2 << 10
+	// keptLineBytes is how much of a line is kept until it ends: past the cut at maxLineBytes,
+	// as much again as the longest secret, so a secret that crosses the cut is whole when the
+	// line is redacted, and only then cut.
+	keptLineBytes = maxLineBytes + abi.MaxSecretBytes
+	keepLines     = 8
+	maxTailBytes  = 2 << 10
 )
 
 func newLineLogger(st *state, level slog.Level, stream string) *lineLogger {
-	return &lineLogger{attrs: st.logAttrs, redact: st.redact, logger: st.logger, level: level, stream: stream}
+	return &lineLogger{attrs: st.logAttrs, text: st.storableText, logger: st.logger, level: level, stream: stream}
 }
 
 func (w *lineLogger) Write(p []byte) (int, error) {
-	for _, b := range p {
-		if b == '\n' {
-			w.flush()
-			continue
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
 		}
-		if len(w.line) < maxLineBytes {
-			w.line = append(w.line, b)
+		if room := keptLineBytes - len(w.line); room > 0 {
+			w.line = append(w.line, chunk[:min(len(chunk), room)]...)
 		}
+		if i < 0 {
+			break
+		}
+		w.flush()
+		p = p[i+1:]
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // logAttrs mark a guest's record as the guest's, with the step it came from.
@@ -198,7 +216,7 @@ func (w *lineLogger) flush() {
 	if len(w.line) == 0 {
 		return
 	}
-	s := strings.ToValidUTF8(string(w.redact(w.line)), "?")
+	s := w.text(w.line, maxLineBytes)
 	w.line = w.line[:0]
 	w.logger.Log(context.Background(), w.level, s, append(w.attrs(), "stream", w.stream)...)
 	if len(w.first) < keepLines/2 {

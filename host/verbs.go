@@ -79,12 +79,14 @@ func (st *state) read(mem api.Memory, fn string, s span, limit int, what string)
 	return bytes.Clone(b)
 }
 
+// name reads a step, sleep or wait name and returns it redacted (redactName): the name is
+// the step's journal key, served by the API, carried by logs, traces and metrics.
 func (st *state) name(mem api.Memory, fn string, s span) string {
 	name := string(st.read(mem, fn, s, abi.MaxNameLen, "step name"))
 	if err := checkName("step", name); err != nil {
 		st.violation("%s: %v", fn, err)
 	}
-	return name
+	return st.redactName(name)
 }
 
 func (st *state) notInStep(fn string) {
@@ -130,28 +132,47 @@ func (st *state) stepDone(ctx context.Context, mem api.Memory, outcome abi.Outco
 		st.violation("%s: outcome %d is neither 0 (ok) nor 1 (error)", abi.FuncStepDone, outcome)
 	}
 	st.inStep = false
-	var data []byte
-	if int64(dataArg.n) > int64(st.limits.MaxStepOutputBytes) {
+	var info abi.ErrorInfo
+	switch {
+	case int64(dataArg.n) > int64(st.limits.MaxStepOutputBytes):
 		// An oversized result is the step's fault, not the ABI's: journal it as a final error
 		// the workflow can see and handle.
-		outcome = abi.OutcomeError
-		data, _ = json.Marshal(abi.ErrorInfo{
+		info = abi.ErrorInfo{
 			Code:         abi.CodePayloadTooLarge,
 			Message:      fmt.Sprintf("step output is %d bytes, the limit is %d", dataArg.n, st.limits.MaxStepOutputBytes),
 			NonRetryable: true,
-		})
-	} else {
-		data = st.read(mem, abi.FuncStepDone, dataArg, st.limits.MaxStepOutputBytes, "step result")
-		if outcome == abi.OutcomeOK && !json.Valid(data) {
+		}
+	case outcome == abi.OutcomeOK:
+		out := st.read(mem, abi.FuncStepDone, dataArg, st.limits.MaxStepOutputBytes, "step result")
+		if !json.Valid(out) {
 			st.violation("%s: step output is not valid JSON", abi.FuncStepDone)
 		}
-		if len(st.secrets) > 0 {
-			if data = st.redact(data); !json.Valid(data) {
-				data = []byte(`"[redacted]"`) // a secret that spanned JSON structure
-			}
+		if err := abi.CheckJSON(out); err != nil {
+			// Valid JSON no store keeps (a NUL, a lone surrogate, invalid UTF-8, a number out
+			// of range): the same code would write it again, so the step fails for good.
+			info = abi.ErrorInfo{Code: abi.CodeNotStorable, Message: "step output cannot be stored: " + err.Error(), NonRetryable: true}
+			break
+		}
+		return st.answer(st.handler.StepDone(ctx, abi.OutcomeOK, st.redactJSON(out)))
+	default:
+		raw := st.read(mem, abi.FuncStepDone, dataArg, st.limits.MaxStepOutputBytes, "step error")
+		var ok bool
+		if info, ok = decodeGuestError(raw); !ok {
+			info = abi.ErrorInfo{Message: st.storableText(raw, 0)}
 		}
 	}
-	return st.answer(st.handler.StepDone(ctx, outcome, data))
+	data, _ := json.Marshal(st.storableError(info))
+	return st.answer(st.handler.StepDone(ctx, abi.OutcomeError, data))
+}
+
+// decodeGuestError reads the ErrorInfo JSON a guest wrote; ok=false when raw is not one, and
+// the caller keeps raw as the message, so the guest's words are never lost. The result is not
+// yet storable: storableError makes it so.
+func decodeGuestError(raw []byte) (info abi.ErrorInfo, ok bool) {
+	if err := json.Unmarshal(raw, &info); err != nil || info.Message == "" && info.Code == "" {
+		return abi.ErrorInfo{}, false
+	}
+	return info, true
 }
 
 func (st *state) sleep(ctx context.Context, mem api.Memory, nameArg span, ms int64) Reply {
@@ -186,6 +207,15 @@ func (st *state) waitEvent(ctx context.Context, mem api.Memory, nameArg, optsArg
 	if m := bytes.TrimSpace(opts.Match); len(m) > 0 && !bytes.Equal(m, []byte("null")) && m[0] != '{' {
 		st.violation("%s %q: match must be a JSON object", abi.FuncWaitEvent, name)
 	}
+	if len(opts.Match) > 0 {
+		if err := abi.CheckJSON(opts.Match); err != nil {
+			st.fault = guestError(abi.CodeNotStorable, "%s %q: match cannot be stored: %v", abi.FuncWaitEvent, name, err)
+			panic(st.fault)
+		}
+		opts.Match = st.redactJSON(opts.Match)
+	}
+	// The event name is stored with the wait and labels its metrics.
+	opts.Event = st.redactName(opts.Event)
 	if opts.TimeoutMs < 0 {
 		st.violation("%s %q: timeoutMs must not be negative", abi.FuncWaitEvent, name)
 	}
@@ -199,7 +229,9 @@ func (st *state) log(ctx context.Context, mem api.Memory, level int32, msgArg sp
 	if _, ok := mem.Read(msgArg.ptr, msgArg.n); !ok {
 		st.violation("%s: message at %d+%d is outside the guest's memory", abi.FuncLog, msgArg.ptr, msgArg.n)
 	}
-	msg := st.redact(st.read(mem, abi.FuncLog, span{msgArg.ptr, min(msgArg.n, maxLogBytes)}, maxLogBytes, "message"))
+	// Read past the cut as far as a secret can reach, so it is redacted whole before the cut.
+	raw := st.read(mem, abi.FuncLog, span{msgArg.ptr, min(msgArg.n, keptLineBytes)}, keptLineBytes, "message")
+	msg := st.storableText(raw, maxLogBytes)
 	lvl := slog.LevelInfo
 	switch {
 	case level <= abi.LogDebug:
@@ -209,7 +241,7 @@ func (st *state) log(ctx context.Context, mem api.Memory, level int32, msgArg sp
 	case level >= abi.LogError:
 		lvl = slog.LevelError
 	}
-	st.logger.Log(ctx, lvl, string(bytes.ToValidUTF8(msg, []byte("?"))), st.logAttrs()...)
+	st.logger.Log(ctx, lvl, msg, st.logAttrs()...)
 }
 
 func (st *state) complete(mem api.Memory, outArg span) {
@@ -225,22 +257,25 @@ func (st *state) complete(mem api.Memory, outArg span) {
 	if !json.Valid(out) {
 		st.violation("%s: output is not valid JSON", abi.FuncComplete)
 	}
-	if len(st.secrets) > 0 {
-		if out = st.redact(out); !json.Valid(out) {
-			out = []byte(`"[redacted]"`)
-		}
+	if err := abi.CheckJSON(out); err != nil {
+		st.fault = guestError(abi.CodeNotStorable, "workflow output cannot be stored: %v", err)
+		panic(st.fault)
 	}
-	st.result = &Result{Output: out}
+	st.result = &Result{Output: st.redactJSON(out)}
 }
 
 func (st *state) fail(mem api.Memory, errArg span) {
 	st.notInStep(abi.FuncFail)
-	errArg.n = min(errArg.n, uint32(st.limits.MaxOutputBytes))
-	raw := st.redact(st.read(mem, abi.FuncFail, errArg, st.limits.MaxOutputBytes, "error"))
-	var info abi.ErrorInfo
-	if err := json.Unmarshal(raw, &info); err != nil || info.Message == "" && info.Code == "" {
-		info = abi.ErrorInfo{Message: string(bytes.ToValidUTF8(raw, []byte("?")))}
+	// An error over the output limit is kept cut (its first words say most), but read as far
+	// past the limit as a secret can reach, so the cut comes after the redaction.
+	limit := st.limits.MaxOutputBytes + abi.MaxSecretBytes
+	errArg.n = uint32(min(int64(errArg.n), int64(limit)))
+	raw := st.read(mem, abi.FuncFail, errArg, limit, "error")
+	info, ok := decodeGuestError(raw)
+	if !ok {
+		info = abi.ErrorInfo{Message: st.storableText(raw, st.limits.MaxOutputBytes)}
 	}
+	info = st.storableError(info)
 	if info.Code == "" {
 		info.Code = abi.CodeWorkflowError
 	}

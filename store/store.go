@@ -82,14 +82,32 @@ func (l Limits) Or(defaults Limits) Limits {
 	return l
 }
 
-// Secret is a tenant's named secret. Value is filled only by GetSecret: the API never returns
-// it.
+// Secret is a tenant's named secret, without its value: values go in through PutSecret and come
+// out only through GetSecret.
 type Secret struct {
 	TenantID  string
 	Name      string
-	Value     []byte
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// SecretValue is a secret's value as the store keeps it: sealed by the engine with envelope
+// encryption (the ciphertext under a data key of its own, the data key wrapped by the
+// operator's key KeyID), so a store never holds a plaintext value, except in a row written
+// before values were encrypted, which the engine seals when it starts with a key.
+type SecretValue struct {
+	// KeyID names the key that wrapped DataKey; "" marks a row from before encryption, whose
+	// value is Plaintext.
+	KeyID      string
+	DataKey    []byte
+	Ciphertext []byte
+	Plaintext  []byte
+}
+
+// NamedSecretValue is a secret's name with its stored value.
+type NamedSecretValue struct {
+	Name  string
+	Value SecretValue
 }
 
 // OutboundRecord is one hop of an outbound HTTP request a run made (or tried to make), inside
@@ -480,10 +498,18 @@ type Store interface {
 	// TriggeredBy returns the workflows whose latest version declares event as a trigger.
 	TriggeredBy(ctx context.Context, tenantID, event string) ([]Workflow, error)
 
-	// PutSecret creates or replaces a tenant's secret (the tenant must exist: ErrNotFound).
-	PutSecret(ctx context.Context, tenantID, name string, value []byte) (Secret, error)
-	// GetSecret returns a secret's value; ok=false when there is none.
-	GetSecret(ctx context.Context, tenantID, name string) (value []byte, ok bool, err error)
+	// PutSecret creates or replaces a tenant's secret with a sealed value (the tenant must
+	// exist: ErrNotFound).
+	PutSecret(ctx context.Context, tenantID, name string, value SecretValue) (Secret, error)
+	// GetSecret returns a secret's stored value; ok=false when there is none.
+	GetSecret(ctx context.Context, tenantID, name string) (value SecretValue, ok bool, err error)
+	// SecretsNotUnder returns the tenant's secrets whose value is not sealed by key keyID
+	// (rows from before encryption included), by name, with their values.
+	SecretsNotUnder(ctx context.Context, tenantID, keyID string) ([]NamedSecretValue, error)
+	// ReplaceSecretValue sets a secret's stored value to next if it is still prev (a PutSecret
+	// or delete in between wins: ok=false), leaving its times alone: a value resealed is the
+	// same value.
+	ReplaceSecretValue(ctx context.Context, tenantID, name string, prev, next SecretValue) (ok bool, err error)
 	// ListSecrets returns the tenant's secrets by name, without values.
 	ListSecrets(ctx context.Context, tenantID string) ([]Secret, error)
 	// DeleteSecret removes a secret; an unknown one is ErrNotFound.

@@ -12,6 +12,7 @@ build examples.wasm examples/wasm/go
 build examples_renamed.wasm examples/wasm/go renamed
 build hostile.wasm examples/wasm/go/hostile
 build capabilities.wasm examples/wasm/go/capabilities
+build probe.wasm examples/wasm/go/probe
 # Guests in other languages (and other doors) have a build script each, which installs nothing:
 # .ci/toolchain-*.sh installs their toolchains.
 for extra in testdata/build-*.sh; do

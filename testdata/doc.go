@@ -11,5 +11,7 @@
 //   - hostile.wasm: guests that misbehave on purpose (spin, memory bomb, traps, ABI abuse).
 //   - capabilities.wasm, capabilities_rust.wasm, capabilities_as.wasm: outbound HTTP and
 //     secrets from step callbacks, and the ways a secret could leak.
+//   - probe.wasm: writes a secret (or bytes it is given) wherever and in whatever encoding its
+//     input says, for the leak matrix and the storability tests.
 //   - tinygo/ (not committed): the Go examples built with TinyGo by make testdata/tinygo.
 package testdata

@@ -1,5 +1,5 @@
-// Command wfhost is the durable workflow daemon (`wfhost run`), its migrator, and a client for
-// its REST API. Every flag can also be set through the WFHOST_* variable named in its help.
+// Command wfhost is the durable workflow daemon (`wfhost run`), its migrator, the tool for the
+// keys that encrypt secrets (`wfhost secret-keys new|rewrap`), and a client for its REST API. Every flag can also be set through the WFHOST_* variable named in its help.
 //
 // The client commands print tables for people and, with --json, the server's JSON:
 //

@@ -22,6 +22,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			runCommand(),
 			migrateCommand(),
+			secretKeysCommand(),
 			deployCommand(),
 			modulesCommand(),
 			workflowsCommand(),

@@ -72,7 +72,7 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "deploy", EnvVars: []string{"WFHOST_DEPLOY"}, Usage: "deploy these .wasm modules at start"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"WFHOST_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"WFHOST_LOG_FORMAT"}, Usage: "text or json"},
-		), append(telemetryFlags(), outboundFlags()...)...),
+		), append(telemetryFlags(), append(outboundFlags(), secretKeyFlags()...)...)...),
 		Action: runDaemon,
 	}
 }
@@ -157,8 +157,12 @@ func runDaemon(c *cli.Context) error {
 			log.Warn("flush traces", "err", err)
 		}
 	}()
+	secretKeys, err := loadSecretKeys(ctx, c, st, log)
+	if err != nil {
+		return err
+	}
 	cfg, err := withOutbound(c, log, engine.Config{
-		Store: st, Runtime: rt, Logger: log, Metrics: reg, TracerProvider: tp,
+		Store: st, Runtime: rt, Logger: log, Metrics: reg, TracerProvider: tp, SecretKeys: secretKeys,
 		Owner:         c.String("owner"),
 		Concurrency:   c.Int("concurrency"),
 		LeaseFor:      c.Duration("lease"),

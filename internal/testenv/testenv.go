@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/envelope"
 )
 
 // DatabaseURL is the test Postgres: TEST_DATABASE_URL, or the local default.
@@ -74,4 +75,18 @@ func Runtime(t testing.TB) *host.Runtime {
 		t.Fatalf("host runtime: %v", sharedErr)
 	}
 	return shared
+}
+
+// SecretKeys is a keyring with one new key, for an engine that stores secrets.
+func SecretKeys(t testing.TB) *envelope.Keyring {
+	t.Helper()
+	entry, err := envelope.NewEntry("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := envelope.Parse(entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -9,12 +9,12 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// PutSecret creates or replaces a secret of an existing tenant.
-func (s *Store) PutSecret(ctx context.Context, tenantID, name string, value []byte) (store.Secret, error) {
+// PutSecret creates or replaces a secret of an existing tenant with a sealed value.
+func (s *Store) PutSecret(ctx context.Context, tenantID, name string, v store.SecretValue) (store.Secret, error) {
 	var sec store.Secret
 	err := s.write(ctx, "put secret "+name, func(w *wtx) error {
 		var created, updated int64
-		err := w.queryRow("put_secret", tenantID, name, value, micros(w.now)).Scan(&sec.TenantID, &sec.Name, &created, &updated)
+		err := w.queryRow("put_secret", tenantID, name, v.KeyID, orNull(v.DataKey), orNull(v.Ciphertext), micros(w.now)).Scan(&sec.TenantID, &sec.Name, &created, &updated)
 		sec.CreatedAt, sec.UpdatedAt = fromMicros(created), fromMicros(updated)
 		return notFound(err)
 	})
@@ -24,18 +24,56 @@ func (s *Store) PutSecret(ctx context.Context, tenantID, name string, value []by
 	return sec, nil
 }
 
-// GetSecret returns a secret's value.
-func (s *Store) GetSecret(ctx context.Context, tenantID, name string) ([]byte, bool, error) {
-	var value []byte
-	err := s.rdb.QueryRowContext(ctx, s.q("get_secret"), tenantID, name).Scan(&value)
+// GetSecret returns a secret's stored value.
+func (s *Store) GetSecret(ctx context.Context, tenantID, name string) (store.SecretValue, bool, error) {
+	var v store.SecretValue
+	err := s.rdb.QueryRowContext(ctx, s.q("get_secret"), tenantID, name).Scan(&v.KeyID, &v.DataKey, &v.Ciphertext, &v.Plaintext)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
+		return store.SecretValue{}, false, nil
 	}
 	if err != nil {
 		// The message names the secret, never its value.
-		return nil, false, fmt.Errorf("get secret %s: %w", name, err)
+		return store.SecretValue{}, false, fmt.Errorf("get secret %s: %w", name, err)
 	}
-	return value, true, nil
+	return v, true, nil
+}
+
+// SecretsNotUnder returns the tenant's secrets not sealed by keyID, with their values.
+func (s *Store) SecretsNotUnder(ctx context.Context, tenantID, keyID string) ([]store.NamedSecretValue, error) {
+	rows, err := s.rdb.QueryContext(ctx, s.q("secrets_not_under"), tenantID, keyID)
+	if err != nil {
+		return nil, fmt.Errorf("secrets not under key %s: %w", keyID, err)
+	}
+	out, err := collect(rows, func(r scanner) (store.NamedSecretValue, error) {
+		var n store.NamedSecretValue
+		err := r.Scan(&n.Name, &n.Value.KeyID, &n.Value.DataKey, &n.Value.Ciphertext, &n.Value.Plaintext)
+		return n, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("secrets not under key %s: %w", keyID, err)
+	}
+	return out, nil
+}
+
+// ReplaceSecretValue sets a secret's value to next if it is still prev.
+func (s *Store) ReplaceSecretValue(ctx context.Context, tenantID, name string, prev, next store.SecretValue) (bool, error) {
+	var n int64
+	err := s.write(ctx, "replace the value of secret "+name, func(w *wtx) error {
+		var err error
+		n, err = w.affected("replace_secret_value", tenantID, name, prev.KeyID, orNull(prev.DataKey), orNull(prev.Ciphertext), orNull(prev.Plaintext),
+			next.KeyID, orNull(next.DataKey), orNull(next.Ciphertext))
+		return err
+	})
+	return n == 1, err
+}
+
+// orNull binds a nil slice as NULL, as the columns that are absent in a row of the other kind
+// hold it.
+func orNull(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
 }
 
 // ListSecrets returns the tenant's secrets without values.

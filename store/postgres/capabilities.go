@@ -10,28 +10,55 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// PutSecret creates or replaces a secret.
-func (s *Store) PutSecret(ctx context.Context, tenantID, name string, value []byte) (store.Secret, error) {
+// PutSecret creates or replaces a secret with a sealed value.
+func (s *Store) PutSecret(ctx context.Context, tenantID, name string, v store.SecretValue) (store.Secret, error) {
 	var sec store.Secret
-	err := s.pool.QueryRow(ctx, s.q("put_secret"), tenantID, name, value).Scan(&sec.TenantID, &sec.Name, &sec.CreatedAt, &sec.UpdatedAt)
+	err := s.pool.QueryRow(ctx, s.q("put_secret"), tenantID, name, v.KeyID, v.DataKey, v.Ciphertext).Scan(&sec.TenantID, &sec.Name, &sec.CreatedAt, &sec.UpdatedAt)
 	if err != nil {
 		return store.Secret{}, fmt.Errorf("put secret %s: %w", name, notFound(err))
 	}
 	return sec, nil
 }
 
-// GetSecret returns a secret's value.
-func (s *Store) GetSecret(ctx context.Context, tenantID, name string) ([]byte, bool, error) {
-	var value []byte
-	err := s.pool.QueryRow(ctx, s.q("get_secret"), tenantID, name).Scan(&value)
+// GetSecret returns a secret's stored value.
+func (s *Store) GetSecret(ctx context.Context, tenantID, name string) (store.SecretValue, bool, error) {
+	var v store.SecretValue
+	err := s.pool.QueryRow(ctx, s.q("get_secret"), tenantID, name).Scan(&v.KeyID, &v.DataKey, &v.Ciphertext, &v.Plaintext)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
+		return store.SecretValue{}, false, nil
 	}
 	if err != nil {
 		// The message names the secret, never its value.
-		return nil, false, fmt.Errorf("get secret %s: %w", name, err)
+		return store.SecretValue{}, false, fmt.Errorf("get secret %s: %w", name, err)
 	}
-	return value, true, nil
+	return v, true, nil
+}
+
+// SecretsNotUnder returns the tenant's secrets not sealed by keyID, with their values.
+func (s *Store) SecretsNotUnder(ctx context.Context, tenantID, keyID string) ([]store.NamedSecretValue, error) {
+	rows, err := s.pool.Query(ctx, s.q("secrets_not_under"), tenantID, keyID)
+	if err != nil {
+		return nil, fmt.Errorf("secrets not under key %s: %w", keyID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.NamedSecretValue, error) {
+		var n store.NamedSecretValue
+		err := r.Scan(&n.Name, &n.Value.KeyID, &n.Value.DataKey, &n.Value.Ciphertext, &n.Value.Plaintext)
+		return n, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("secrets not under key %s: %w", keyID, err)
+	}
+	return out, nil
+}
+
+// ReplaceSecretValue sets a secret's value to next if it is still prev.
+func (s *Store) ReplaceSecretValue(ctx context.Context, tenantID, name string, prev, next store.SecretValue) (bool, error) {
+	tag, err := s.pool.Exec(ctx, s.q("replace_secret_value"), tenantID, name, prev.KeyID, prev.DataKey, prev.Ciphertext, prev.Plaintext,
+		next.KeyID, next.DataKey, next.Ciphertext)
+	if err != nil {
+		return false, fmt.Errorf("replace the value of secret %s: %w", name, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // ListSecrets returns the tenant's secrets without values.

@@ -1,1 +1,1 @@
-SELECT value FROM secrets WHERE tenant_id = ? AND name = ?
+SELECT key_id, data_key, ciphertext, plaintext FROM secrets WHERE tenant_id = ? AND name = ?
