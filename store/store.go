@@ -425,7 +425,9 @@ type Store interface {
 	// NextWakeup is the earliest time a live run becomes claimable (its available_at, or its
 	// lease expiry if later); ok=false when there is none.
 	NextWakeup(ctx context.Context) (at time.Time, ok bool, err error)
-	// ExtendLeases renews the given leases and returns the ones that are still held.
+	// ExtendLeases renews the given leases and returns the ones that are still held. It never
+	// waits for a run another transaction is writing: such a lease may stay unrenewed this
+	// once (its writer renews or releases it), and is returned as held.
 	ExtendLeases(ctx context.Context, leases []Lease, leaseFor time.Duration) ([]Lease, error)
 
 	// CommitStep inserts or updates the step row (by RunID and Key) and renews the lease, in one

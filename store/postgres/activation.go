@@ -94,9 +94,9 @@ func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor
 	return held, nil
 }
 
-// fenced runs a statement that returns a row only when the lease still holds.
-func (s *Store) fenced(ctx context.Context, what, query string, args ...any) error {
-	return s.commits.write(ctx, what, query, args...)
+// fenced runs a statement on run runID that returns a row only when the lease still holds.
+func (s *Store) fenced(ctx context.Context, runID, what, query string, args ...any) error {
+	return s.commits.write(ctx, runID, what, query, args...)
 }
 
 // fencedNow runs one fenced statement on its own.
@@ -115,16 +115,16 @@ func (s *Store) fencedNow(ctx context.Context, what, query string, args ...any) 
 // CommitStep writes a journal row and renews the lease: one statement, one round trip.
 func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) error {
 	args := append([]any{l.RunID, l.Epoch, millis(leaseFor)}, stepArgs(st)...)
-	return s.fenced(ctx, "commit step "+st.Key, s.q("commit_step"), args...)
+	return s.fenced(ctx, l.RunID, "commit step "+st.Key, s.q("commit_step"), args...)
 }
 
 // Suspend releases the run until wakeAt, journaling st first if given.
 func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) error {
 	if st == nil {
-		return s.fenced(ctx, "suspend", s.q("suspend"), l.RunID, l.Epoch, wakeAt)
+		return s.fenced(ctx, l.RunID, "suspend", s.q("suspend"), l.RunID, l.Epoch, wakeAt)
 	}
 	args := append([]any{l.RunID, l.Epoch, wakeAt}, stepArgs(*st)...)
-	return s.fenced(ctx, "suspend at "+st.Key, s.q("suspend_step"), args...)
+	return s.fenced(ctx, l.RunID, "suspend at "+st.Key, s.q("suspend_step"), args...)
 }
 
 // Finish records a run's end.
@@ -132,7 +132,7 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 	if status != store.StatusNondeterministic && !status.Terminal() {
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
-	return s.fenced(ctx, "finish run", s.q("finish"), l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info))
+	return s.fenced(ctx, l.RunID, "finish run", s.q("finish"), l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info))
 }
 
 // CommitAndFinish journals the run's last step and records its end: one statement.
@@ -141,10 +141,10 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
 	args := append([]any{l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info)}, stepArgs(st)...)
-	return s.fenced(ctx, "commit "+st.Key+" and finish run", s.q("finish_step"), args...)
+	return s.fenced(ctx, l.RunID, "commit "+st.Key+" and finish run", s.q("finish_step"), args...)
 }
 
 // Release hands the run back, runnable now.
 func (s *Store) Release(ctx context.Context, l store.Lease) error {
-	return s.fenced(ctx, "release run", s.q("release"), l.RunID, l.Epoch)
+	return s.fenced(ctx, l.RunID, "release run", s.q("release"), l.RunID, l.Epoch)
 }
