@@ -161,6 +161,8 @@ const (
 	CodeNoResult         = "no_result"        // wfhost_run returned without complete or fail
 	CodeUnknownWorkflow  = "unknown_workflow" // the module does not declare the workflow
 	CodeStepLimit        = "step_limit"       // the run reached its maximum number of steps
+	CodeStoreRefused     = "store_refused"    // the store refused a value the run wrote (ABI.md §5)
+	CodeNoProgress       = "no_progress"      // activated too often in a row without journal progress (ABI.md §5)
 
 	// Capability errors (StatusError replies of http_request and secret_get).
 	CodeOutsideStep    = "outside_step"     // a capability used outside a step callback

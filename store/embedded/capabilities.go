@@ -10,9 +10,10 @@ import (
 )
 
 // PutSecret creates or replaces a secret of an existing tenant.
-func (s *Store) PutSecret(ctx context.Context, tenantID, name string, value []byte) (store.Secret, error) {
+func (s *Store) PutSecret(ctx context.Context, tenantID, name string, value []byte) (_ store.Secret, err error) {
+	defer classify(&err)
 	var sec store.Secret
-	err := s.write(ctx, "put secret "+name, func(w *wtx) error {
+	err = s.write(ctx, "put secret "+name, func(w *wtx) error {
 		var created, updated int64
 		err := w.queryRow("put_secret", tenantID, name, value, micros(w.now)).Scan(&sec.TenantID, &sec.Name, &created, &updated)
 		sec.CreatedAt, sec.UpdatedAt = fromMicros(created), fromMicros(updated)
@@ -25,9 +26,10 @@ func (s *Store) PutSecret(ctx context.Context, tenantID, name string, value []by
 }
 
 // GetSecret returns a secret's value.
-func (s *Store) GetSecret(ctx context.Context, tenantID, name string) ([]byte, bool, error) {
+func (s *Store) GetSecret(ctx context.Context, tenantID, name string) (_ []byte, _ bool, err error) {
+	defer classify(&err)
 	var value []byte
-	err := s.rdb.QueryRowContext(ctx, s.q("get_secret"), tenantID, name).Scan(&value)
+	err = s.rdb.QueryRowContext(ctx, s.q("get_secret"), tenantID, name).Scan(&value)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -39,7 +41,8 @@ func (s *Store) GetSecret(ctx context.Context, tenantID, name string) ([]byte, b
 }
 
 // ListSecrets returns the tenant's secrets without values.
-func (s *Store) ListSecrets(ctx context.Context, tenantID string) ([]store.Secret, error) {
+func (s *Store) ListSecrets(ctx context.Context, tenantID string) (_ []store.Secret, err error) {
+	defer classify(&err)
 	rows, err := s.rdb.QueryContext(ctx, s.q("list_secrets"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list secrets: %w", err)
@@ -60,7 +63,8 @@ func (s *Store) ListSecrets(ctx context.Context, tenantID string) ([]store.Secre
 }
 
 // DeleteSecret removes a secret.
-func (s *Store) DeleteSecret(ctx context.Context, tenantID, name string) error {
+func (s *Store) DeleteSecret(ctx context.Context, tenantID, name string) (err error) {
+	defer classify(&err)
 	return s.write(ctx, "delete secret "+name, func(w *wtx) error {
 		n, err := w.affected("delete_secret", tenantID, name)
 		if err == nil && n == 0 {
@@ -72,7 +76,8 @@ func (s *Store) DeleteSecret(ctx context.Context, tenantID, name string) error {
 
 // RecordOutbound appends to a run's audit trail; a record naming a run that is not the
 // tenant's is not written.
-func (s *Store) RecordOutbound(ctx context.Context, r store.OutboundRecord) error {
+func (s *Store) RecordOutbound(ctx context.Context, r store.OutboundRecord) (err error) {
+	defer classify(&err)
 	return s.write(ctx, "record outbound request", func(w *wtx) error {
 		_, err := w.exec("record_outbound", r.TenantID, r.RunID, r.Step, r.Method, r.Host, r.Path, r.Status, r.Error,
 			r.BytesOut, r.BytesIn, r.DurationMs, micros(r.At))
@@ -81,7 +86,8 @@ func (s *Store) RecordOutbound(ctx context.Context, r store.OutboundRecord) erro
 }
 
 // ListOutbound returns a run's audit trail in the order it was recorded.
-func (s *Store) ListOutbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error) {
+func (s *Store) ListOutbound(ctx context.Context, tenantID, runID string) (_ []store.OutboundRecord, err error) {
+	defer classify(&err)
 	if _, err := s.GetRun(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}

@@ -15,9 +15,10 @@ import (
 
 // ReachWait resolves a newly reached wait from a kept event, or journals it as waiting and
 // suspends the run. See store.Store for the rules.
-func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (*store.Step, error) {
+func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (_ *store.Step, err error) {
+	defer classify(&err)
 	var out *store.Step
-	err := s.write(ctx, "reach wait "+st.Key, func(w *wtx) error {
+	err = s.write(ctx, "reach wait "+st.Key, func(w *wtx) error {
 		out = nil
 		tenant, created, err := w.fenceGet(l)
 		if err != nil {
@@ -64,6 +65,9 @@ func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, lea
 		}
 		if _, err := w.exec("reach_wait", l.RunID, tenant, st.Seq, st.Key, string(status), payload, st.Attempt,
 			timeArg(st.WakeAt), st.Event, match, eventID, micros(st.StartedAt), completed); err != nil {
+			return err
+		}
+		if err := w.progressed(l.RunID); err != nil {
 			return err
 		}
 		row, err := w.holdOrPark(l, st.Key, st.WakeAt, leaseFor)
@@ -121,9 +125,10 @@ func (w *wtx) holdOrPark(l store.Lease, key string, wakeAt *time.Time, leaseFor 
 }
 
 // ParkWait suspends on a waiting step unless an event resolved it meanwhile.
-func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (*store.Step, error) {
+func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (_ *store.Step, err error) {
+	defer classify(&err)
 	var out *store.Step
-	err := s.write(ctx, "park wait "+key, func(w *wtx) error {
+	err = s.write(ctx, "park wait "+key, func(w *wtx) error {
 		out = nil
 		if _, _, err := w.fenceGet(l); err != nil {
 			return err
@@ -144,9 +149,10 @@ func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt 
 }
 
 // TimeoutWait times a waiting step out unless an event resolved it first.
-func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (store.Step, error) {
+func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (_ store.Step, err error) {
+	defer classify(&err)
 	var out store.Step
-	err := s.write(ctx, "time out wait "+key, func(w *wtx) error {
+	err = s.write(ctx, "time out wait "+key, func(w *wtx) error {
 		if _, err := w.fence("renew_lease", l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now)); err != nil {
 			return err
 		}

@@ -15,7 +15,8 @@ import (
 
 // ClaimRuns leases runnable runs and loads their journals: two round trips for any number, one
 // when every claimed run is on its first activation (it cannot have a journal yet).
-func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.Claim, err error) {
+	defer classify(&err)
 	if p.Limit < 1 {
 		return nil, nil
 	}
@@ -24,9 +25,10 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Cla
 		return nil, fmt.Errorf("claim runs: %w", err)
 	}
 	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Claim, error) {
-		var epoch int64
-		run, err := scanRun(r, &epoch)
-		return store.Claim{Run: run, Lease: store.Lease{RunID: run.ID, Epoch: epoch}}, err
+		var c store.Claim
+		c.Run, err = scanRun(r, &c.Lease.Epoch, &c.Faults, &c.LastFault)
+		c.Lease.RunID = c.Run.ID
+		return c, err
 	})
 	if err != nil || len(claims) == 0 {
 		if err != nil {
@@ -61,7 +63,8 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Cla
 }
 
 // NextWakeup is when the earliest live run becomes claimable.
-func (s *Store) NextWakeup(ctx context.Context) (time.Time, bool, error) {
+func (s *Store) NextWakeup(ctx context.Context) (_ time.Time, _ bool, err error) {
+	defer classify(&err)
 	var at *time.Time
 	if err := s.pool.QueryRow(ctx, s.q("next_wakeup")).Scan(&at); err != nil {
 		return time.Time{}, false, fmt.Errorf("next wakeup: %w", err)
@@ -73,7 +76,8 @@ func (s *Store) NextWakeup(ctx context.Context) (time.Time, bool, error) {
 }
 
 // ExtendLeases renews leases and returns those still held.
-func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor time.Duration) ([]store.Lease, error) {
+func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor time.Duration) (_ []store.Lease, err error) {
+	defer classify(&err)
 	ids := make([]string, len(leases))
 	epochs := make([]int64, len(leases))
 	for i, l := range leases {
@@ -113,13 +117,15 @@ func (s *Store) fencedNow(ctx context.Context, what, query string, args ...any) 
 }
 
 // CommitStep writes a journal row and renews the lease: one statement, one round trip.
-func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) error {
+func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (err error) {
+	defer classify(&err)
 	args := append([]any{l.RunID, l.Epoch, millis(leaseFor)}, stepArgs(st)...)
 	return s.fenced(ctx, l.RunID, "commit step "+st.Key, s.q("commit_step"), args...)
 }
 
 // Suspend releases the run until wakeAt, journaling st first if given.
-func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) error {
+func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) (err error) {
+	defer classify(&err)
 	if st == nil {
 		return s.fenced(ctx, l.RunID, "suspend", s.q("suspend"), l.RunID, l.Epoch, wakeAt)
 	}
@@ -128,7 +134,8 @@ func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wake
 }
 
 // Finish records a run's end.
-func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+	defer classify(&err)
 	if status != store.StatusNondeterministic && !status.Terminal() {
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
@@ -136,7 +143,8 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 }
 
 // CommitAndFinish journals the run's last step and records its end: one statement.
-func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+	defer classify(&err)
 	if status != store.StatusNondeterministic && !status.Terminal() {
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
@@ -144,7 +152,14 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 	return s.fenced(ctx, l.RunID, "commit "+st.Key+" and finish run", s.q("finish_step"), args...)
 }
 
+// Fault hands the run back after a faulted activation and counts the fault.
+func (s *Store) Fault(ctx context.Context, l store.Lease, reason string, retryAt time.Time) (err error) {
+	defer classify(&err)
+	return s.fenced(ctx, l.RunID, "hand back faulted run", s.q("fault"), l.RunID, l.Epoch, retryAt, reason)
+}
+
 // Release hands the run back, runnable now.
-func (s *Store) Release(ctx context.Context, l store.Lease) error {
+func (s *Store) Release(ctx context.Context, l store.Lease) (err error) {
+	defer classify(&err)
 	return s.fenced(ctx, l.RunID, "release run", s.q("release"), l.RunID, l.Epoch)
 }

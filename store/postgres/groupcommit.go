@@ -44,6 +44,9 @@ const (
 	groupTimeout = 30 * time.Second
 )
 
+// errClosed is what writes get once Close has begun.
+var errClosed = errors.New("the store is closed")
+
 type fencedWrite struct {
 	run   string // the run whose row the statement locks
 	what  string
@@ -81,7 +84,7 @@ func (g *groupCommitter) write(ctx context.Context, runID, what, query string, a
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	case <-g.stop:
-		return fmt.Errorf("%s: the store is closed", what)
+		return fmt.Errorf("%s: %w", what, errClosed)
 	}
 	select {
 	case err := <-w.done:
