@@ -36,8 +36,10 @@ type Engine struct {
 	backlog atomic.Bool
 	// outbound counts outbound HTTP requests for the metrics.
 	outbound outboundStats
-	// handBacks keeps the writes ending an activation that the store did not take (handback.go).
+	// handBacks keeps the writes ending an activation that the store did not take, and acq the
+	// leases starts are creating (handback.go).
 	handBacks *handBacks
+	acq       *acquisitions
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
 	slots  chan struct{} // one token per running activation
@@ -80,8 +82,9 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Owner = "host-" + hex.EncodeToString(b[:])
 	}
 	m := newMetrics(cfg.Metrics)
+	acq := newAcquisitions()
 	// Every store call goes through the wrapper, so commit latencies count whoever makes them.
-	cfg.Store = observedStore{Store: cfg.Store, m: m}
+	cfg.Store = observedStore{Store: cfg.Store, m: m, acq: acq}
 	e := &Engine{
 		cfg:         cfg,
 		modules:     newModuleCache(cfg.Store, cfg.Runtime),
@@ -96,6 +99,7 @@ func New(cfg Config) (*Engine, error) {
 		claimerDone: make(chan struct{}),
 	}
 	e.handBacks = newHandBacks(cfg.Store, cfg.Logger)
+	e.acq = acq
 	// Until the claimer's first look, runs left from before this host started may be waiting.
 	e.backlog.Store(true)
 	return e, nil
@@ -257,6 +261,7 @@ func (e *Engine) claimAvailable(ctx context.Context, askNext bool) time.Time {
 			}
 			e.starved.Store(false)
 		}
+		e.releaseUnknownLeases(ctx)
 		claims, err := e.cfg.Store.ClaimRuns(ctx, store.ClaimParams{
 			Owner: e.cfg.Owner, Limit: free, LeaseFor: e.cfg.LeaseFor, TenantConcurrency: e.cfg.TenantDefaults.Concurrency,
 		})
@@ -264,6 +269,7 @@ func (e *Engine) claimAvailable(ctx context.Context, askNext bool) time.Time {
 			<-e.slots
 		}
 		if err != nil {
+			e.acq.failed(err)
 			if ctx.Err() == nil {
 				e.cfg.Logger.Error("claim runs", "err", err)
 			}
@@ -304,6 +310,7 @@ func (e *Engine) execute(ctx context.Context, c store.Claim) {
 	actx, cancel := context.WithCancelCause(ctx)
 	e.mu.Lock()
 	e.active[c.Run.ID] = &activation{lease: c.Lease, cancel: cancel}
+	e.acq.registered(c.Run.ID)
 	if e.interrupted {
 		cancel(errShutdown)
 	}

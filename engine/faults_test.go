@@ -293,3 +293,92 @@ func TestRunResumesAsSoonAsTheStoreIsBack(t *testing.T) {
 		t.Fatalf("%d activations, want 2", r.Activations)
 	}
 }
+
+// lostAnswers is the real Postgres store whose first claim that takes a run, and first leased
+// start, lose their answer: the store committed, the caller hears only that the connection
+// died, as when Postgres goes away between the commit and the reply.
+type lostAnswers struct {
+	store.Store
+	claimLost, startLost atomic.Bool
+}
+
+var errLostAnswer = fmt.Errorf("%w: injected: unexpected EOF", store.ErrUnavailable)
+
+func (s *lostAnswers) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+	cs, err := s.Store.ClaimRuns(ctx, p)
+	if err == nil && len(cs) > 0 && s.claimLost.CompareAndSwap(false, true) {
+		return nil, errLostAnswer
+	}
+	return cs, err
+}
+
+func (s *lostAnswers) CreateLeasedRun(ctx context.Context, r store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+	c, created, err := s.Store.CreateLeasedRun(ctx, r, to)
+	if err == nil && c.Lease.Epoch > 0 && s.startLost.CompareAndSwap(false, true) {
+		return store.Claim{}, false, errLostAnswer
+	}
+	return c, created, err
+}
+
+// TestLeasesWhoseAnswerWasLostAreHandedBack: a claim and a start that committed but whose
+// answers were lost leave runs leased to this host that it never heard of. The engine hands
+// such leases back before its next claim, so the runs go on at once instead of once their
+// leases run out (20 s here; the bound below is half of it).
+func TestLeasesWhoseAnswerWasLostAreHandedBack(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	digest := h.deploy("examples.wasm", false).Module.Digest
+	const lease = 20 * time.Second
+	st := &lostAnswers{Store: h.store}
+	logs := &logBuffer{}
+	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), LeaseFor: lease,
+		PollInterval: time.Second, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	input := json.RawMessage(`{"n":2}`)
+	// A run queued before the engine starts: its first claim takes it, and that answer is lost.
+	queued, _, err := h.store.CreateRun(ctx, store.NewRun{TenantID: store.DefaultTenant, Workflow: "steps",
+		Version: "1", Digest: digest, Input: input, RetentionDays: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Stop()
+	awaitDone := func(id, what string) {
+		t.Helper()
+		if r := h.await(id, lease/2); r.Status != store.StatusCompleted {
+			t.Fatalf("%s: %s %+v\n%s", what, r.Status, r.Error, logs.tail(3000))
+		}
+	}
+	awaitDone(queued.ID, "the run whose claim was lost")
+	if !st.claimLost.Load() {
+		t.Fatal("no claim answer was lost: the test did not test")
+	}
+
+	// A start on a host with a free slot and nothing queued creates its run leased to that
+	// host; that answer is lost too. (A start the engine queued instead is tried again.)
+	for try := 0; !st.startLost.Load(); try++ {
+		if try == 50 {
+			t.Fatal("no start was leased to the host: the test did not test")
+		}
+		r, _, err := eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: input})
+		switch {
+		case err == nil:
+			awaitDone(r.ID, "a queued start")
+		case !errors.Is(err, store.ErrUnavailable):
+			t.Fatalf("start: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	runs, _, err := h.store.ListRuns(ctx, store.DefaultTenant, store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		awaitDone(r.ID, "the run whose start was lost")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wfhost/wfhost/store"
@@ -22,7 +23,7 @@ const (
 	// handBackFirstRetry and handBackMaxRetry bound the backoff between tries of a kept write:
 	// short, because the store is usually back within a second of a restart or a failover.
 	handBackFirstRetry = 100 * time.Millisecond
-	handBackMaxRetry   = time.Second
+	handBackMaxRetry   = 500 * time.Millisecond
 	// handBackTries bounds the tries of a write that fails for a reason other than the store
 	// being unavailable: that is likely to fail again, and the lease running out leaves the
 	// run to the fault count (Config.FaultLimit) instead.
@@ -186,4 +187,88 @@ func (h *handBacks) count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.pending)
+}
+
+// Leases the engine may hold without knowing. A claim or a start whose answer is lost with the
+// connection (the store committed, the reply never came) leaves runs leased to this host that
+// no activation runs; they would wait for their leases to run out. After such a failure the
+// claimer, before its next claim, hands back every lease of this host that it does not know
+// (store.ReleaseOwned).
+
+// acquisitions tracks the leases starts create, from the store's answer to the activation's
+// registration, so that handing back unknown leases never takes one of them. Safe for
+// concurrent use.
+type acquisitions struct {
+	// mu is held shared by each start's create-and-record, alone while unknown leases are
+	// handed back.
+	mu        sync.RWMutex
+	pendingMu sync.Mutex
+	pending   map[string]bool // runs created leased to this host whose activation has not registered
+	// unsure is set when a claim or a start failed without saying whether the store acted.
+	unsure atomic.Bool
+}
+
+func newAcquisitions() *acquisitions { return &acquisitions{pending: make(map[string]bool)} }
+
+func (a *acquisitions) add(runID string) {
+	a.pendingMu.Lock()
+	a.pending[runID] = true
+	a.pendingMu.Unlock()
+}
+
+// registered is called once the activation of runID is known to the engine.
+func (a *acquisitions) registered(runID string) {
+	a.pendingMu.Lock()
+	delete(a.pending, runID)
+	a.pendingMu.Unlock()
+}
+
+func (a *acquisitions) pendingRuns() []string {
+	a.pendingMu.Lock()
+	defer a.pendingMu.Unlock()
+	out := make([]string, 0, len(a.pending))
+	for id := range a.pending {
+		out = append(out, id)
+	}
+	return out
+}
+
+// failed notes a claim or a start that failed with err: unless the store said what it did
+// (refused it, found nothing, a conflict, a limit), it may have leased runs nobody heard of.
+func (a *acquisitions) failed(err error) {
+	for _, known := range []error{store.ErrRefused, store.ErrNotFound, store.ErrConflict, store.ErrLimit} {
+		if errors.Is(err, known) {
+			return
+		}
+	}
+	a.unsure.Store(true)
+}
+
+// releaseUnknownLeases hands back the leases this host holds but does not know of, once after
+// a claim or a start failed that way.
+func (e *Engine) releaseUnknownLeases(ctx context.Context) {
+	if !e.acq.unsure.Load() {
+		return
+	}
+	e.acq.mu.Lock()
+	defer e.acq.mu.Unlock()
+	e.acq.unsure.Store(false)
+	keep := e.acq.pendingRuns()
+	e.mu.Lock()
+	for id := range e.active {
+		keep = append(keep, id)
+	}
+	e.mu.Unlock()
+	for _, l := range e.handBacks.leases() {
+		keep = append(keep, l.RunID)
+	}
+	n, err := e.cfg.Store.ReleaseOwned(ctx, e.cfg.Owner, keep)
+	if err != nil {
+		e.acq.unsure.Store(true)
+		e.cfg.Logger.Debug("hand back leases this host may hold without knowing; trying again", "err", err)
+		return
+	}
+	if n > 0 {
+		e.cfg.Logger.Warn("handed back leases this host got without hearing of them (a claim or a start whose answer was lost)", "runs", n)
+	}
 }

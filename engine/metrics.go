@@ -291,7 +291,8 @@ func (m *metrics) guestFault(tenant, code string) {
 // call goes straight through.
 type observedStore struct {
 	store.Store
-	m *metrics
+	m   *metrics
+	acq *acquisitions
 }
 
 func (s observedStore) since(op string, began time.Time) {
@@ -304,6 +305,24 @@ func (s observedStore) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]st
 		s.m.claimBatch.Observe(float64(len(cs)))
 	}
 	return cs, err
+}
+
+// CreateLeasedRun records the lease of a run this host starts until its activation registers,
+// and notes a start whose outcome is unknown (handback.go).
+func (s observedStore) CreateLeasedRun(ctx context.Context, r store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+	if to.Owner == "" {
+		return s.Store.CreateLeasedRun(ctx, r, to)
+	}
+	s.acq.mu.RLock()
+	defer s.acq.mu.RUnlock()
+	c, created, err := s.Store.CreateLeasedRun(ctx, r, to)
+	switch {
+	case err != nil:
+		s.acq.failed(err)
+	case c.Lease.Epoch > 0:
+		s.acq.add(c.Run.ID)
+	}
+	return c, created, err
 }
 
 func (s observedStore) CommitStep(ctx context.Context, l store.Lease, row store.Step, leaseFor time.Duration) error {

@@ -445,6 +445,12 @@ type Store interface {
 	// handed it back: the host died, hung, or lost the store) counts a fault against it, as
 	// Fault does, with that as the reason.
 	ClaimRuns(ctx context.Context, p ClaimParams) ([]Claim, error)
+	// ReleaseOwned hands back every live lease owner holds on a run not in keep, the runs
+	// available now, and says how many it released. A host calls it after a claim or a start
+	// whose answer it never got (the connection died after the store committed): the store may
+	// have leased it runs it does not know of, which would otherwise wait for their leases to
+	// run out. No fault is counted: those runs never ran.
+	ReleaseOwned(ctx context.Context, owner string, keep []string) (int, error)
 	// NextWakeup is the earliest time a live run becomes claimable (its available_at, or its
 	// lease expiry if later); ok=false when there is none.
 	NextWakeup(ctx context.Context) (at time.Time, ok bool, err error)

@@ -133,6 +133,41 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 	return claims, nil
 }
 
+// ReleaseOwned hands back the owner's leases on runs not in keep.
+func (s *Store) ReleaseOwned(ctx context.Context, owner string, keep []string) (_ int, err error) {
+	defer classify(&err)
+	kept := make(map[string]bool, len(keep))
+	for _, id := range keep {
+		kept[id] = true
+	}
+	var released int
+	err = s.write(ctx, "release leases of "+owner, func(w *wtx) error {
+		released = 0
+		rows, err := w.query("release_owned", owner, micros(w.now))
+		if err != nil {
+			return err
+		}
+		ids, err := collect(rows, func(r scanner) (string, error) {
+			var id string
+			return id, r.Scan(&id)
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if kept[id] {
+				continue
+			}
+			if _, err := w.exec("release_run", id, micros(w.now)); err != nil {
+				return err
+			}
+			released++
+		}
+		return nil
+	})
+	return released, err
+}
+
 // NextWakeup is when the earliest live run becomes claimable: its available_at, or its lease
 // expiry when a live lease holds it.
 func (s *Store) NextWakeup(ctx context.Context) (_ time.Time, _ bool, err error) {

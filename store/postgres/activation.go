@@ -62,6 +62,19 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.C
 	return claims, nil
 }
 
+// ReleaseOwned hands back the owner's leases on runs not in keep.
+func (s *Store) ReleaseOwned(ctx context.Context, owner string, keep []string) (_ int, err error) {
+	defer classify(&err)
+	if keep == nil {
+		keep = []string{}
+	}
+	tag, err := s.pool.Exec(ctx, s.q("release_owned"), owner, keep)
+	if err != nil {
+		return 0, fmt.Errorf("release leases of %s: %w", owner, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // NextWakeup is when the earliest live run becomes claimable.
 func (s *Store) NextWakeup(ctx context.Context) (_ time.Time, _ bool, err error) {
 	defer classify(&err)

@@ -18,6 +18,36 @@ var faultTests = []test{
 	{"ExpiredLeaseIsAFault", testExpiredLeaseIsAFault},
 	{"EveryJournalWriteIsProgress", testEveryJournalWriteIsProgress},
 	{"RefusedValuesWriteNothing", testRefusedValuesWriteNothing},
+	{"ReleaseOwned", testReleaseOwned},
+}
+
+// testReleaseOwned: a host hands back the leases it holds but does not know of (a claim whose
+// answer was lost), keeping the ones it runs; other hosts' leases are left alone, and no fault
+// is counted.
+func testReleaseOwned(t *testing.T, f *fixture) {
+	for range 3 {
+		f.run()
+	}
+	mine, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "me", Limit: 2, LeaseFor: longLease})
+	ok(t, err)
+	equal(t, "claimed", len(mine), 2)
+	theirs, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "them", Limit: 1, LeaseFor: longLease})
+	ok(t, err)
+	equal(t, "claimed by the other host", len(theirs), 1)
+	kept, lost := mine[0], mine[1]
+
+	n, err := f.s.ReleaseOwned(f.ctx, "me", []string{kept.Run.ID})
+	ok(t, err)
+	equal(t, "released", n, 1)
+	c := f.claim(lost.Run.ID, longLease) // the only claimable run: "them" still holds theirs
+	equal(t, "faults of a released run", c.Faults, 0)
+	// The kept lease still fences as before.
+	ok(t, f.s.CommitStep(f.ctx, kept.Lease, runStep(kept.Run.ID, 0, "a"), longLease))
+
+	n, err = f.s.ReleaseOwned(f.ctx, "nobody", nil)
+	ok(t, err)
+	equal(t, "released for a host holding nothing", n, 0)
+	f.noClaim()
 }
 
 // runStep is a completed run step at seq, as an activation commits it.
