@@ -382,3 +382,63 @@ func TestLeasesWhoseAnswerWasLostAreHandedBack(t *testing.T) {
 		awaitDone(r.ID, "the run whose start was lost")
 	}
 }
+
+// TestGracefulShutdownIsNoFault: an activation a graceful shutdown interrupts hands its run
+// back without counting a fault, so even with FaultLimit 1 the next host runs it again (to its
+// own end: here the spinning step's deadline) instead of failing it with no_progress.
+func TestGracefulShutdownIsNoFault(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	h.deploy("hostile.wasm", false)
+	limits := store.Limits{ActivationTimeoutMs: 3000}
+	first, err := engine.New(engine.Config{Store: h.store, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
+		PollInterval: time.Second, ShutdownGrace: 100 * time.Millisecond, FaultLimit: 1, TenantDefaults: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := first.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "spin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.awaitActivations(run.ID, 1)
+	first.Stop() // interrupts the spinning activation and releases the run
+
+	second, err := engine.New(engine.Config{Store: h.store, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
+		PollInterval: time.Second, FaultLimit: 1, TenantDefaults: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer second.Stop()
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != abi.CodeDeadline {
+		t.Fatalf("status %s error %+v, want failed with %s after a second activation", r.Status, r.Error, abi.CodeDeadline)
+	}
+	if r.Activations != 2 {
+		t.Fatalf("%d activations, want 2", r.Activations)
+	}
+}
+
+// awaitActivations polls until the run has been activated at least n times.
+func (h *harness) awaitActivations(runID string, n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(settle)
+	for {
+		r, err := h.store.GetRun(context.Background(), store.DefaultTenant, runID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if r.Activations >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run %s activated %d times after %v, want %d", runID, r.Activations, settle, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
