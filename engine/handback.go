@@ -52,6 +52,8 @@ type handBacks struct {
 	mu      sync.Mutex
 	pending map[string]*handBack
 	wakeCh  chan struct{} // capacity 1
+	// roundMu makes rounds one at a time (the loop's and Stop's), so no write is made twice.
+	roundMu sync.Mutex
 }
 
 func newHandBacks(st store.Store, log *slog.Logger) *handBacks {
@@ -123,6 +125,8 @@ func (h *handBacks) untilNext() time.Duration {
 // round tries every kept write that is due (all of them with force). When one finds the store
 // unavailable, the others due wait for the next round.
 func (h *handBacks) round(ctx context.Context, force bool) {
+	h.roundMu.Lock()
+	defer h.roundMu.Unlock()
 	h.mu.Lock()
 	var due []*handBack
 	now := time.Now()
