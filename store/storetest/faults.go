@@ -147,8 +147,20 @@ func testEveryJournalWriteIsProgress(t *testing.T, f *fixture) {
 	equal(t, "faults after a wait was reached", c.Faults, 0)
 
 	c = fault()
+	// A wait an event resolved is progress, once the activation sees it (ParkWait finds it).
+	_, err = f.s.Signal(f.ctx, f.tenant, r.ID, "go", json.RawMessage(`{}`), 10)
+	ok(t, err)
+	row, err := f.s.ParkWait(f.ctx, c.Lease, "w", nil, longLease)
+	ok(t, err)
+	check(t, row != nil && row.Status == store.StepCompleted, "the signalled wait is not resolved: %+v", row)
+	c = fault()
+	equal(t, "faults after a resolved wait and one more fault", c.Faults, 1)
 	// A wait timed out is progress.
-	_, err = f.s.TimeoutWait(f.ctx, c.Lease, "w", now(), longLease)
+	ok(t, f.s.Suspend(f.ctx, c.Lease, &store.Step{RunID: r.ID, Seq: 2, Key: "w2", Kind: store.KindWait, Status: store.StepWaiting,
+		Event: "never", StartedAt: now(), WakeAt: ptr(now())}, ptr(now())))
+	c = f.claim(r.ID, longLease)
+	c = fault()
+	_, err = f.s.TimeoutWait(f.ctx, c.Lease, "w2", now(), longLease)
 	ok(t, err)
 	c = fault()
 	equal(t, "faults after a wait timed out and one more fault", c.Faults, 1)
