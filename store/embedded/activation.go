@@ -254,14 +254,15 @@ func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, le
 func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) (err error) {
 	defer classify(&err)
 	return s.write(ctx, "suspend", func(w *wtx) error {
-		tenant, err := w.fence("suspend", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
+		query := "suspend"
+		if st != nil {
+			query = "suspend_progressed"
+		}
+		tenant, err := w.fence(query, l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
 		if err != nil || st == nil {
 			return err
 		}
-		if err := w.upsertStep(l.RunID, tenant, *st); err != nil {
-			return err
-		}
-		return w.progressed(l.RunID)
+		return w.upsertStep(l.RunID, tenant, *st)
 	})
 }
 
@@ -309,12 +310,6 @@ func (s *Store) Fault(ctx context.Context, l store.Lease, reason string, retryAt
 		_, err := w.fence("fault", l.RunID, l.Epoch, micros(retryAt), reason, micros(w.now))
 		return err
 	})
-}
-
-// progressed clears the run's fault count after a journal write (store.Claim.Faults).
-func (w *wtx) progressed(runID string) error {
-	_, err := w.exec("progressed", runID)
-	return err
 }
 
 // Release hands the run back, runnable now.

@@ -67,10 +67,7 @@ func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, lea
 			timeArg(st.WakeAt), st.Event, match, eventID, micros(st.StartedAt), completed); err != nil {
 			return err
 		}
-		if err := w.progressed(l.RunID); err != nil {
-			return err
-		}
-		row, err := w.holdOrPark(l, st.Key, st.WakeAt, leaseFor)
+		row, err := w.holdOrPark(l, st.Key, st.WakeAt, leaseFor, true)
 		if err != nil {
 			return err
 		}
@@ -110,14 +107,19 @@ func (w *wtx) firstMatch(m *matcher, query string, args ...any) (int64, string, 
 
 // holdOrPark reads the run's step key after a fence has passed: a waiting step releases the
 // lease and makes the run available at wakeAt (nil: only an event wakes it); a resolved one
-// keeps and renews the lease. Returns the row.
-func (w *wtx) holdOrPark(l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (store.Step, error) {
+// keeps and renews the lease (renew_lease.sql: journal progress). reached says the wait was
+// journaled just now, which is progress however it stands. Returns the row.
+func (w *wtx) holdOrPark(l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration, reached bool) (store.Step, error) {
 	row, err := scanStep(w.queryRow("get_step", l.RunID, key))
 	if err != nil {
 		return store.Step{}, notFound(err)
 	}
 	if row.Status == store.StepWaiting {
-		_, err = w.exec("suspend", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
+		query := "suspend"
+		if reached {
+			query = "suspend_progressed"
+		}
+		_, err = w.exec(query, l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
 	} else {
 		_, err = w.exec("renew_lease", l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now))
 	}
@@ -133,7 +135,7 @@ func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt 
 		if _, _, err := w.fenceGet(l); err != nil {
 			return err
 		}
-		row, err := w.holdOrPark(l, key, wakeAt, leaseFor)
+		row, err := w.holdOrPark(l, key, wakeAt, leaseFor, false)
 		if err != nil {
 			return err
 		}
