@@ -89,6 +89,10 @@ func newPGCluster(t *testing.T, version string, conf ...string) *pgCluster {
 		if out, err := exec.Command("pg_dropcluster", "--stop", c.version, c.name).CombinedOutput(); err != nil {
 			t.Errorf("drop cluster %s: %v\n%s", c.name, err, out)
 		}
+		// pg_dropcluster leaves the configuration files it did not write (ours, in conf.d).
+		if err := os.RemoveAll(c.confDir()); err != nil {
+			t.Errorf("remove %s: %v", c.confDir(), err)
+		}
 	})
 	// Small and fast to start: these clusters hold one test's runs. fsync stays on: a crash
 	// must lose what a real one would.
@@ -100,7 +104,7 @@ func newPGCluster(t *testing.T, version string, conf ...string) *pgCluster {
 // writeConf adds lines to the cluster's configuration; a running cluster reads them on reload.
 func (c *pgCluster) writeConf(lines ...string) {
 	c.t.Helper()
-	path := filepath.Join("/etc/postgresql", c.version, c.name, "conf.d", "wfhost-e2e.conf")
+	path := filepath.Join(c.confDir(), "conf.d", "wfhost-e2e.conf")
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		c.t.Fatal(err)
@@ -135,6 +139,11 @@ func newStandby(t *testing.T, primary *pgCluster) *pgCluster {
 	run(t, "su", "postgres", "-c", fmt.Sprintf("pg_basebackup -h 127.0.0.1 -p %d -U postgres -D %s -R -X stream -c fast", primary.port, dir))
 	c.start()
 	return c
+}
+
+// confDir is where postgresql-common keeps the cluster's configuration.
+func (c *pgCluster) confDir() string {
+	return filepath.Join("/etc/postgresql", c.version, c.name)
 }
 
 func (c *pgCluster) dataDir() string {
