@@ -161,6 +161,8 @@ const (
 	CodeNoResult         = "no_result"        // wfhost_run returned without complete or fail
 	CodeUnknownWorkflow  = "unknown_workflow" // the module does not declare the workflow
 	CodeStepLimit        = "step_limit"       // the run reached its maximum number of steps
+	CodeStoreRefused     = "store_refused"    // the store refused a value the run wrote (ABI.md §5)
+	CodeNoProgress       = "no_progress"      // activated too often in a row without journal progress (ABI.md §5)
 	// CodeNotStorable: a JSON value the guest wrote (a step output, the run's output, a wait's
 	// match) breaks CheckJSON, so no store could keep it. A step output fails the step (final,
 	// never retried: the same code writes the same value); the others fail the run.

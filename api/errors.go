@@ -30,6 +30,10 @@ func badRequest(code, msg string) error {
 	return &requestError{status: http.StatusBadRequest, code: code, message: msg}
 }
 
+// retryAfterSeconds is the Retry-After of a 503: a restarted or failed-over Postgres is
+// usually back within a second or two.
+const retryAfterSeconds = "1"
+
 // fail maps an error to its status; anything unexpected is a 500 whose details stay in the log.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var (
@@ -56,6 +60,15 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, engine.ErrSecretsDisabled):
 		status, code = http.StatusServiceUnavailable, "secrets_disabled"
 	case errors.Is(err, engine.ErrInvalid):
+		status, code = http.StatusBadRequest, "invalid_request"
+	case errors.Is(err, store.ErrUnavailable):
+		// The store is restarting, failing over or full: the request may succeed in a moment,
+		// and a client or load balancer that honours Retry-After tries again then.
+		h.cfg.Logger.Warn("request failed: store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		status, code, message = http.StatusServiceUnavailable, "unavailable", "the store is unavailable; try again shortly"
+	case errors.Is(err, store.ErrRefused):
+		// A value the store can never keep: trying again would fail again.
 		status, code = http.StatusBadRequest, "invalid_request"
 	default:
 		h.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wfhost/wfhost/api"
+	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store/postgres"
 )
@@ -60,4 +61,55 @@ func TestReadiness(t *testing.T) {
 	st.Close()
 	expect("/readyz", http.StatusServiceUnavailable, "not_ready: store unreachable")
 	expect("/healthz", http.StatusOK, "ok")
+}
+
+// TestStoreUnavailableIs503: while the store cannot be reached (a restart, a failover), every
+// request that needs it is answered 503 with Retry-After, never 500: a client or a load
+// balancer knows to try again, and /readyz says the same.
+func TestStoreUnavailableIs503(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, postgres.Config{URL: "postgres://postgres@127.0.0.1:1/test?connect_timeout=2", Schema: "unreachable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	eng, err := engine.New(engine.Config{Store: st, Runtime: testenv.Runtime(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Config{Engine: eng, AdminToken: adminToken, Ready: api.StoreReady(st)}))
+	defer srv.Close()
+	for _, c := range []struct{ method, path, token, body string }{
+		{"POST", "/v1/workflows/steps/runs", "some-tenant-token", `{"input":{}}`},
+		{"GET", "/v1/runs", "some-tenant-token", ""},
+		{"POST", "/v1/tenants", adminToken, `{"id":"acme"}`},
+		{"GET", "/v1/tenants", adminToken, ""},
+	} {
+		req, _ := http.NewRequest(c.method, srv.URL+c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		if c.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error struct{ Code, Message string }
+		}
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || body.Error.Code != "unavailable" {
+			t.Errorf("%s %s = %d (Retry-After %q) %+v, want 503 unavailable with Retry-After", c.method, c.path, res.StatusCode, res.Header.Get("Retry-After"), body.Error)
+		}
+	}
+	res, err := http.Get(srv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz = %d while the store is unreachable, want 503", res.StatusCode)
+	}
 }

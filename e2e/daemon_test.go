@@ -27,8 +27,13 @@ var (
 	binErr  error
 )
 
+// daemonBinary is the wfhost binary the tests run: built from this checkout, or the one
+// WFHOST_E2E_BINARY names (to see a test fail against an older build).
 func daemonBinary(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("WFHOST_E2E_BINARY"); bin != "" {
+		return bin
+	}
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "wfhost-e2e-bin")
 		if err != nil {

@@ -26,11 +26,17 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) (ended *store.Run)
 	// releases the lease; a cancel must not leave a half-written row), so they use this one.
 	wctx := context.WithoutCancel(ctx)
 
+	if c.Faults >= e.cfg.FaultLimit {
+		// Activated this often in a row without progress, the run is not going to make any.
+		return e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{
+			Code: abi.CodeNoProgress,
+			Message: abi.StorableText(fmt.Sprintf("the run was activated %d times in a row without journal progress; the last fault: %s",
+				c.Faults, c.LastFault)),
+		})
+	}
 	limits, err := e.Limits(ctx, c.Run.TenantID)
 	if err != nil {
-		log.Error("read the tenant's limits; trying the run again later", "err", err, "in", retryAfterFault)
-		e.retryLater(wctx, log, c.Lease)
-		return
+		return e.fault(wctx, log, c.Run, c.Lease, c.Faults, fmt.Errorf("read the tenant's limits: %w", err))
 	}
 	mod, err := e.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
 	if err != nil {
@@ -40,9 +46,7 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) (ended *store.Run)
 		if errors.Is(err, store.ErrNotFound) {
 			return e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "the run's module is gone: " + err.Error()})
 		}
-		log.Error("load module; trying the run again later", "err", err, "in", retryAfterFault)
-		e.retryLater(wctx, log, c.Lease)
-		return
+		return e.fault(wctx, log, c.Run, c.Lease, c.Faults, fmt.Errorf("load the run's module: %w", err))
 	}
 	retry := abi.DefaultRetry
 	for _, w := range mod.Description.Workflows {
@@ -71,12 +75,13 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) (ended *store.Run)
 		e.metrics.guestLogsDropped.WithLabelValues(c.Run.TenantID).Add(float64(n))
 		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", n, "limit", maxGuestRecords)
 	}
-	return e.settle(ctx, wctx, log, p, res, err)
+	return e.settle(ctx, wctx, log, p, c.Faults, res, err)
 }
 
 // settle records the end of a pass: a result, a suspension (already committed by the host
-// call), a guest fault, or an interruption.
-func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, res host.Result, err error) (ended *store.Run) {
+// call), a guest fault, an interruption, or a fault that is not the workflow's (faults is the
+// run's count of those before this activation).
+func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, faults int, res host.Result, err error) (ended *store.Run) {
 	var (
 		susp    *suspended
 		failure *runFailure
@@ -134,67 +139,155 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, re
 		e.metrics.guestFault(p.run.TenantID, guest.Info.Code)
 		return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &guest.Info)
 	default:
-		// A store error in a host call (Postgres restarting, a dropped connection): nothing of
-		// the pass after the last commit happened, so the run is simply tried again.
-		log.Error("activation failed; trying the run again later", "err", err, "in", retryAfterFault)
-		e.retryLater(wctx, log, p.lease)
+		// A store error in a host call (Postgres restarting, a dropped connection, a value it
+		// refused): nothing of the pass after the last commit happened.
+		return e.fault(wctx, log, p.run, p.lease, faults, err)
 	}
 	return nil
 }
 
-// finish records the run's end, with its held-back last step when there is one.
+// finish records the run's end, with its held-back last step when there is one. A store that
+// does not answer gets the write again once it does (handback.go); an end the store refuses to
+// keep (an output it cannot hold) becomes a failure with code store_refused.
 func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, last *store.Step, status store.RunStatus, output []byte, info *abi.ErrorInfo) (ended *store.Run) {
-	var err error
-	if last != nil {
-		err = e.cfg.Store.CommitAndFinish(ctx, l, *last, status, output, info)
-	} else {
-		err = e.cfg.Store.Finish(ctx, l, status, output, info)
-	}
+	end := &runEnd{last: last, status: status, output: output, info: info}
+	err := e.writeEnd(ctx, l, end)
 	switch {
+	case err == nil:
+		return e.ended(ctx, log, run, end)
 	case errors.Is(err, store.ErrLeaseLost):
 		log.Info("run finished elsewhere or cancelled; result dropped", "status", status)
-	case err != nil:
-		// The lease expires and another activation replays the run to the same end.
-		log.Error("record run result", "status", status, "err", err)
 	default:
-		at := time.Now()
-		e.tracing.runEnded(ctx, run, status, info, at)
-		r := run
-		r.Status, r.Output, r.Error, r.CompletedAt, r.UpdatedAt = status, output, info, &at, at
-		r.AvailableAt = nil
-		ended = &r
-		e.metrics.runEnded(run, status, at)
-		if info != nil {
-			log.Info("run ended", "status", status, "code", info.Code, "error", info.Message)
-		} else {
-			log.Debug("run ended", "status", status)
-		}
+		e.handBacks.keep(&handBack{
+			lease: l, what: "record the run's result",
+			write: func(ctx context.Context) error { return e.writeEnd(ctx, l, end) },
+			landed: func() {
+				if r := e.ended(ctx, log, run, end); r != nil {
+					e.waiters.notify(r.ID, r)
+				}
+			},
+		}, err)
 	}
-	return ended
+	return nil
 }
 
-// retryAfterFault is how long a run waits after an activation failed for a reason that is not
-// the workflow's (the store unreachable mid-pass, a module that cannot be fetched): long enough
-// not to spin while Postgres recovers, short enough not to matter.
-const retryAfterFault = 2 * time.Second
+// runEnd is a run's end as it is to be written.
+type runEnd struct {
+	last   *store.Step
+	status store.RunStatus
+	output []byte
+	info   *abi.ErrorInfo
+}
 
-// retryLater hands the run back to be tried again after retryAfterFault.
-func (e *Engine) retryLater(ctx context.Context, log *slog.Logger, l store.Lease) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	at := time.Now().Add(retryAfterFault)
-	if err := e.cfg.Store.Suspend(ctx, l, nil, &at); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		log.Warn("hand the run back; its lease will expire instead", "err", err)
-		return
+// writeEnd writes end. When the store refuses it (the output or the last step holds a value it
+// cannot keep), writing it again would fail again: end becomes the run's failure with code
+// store_refused, written without the refused values.
+func (e *Engine) writeEnd(ctx context.Context, l store.Lease, end *runEnd) error {
+	var err error
+	if end.last != nil {
+		err = e.cfg.Store.CommitAndFinish(ctx, l, *end.last, end.status, end.output, end.info)
+	} else {
+		err = e.cfg.Store.Finish(ctx, l, end.status, end.output, end.info)
 	}
-	e.wakeAt(at)
+	if errors.Is(err, store.ErrRefused) && (end.last != nil || end.info == nil || end.info.Code != abi.CodeStoreRefused) {
+		*end = runEnd{status: store.StatusFailed, info: refusedInfo("the run's end", err)}
+		err = e.cfg.Store.Finish(ctx, l, end.status, nil, end.info)
+	}
+	return err
+}
+
+// refusedInfo is the failure of a run whose write (what) the store refused with err.
+func refusedInfo(what string, err error) *abi.ErrorInfo {
+	info := abi.ErrorInfo{Code: abi.CodeStoreRefused, Message: "the store refused to keep " + what + ": " + err.Error()}.Storable()
+	return &info
+}
+
+// ended counts a run's end once it is written, and returns the run as it ended.
+func (e *Engine) ended(ctx context.Context, log *slog.Logger, run store.Run, end *runEnd) *store.Run {
+	at := time.Now()
+	e.tracing.runEnded(ctx, run, end.status, end.info, at)
+	r := run
+	r.Status, r.Output, r.Error, r.CompletedAt, r.UpdatedAt = end.status, end.output, end.info, &at, at
+	r.AvailableAt = nil
+	e.metrics.runEnded(run, end.status, at)
+	if end.info != nil {
+		if end.info.Code == abi.CodeStoreRefused || end.info.Code == abi.CodeNoProgress {
+			e.metrics.stalled(run, end.info.Code)
+		}
+		log.Info("run ended", "status", end.status, "code", end.info.Code, "error", end.info.Message)
+	} else {
+		log.Debug("run ended", "status", end.status)
+	}
+	return &r
+}
+
+// Fault backoff: a run handed back after a fault waits faultBackoff, doubling with each fault
+// in a row, at most maxFaultBackoff: long enough not to spin on a store that keeps failing,
+// short enough that a run interrupted by a restart of the store goes on as soon as it is back
+// (the hand-back itself is written only once the store answers).
+const (
+	faultBackoff    = 250 * time.Millisecond
+	maxFaultBackoff = 30 * time.Second
+)
+
+// faultDelay is how long a run waits after its nth fault in a row.
+func faultDelay(n int) time.Duration {
+	d := faultBackoff
+	for i := 1; i < n && d < maxFaultBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxFaultBackoff)
+}
+
+// maxFaultReason bounds the reason a fault stores with the run.
+const maxFaultReason = 2000
+
+// fault ends an activation that failed for a reason that is not the workflow's: a store error
+// in a host call, limits or a module that could not be read. A value the store refused fails
+// the run at once (writing it again would fail again). Anything else hands the run back, to be
+// tried again after faultDelay, and counts the fault against it (store.Store.Fault), so that a
+// run that can never get past it is failed once Config.FaultLimit is reached.
+func (e *Engine) fault(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, faults int, err error) (ended *store.Run) {
+	if errors.Is(err, store.ErrRefused) {
+		log.Error("the store refused a write of the run; failing it", "err", err)
+		return e.finish(ctx, log, run, l, nil, store.StatusFailed, nil, refusedInfo("a write of the run", err))
+	}
+	delay := faultDelay(faults + 1)
+	at := time.Now().Add(delay)
+	reason := abi.StorableText(err.Error())
+	if len(reason) > maxFaultReason {
+		reason = reason[:maxFaultReason]
+	}
+	log.Error("activation failed; trying the run again later", "err", err, "in", delay, "faults", faults+1)
+	e.handBack(ctx, log, &handBack{
+		lease: l, what: "hand the faulted run back",
+		write:  func(ctx context.Context) error { return e.cfg.Store.Fault(ctx, l, reason, at) },
+		landed: func() { e.wakeAt(at) },
+	})
+	return nil
 }
 
 // release hands the run back for any host to take at once (shutdown).
 func (e *Engine) release(ctx context.Context, log *slog.Logger, l store.Lease) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := e.cfg.Store.Release(ctx, l); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		log.Warn("release lease; it will expire instead", "err", err)
+	e.handBack(ctx, log, &handBack{
+		lease: l, what: "release the run",
+		write: func(ctx context.Context) error { return e.cfg.Store.Release(ctx, l) },
+	})
+}
+
+// handBack makes the write that ends an activation, or keeps it to try again (handback.go).
+func (e *Engine) handBack(ctx context.Context, log *slog.Logger, hb *handBack) {
+	wctx, cancel := context.WithTimeout(ctx, handBackTimeout)
+	err := hb.write(wctx)
+	cancel()
+	switch {
+	case err == nil:
+		if hb.landed != nil {
+			hb.landed()
+		}
+	case errors.Is(err, store.ErrLeaseLost):
+		log.Info(hb.what + ": the run was taken over or ended meanwhile")
+	default:
+		e.handBacks.keep(hb, err)
 	}
 }

@@ -39,6 +39,12 @@ type Config struct {
 	// ShutdownGrace is how long Stop lets in-flight activations finish before it cancels them
 	// and releases their leases; default 10s.
 	ShutdownGrace time.Duration
+	// FaultLimit is how many activations in a row may end in a fault that is not the
+	// workflow's, with no journal progress between them (the store unreachable mid-pass, the
+	// run's host dying or hanging, its module unreadable), before the run is failed with code
+	// no_progress (abi.CodeNoProgress) instead of being activated again; default 10. A graceful
+	// shutdown's hand-back is no fault, and any journal write starts the count again.
+	FaultLimit int
 
 	// TenantDefaults are the limits of every tenant that does not override them; zero fields
 	// take: memory 1024 pages (64 MiB) and activations of 5 minutes (host.DefaultLimits), 100 concurrent
@@ -85,6 +91,7 @@ func (c *Config) setDefaults() {
 	c.LeaseFor = cmp.Or(c.LeaseFor, 30*time.Second)
 	c.PollInterval = cmp.Or(c.PollInterval, 10*time.Second)
 	c.ShutdownGrace = cmp.Or(c.ShutdownGrace, 10*time.Second)
+	c.FaultLimit = cmp.Or(c.FaultLimit, 10)
 	c.TenantDefaults = c.TenantDefaults.Or(store.Limits{
 		MemoryPages:         int(host.DefaultLimits.MemoryPages),
 		ActivationTimeoutMs: host.DefaultLimits.WallTime.Milliseconds(),
@@ -126,6 +133,8 @@ func (c *Config) validate() error {
 		return errors.New("engine config: Concurrency must be at least 1")
 	case c.LeaseFor < time.Second:
 		return errors.New("engine config: LeaseFor must be at least 1s")
+	case c.FaultLimit < 1:
+		return errors.New("engine config: FaultLimit must be at least 1")
 	case c.MaxRetentionDays < 1 || c.DefaultRetentionDays < 1:
 		return errors.New("engine config: retention days must be at least 1")
 	case c.BroadcastWindow < time.Second:

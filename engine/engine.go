@@ -36,6 +36,10 @@ type Engine struct {
 	backlog atomic.Bool
 	// outbound counts outbound HTTP requests for the metrics.
 	outbound outboundStats
+	// handBacks keeps the writes ending an activation that the store did not take, and acq the
+	// leases starts are creating (handback.go).
+	handBacks *handBacks
+	acq       *acquisitions
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
 	slots  chan struct{} // one token per running activation
@@ -78,8 +82,9 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Owner = "host-" + hex.EncodeToString(b[:])
 	}
 	m := newMetrics(cfg.Metrics)
+	acq := newAcquisitions()
 	// Every store call goes through the wrapper, so commit latencies count whoever makes them.
-	cfg.Store = observedStore{Store: cfg.Store, m: m}
+	cfg.Store = observedStore{Store: cfg.Store, m: m, acq: acq}
 	e := &Engine{
 		cfg:         cfg,
 		modules:     newModuleCache(cfg.Store, cfg.Runtime),
@@ -93,6 +98,8 @@ func New(cfg Config) (*Engine, error) {
 		drain:       make(chan struct{}),
 		claimerDone: make(chan struct{}),
 	}
+	e.handBacks = newHandBacks(cfg.Store, cfg.Logger)
+	e.acq = acq
 	// Until the claimer's first look, runs left from before this host started may be waiting.
 	e.backlog.Store(true)
 	return e, nil
@@ -111,11 +118,12 @@ func (e *Engine) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	e.stopFn = cancel
 	e.life = ctx
-	e.loops.Add(4)
+	e.loops.Add(5)
 	go func() { defer e.loops.Done(); defer close(e.claimerDone); e.claimLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.sweepLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.listenLoop(ctx) }()
 	go func() { defer e.loops.Done(); e.heartbeatLoop(ctx) }()
+	go func() { defer e.loops.Done(); e.handBacks.loop(ctx) }()
 	e.wake()
 	return nil
 }
@@ -153,6 +161,11 @@ func (e *Engine) Stop() {
 		}
 		e.mu.Unlock()
 		<-done
+	}
+	// The last activations' ends that the store did not take get one more try; a store still
+	// away leaves their leases to run out.
+	if e.handBacks.count() > 0 {
+		e.handBacks.round(context.Background(), true)
 	}
 	e.stopFn(errShutdown)
 	e.loops.Wait()
@@ -248,6 +261,7 @@ func (e *Engine) claimAvailable(ctx context.Context, askNext bool) time.Time {
 			}
 			e.starved.Store(false)
 		}
+		e.releaseUnknownLeases(ctx)
 		claims, err := e.cfg.Store.ClaimRuns(ctx, store.ClaimParams{
 			Owner: e.cfg.Owner, Limit: free, LeaseFor: e.cfg.LeaseFor, TenantConcurrency: e.cfg.TenantDefaults.Concurrency,
 		})
@@ -255,6 +269,7 @@ func (e *Engine) claimAvailable(ctx context.Context, askNext bool) time.Time {
 			<-e.slots
 		}
 		if err != nil {
+			e.acq.failed(err)
 			if ctx.Err() == nil {
 				e.cfg.Logger.Error("claim runs", "err", err)
 			}
@@ -295,6 +310,7 @@ func (e *Engine) execute(ctx context.Context, c store.Claim) {
 	actx, cancel := context.WithCancelCause(ctx)
 	e.mu.Lock()
 	e.active[c.Run.ID] = &activation{lease: c.Lease, cancel: cancel}
+	e.acq.registered(c.Run.ID)
 	if e.interrupted {
 		cancel(errShutdown)
 	}
@@ -391,7 +407,8 @@ func (e *Engine) listenLoop(ctx context.Context) {
 }
 
 // heartbeatLoop renews the leases of running activations, so a long step keeps its run, and
-// stops any activation whose lease was lost.
+// stops any activation whose lease was lost. It renews the leases of kept hand-backs too, so a
+// run waits for its end to be written, not for its lease to run out.
 func (e *Engine) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(e.cfg.LeaseFor / 3)
 	defer t.Stop()
@@ -407,6 +424,8 @@ func (e *Engine) heartbeatLoop(ctx context.Context) {
 			leases = append(leases, a.lease)
 		}
 		e.mu.Unlock()
+		kept := e.handBacks.leases()
+		leases = append(leases, kept...)
 		if len(leases) == 0 {
 			continue
 		}
@@ -415,17 +434,22 @@ func (e *Engine) heartbeatLoop(ctx context.Context) {
 			e.cfg.Logger.Warn("extend leases", "err", err)
 			continue
 		}
-		kept := make(map[store.Lease]bool, len(held))
+		still := make(map[store.Lease]bool, len(held))
 		for _, l := range held {
-			kept[l] = true
+			still[l] = true
 		}
 		e.mu.Lock()
 		for id, a := range e.active {
-			if !kept[a.lease] && containsLease(leases, a.lease) {
+			if !still[a.lease] && containsLease(leases, a.lease) {
 				a.cancel(fmt.Errorf("run %s: %w", id, store.ErrLeaseLost))
 			}
 		}
 		e.mu.Unlock()
+		for _, l := range kept {
+			if !still[l] {
+				e.handBacks.lost(l)
+			}
+		}
 	}
 }
 

@@ -2,13 +2,19 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
 )
@@ -60,5 +66,379 @@ func TestFailedCommitsAreRetriedWithoutDuplicates(t *testing.T) {
 	}
 	if r.Activations != 3 {
 		t.Fatalf("%d activations, want 3", r.Activations)
+	}
+}
+
+// nulOutputs is the real Postgres store with every completed run step's output replaced by a
+// string holding a NUL: valid JSON that jsonb refuses (SQLSTATE 22P05), as a guest value that
+// reached the store unchecked would be. Nothing about the refusal is simulated.
+type nulOutputs struct{ store.Store }
+
+func withNUL(s store.Step) store.Step {
+	if s.Kind == store.KindRun && s.Status == store.StepCompleted {
+		s.Output = []byte(`"a\u0000b"`)
+	}
+	return s
+}
+
+func (s nulOutputs) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) error {
+	return s.Store.CommitStep(ctx, l, withNUL(st), leaseFor)
+}
+
+func (s nulOutputs) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	return s.Store.CommitAndFinish(ctx, l, withNUL(st), status, output, info)
+}
+
+// TestRefusedWriteFailsTheRun: a step output the store refuses fails the run at once with
+// code store_refused, instead of leaving it running, re-claimed and re-running the step's
+// callback every lease with nothing journaled (the loop the attack found).
+func TestRefusedWriteFailsTheRun(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	h.deploy("examples.wasm", false)
+	logs := &logBuffer{}
+	eng, err := engine.New(engine.Config{Store: nulOutputs{h.store}, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
+		PollInterval: time.Second, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Stop()
+	run := h.start("steps", map[string]any{"n": 2})
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != abi.CodeStoreRefused {
+		t.Fatalf("status %s error %+v, want failed with %s\n%s", r.Status, r.Error, abi.CodeStoreRefused, logs.tail(3000))
+	}
+	if !strings.Contains(r.Error.Message, "22P05") {
+		t.Fatalf("the error does not say what the store refused: %s", r.Error.Message)
+	}
+	if r.Activations != 1 {
+		t.Fatalf("%d activations, want 1: the refused write was tried again", r.Activations)
+	}
+	if n := strings.Count(logs.String(), "step ran index=0 "); n != 1 {
+		t.Fatalf("the first step's callback ran %d times, want 1", n)
+	}
+	if steps := h.steps(run.ID); len(steps) != 0 {
+		t.Fatalf("journal %v, want nothing: the refused step must not be half written", h.journalString(run.ID))
+	}
+}
+
+// failingCommits is the real Postgres store whose step commits always fail as a dropped
+// connection would, after writing nothing: a fault that is not the run's and never clears.
+type failingCommits struct{ store.Store }
+
+func (failingCommits) CommitStep(context.Context, store.Lease, store.Step, time.Duration) error {
+	return errInjected
+}
+
+// TestRunWithoutProgressIsFailed: a run activated FaultLimit times in a row without anything
+// journaled is failed with code no_progress and the last fault as its reason, instead of
+// being re-activated forever; a metric counts it.
+func TestRunWithoutProgressIsFailed(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	h.deploy("examples.wasm", false)
+	logs := &logBuffer{}
+	reg := prometheus.NewRegistry()
+	eng, err := engine.New(engine.Config{Store: failingCommits{h.store}, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
+		PollInterval: time.Second, FaultLimit: 3, Metrics: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Stop()
+	run := h.start("steps", map[string]any{"n": 2})
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != abi.CodeNoProgress {
+		t.Fatalf("status %s error %+v, want failed with %s\n%s", r.Status, r.Error, abi.CodeNoProgress, logs.tail(3000))
+	}
+	if !strings.Contains(r.Error.Message, errInjected.Error()) {
+		t.Fatalf("the error does not give the last fault: %s", r.Error.Message)
+	}
+	// Three activations faulted; the fourth claim found the limit reached and failed the run.
+	if r.Activations != 4 {
+		t.Fatalf("%d activations, want 4", r.Activations)
+	}
+	if n := strings.Count(logs.String(), "step ran index=0 "); n != 3 {
+		t.Fatalf("the first step's callback ran %d times, want 3", n)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := make(map[string]*dto.MetricFamily)
+	for _, f := range families {
+		byName[f.GetName()] = f
+	}
+	key := "wfhost_runs_stalled_total{cause=" + abi.CodeNoProgress + ",tenant=" + store.DefaultTenant + "}"
+	if got := series(byName)[key]; got != 1 {
+		t.Fatalf("%s = %v, want 1", key, got)
+	}
+}
+
+// outageStore is the real Postgres store behind a switch: while down, the calls an activation
+// and the claimer make fail with store.ErrUnavailable, as they do while Postgres restarts. The
+// first step commit takes it down, in the middle of a pass.
+type outageStore struct {
+	store.Store
+	down    atomic.Bool
+	tripped atomic.Bool
+}
+
+var errOutage = fmt.Errorf("%w: injected: connection refused", store.ErrUnavailable)
+
+func (s *outageStore) fail() error {
+	if s.down.Load() {
+		return errOutage
+	}
+	return nil
+}
+
+func (s *outageStore) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) error {
+	if s.tripped.CompareAndSwap(false, true) {
+		s.down.Store(true)
+	}
+	if err := s.fail(); err != nil {
+		return err
+	}
+	return s.Store.CommitStep(ctx, l, st, leaseFor)
+}
+
+func (s *outageStore) Fault(ctx context.Context, l store.Lease, reason string, at time.Time) error {
+	if err := s.fail(); err != nil {
+		return err
+	}
+	return s.Store.Fault(ctx, l, reason, at)
+}
+
+func (s *outageStore) Suspend(ctx context.Context, l store.Lease, st *store.Step, at *time.Time) error {
+	if err := s.fail(); err != nil {
+		return err
+	}
+	return s.Store.Suspend(ctx, l, st, at)
+}
+
+func (s *outageStore) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	if err := s.fail(); err != nil {
+		return err
+	}
+	return s.Store.Finish(ctx, l, status, output, info)
+}
+
+func (s *outageStore) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	if err := s.fail(); err != nil {
+		return err
+	}
+	return s.Store.CommitAndFinish(ctx, l, st, status, output, info)
+}
+
+func (s *outageStore) Release(ctx context.Context, l store.Lease) error {
+	if err := s.fail(); err != nil {
+		return err
+	}
+	return s.Store.Release(ctx, l)
+}
+
+func (s *outageStore) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+	if err := s.fail(); err != nil {
+		return nil, err
+	}
+	return s.Store.ClaimRuns(ctx, p)
+}
+
+func (s *outageStore) ExtendLeases(ctx context.Context, ls []store.Lease, d time.Duration) ([]store.Lease, error) {
+	if err := s.fail(); err != nil {
+		return nil, err
+	}
+	return s.Store.ExtendLeases(ctx, ls, d)
+}
+
+// TestRunResumesAsSoonAsTheStoreIsBack: an activation cut off by a store outage cannot hand
+// its run back while the store is away. The engine keeps the hand-back and makes it as soon as
+// the store answers, so the run goes on then, not once its lease has run out (20 s here; the
+// bound below is half of it).
+func TestRunResumesAsSoonAsTheStoreIsBack(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	h.deploy("examples.wasm", false)
+	const lease = 20 * time.Second
+	st := &outageStore{Store: h.store}
+	logs := &logBuffer{}
+	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), LeaseFor: lease,
+		PollInterval: time.Second, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Stop()
+	run := h.start("steps", map[string]any{"n": 3})
+	for !st.down.Load() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // the outage
+	st.down.Store(false)
+	back := time.Now()
+	r := h.await(run.ID, lease/2)
+	if r.Status != store.StatusCompleted {
+		t.Fatalf("status %s error %+v\n%s", r.Status, r.Error, logs.tail(3000))
+	}
+	t.Logf("the run completed %v after the store came back (lease %v)", time.Since(back).Round(time.Millisecond), lease)
+	if r.Activations != 2 {
+		t.Fatalf("%d activations, want 2", r.Activations)
+	}
+}
+
+// lostAnswers is the real Postgres store whose first claim that takes a run, and first leased
+// start, lose their answer: the store committed, the caller hears only that the connection
+// died, as when Postgres goes away between the commit and the reply.
+type lostAnswers struct {
+	store.Store
+	claimLost, startLost atomic.Bool
+}
+
+var errLostAnswer = fmt.Errorf("%w: injected: unexpected EOF", store.ErrUnavailable)
+
+func (s *lostAnswers) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+	cs, err := s.Store.ClaimRuns(ctx, p)
+	if err == nil && len(cs) > 0 && s.claimLost.CompareAndSwap(false, true) {
+		return nil, errLostAnswer
+	}
+	return cs, err
+}
+
+func (s *lostAnswers) CreateLeasedRun(ctx context.Context, r store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+	c, created, err := s.Store.CreateLeasedRun(ctx, r, to)
+	if err == nil && c.Lease.Epoch > 0 && s.startLost.CompareAndSwap(false, true) {
+		return store.Claim{}, false, errLostAnswer
+	}
+	return c, created, err
+}
+
+// TestLeasesWhoseAnswerWasLostAreHandedBack: a claim and a start that committed but whose
+// answers were lost leave runs leased to this host that it never heard of. The engine hands
+// such leases back before its next claim, so the runs go on at once instead of once their
+// leases run out (20 s here; the bound below is half of it).
+func TestLeasesWhoseAnswerWasLostAreHandedBack(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	digest := h.deploy("examples.wasm", false).Module.Digest
+	const lease = 20 * time.Second
+	st := &lostAnswers{Store: h.store}
+	logs := &logBuffer{}
+	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), LeaseFor: lease,
+		PollInterval: time.Second, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	input := json.RawMessage(`{"n":2}`)
+	// A run queued before the engine starts: its first claim takes it, and that answer is lost.
+	queued, _, err := h.store.CreateRun(ctx, store.NewRun{TenantID: store.DefaultTenant, Workflow: "steps",
+		Version: "1", Digest: digest, Input: input, RetentionDays: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Stop()
+	awaitDone := func(id, what string) {
+		t.Helper()
+		if r := h.await(id, lease/2); r.Status != store.StatusCompleted {
+			t.Fatalf("%s: %s %+v\n%s", what, r.Status, r.Error, logs.tail(3000))
+		}
+	}
+	awaitDone(queued.ID, "the run whose claim was lost")
+	if !st.claimLost.Load() {
+		t.Fatal("no claim answer was lost: the test did not test")
+	}
+
+	// A start on a host with a free slot and nothing queued creates its run leased to that
+	// host; that answer is lost too. (A start the engine queued instead is tried again.)
+	for try := 0; !st.startLost.Load(); try++ {
+		if try == 50 {
+			t.Fatal("no start was leased to the host: the test did not test")
+		}
+		r, _, err := eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: input})
+		switch {
+		case err == nil:
+			awaitDone(r.ID, "a queued start")
+		case !errors.Is(err, store.ErrUnavailable):
+			t.Fatalf("start: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	runs, _, err := h.store.ListRuns(ctx, store.DefaultTenant, store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		awaitDone(r.ID, "the run whose start was lost")
+	}
+}
+
+// TestGracefulShutdownIsNoFault: an activation a graceful shutdown interrupts hands its run
+// back without counting a fault, so even with FaultLimit 1 the next host runs it again (to its
+// own end: here the spinning step's deadline) instead of failing it with no_progress.
+func TestGracefulShutdownIsNoFault(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	h.deploy("hostile.wasm", false)
+	limits := store.Limits{ActivationTimeoutMs: 3000}
+	first, err := engine.New(engine.Config{Store: h.store, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
+		PollInterval: time.Second, ShutdownGrace: 100 * time.Millisecond, FaultLimit: 1, TenantDefaults: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := first.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "spin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.awaitActivations(run.ID, 1)
+	first.Stop() // interrupts the spinning activation and releases the run
+
+	second, err := engine.New(engine.Config{Store: h.store, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
+		PollInterval: time.Second, FaultLimit: 1, TenantDefaults: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer second.Stop()
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != abi.CodeDeadline {
+		t.Fatalf("status %s error %+v, want failed with %s after a second activation", r.Status, r.Error, abi.CodeDeadline)
+	}
+	if r.Activations != 2 {
+		t.Fatalf("%d activations, want 2", r.Activations)
+	}
+}
+
+// awaitActivations polls until the run has been activated at least n times.
+func (h *harness) awaitActivations(runID string, n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(settle)
+	for {
+		r, err := h.store.GetRun(context.Background(), store.DefaultTenant, runID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if r.Activations >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run %s activated %d times after %v, want %d", runID, r.Activations, settle, n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -50,6 +50,8 @@ type metrics struct {
 	wasmInstantiate *prometheus.HistogramVec
 	wasmMemory      *prometheus.HistogramVec
 	guestFaults     *prometheus.CounterVec
+	// stalled counts runs failed because they could not move on (store_refused, no_progress).
+	runsStalled *prometheus.CounterVec
 	// guestLogsDropped counts guest log records past an activation's bound.
 	guestLogsDropped *prometheus.CounterVec
 
@@ -119,6 +121,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		guestFaults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wfhost_wasm_guest_faults_total", Help: "Runs ended by the guest's fault, by cause (trap, deadline_exceeded, abi_violation, ...).",
 		}, []string{"tenant", "cause"}),
+		runsStalled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wfhost_runs_stalled_total",
+			Help: "Runs failed because they could not move on, by cause: the store refused a value they wrote (store_refused), or they were activated FaultLimit times in a row without journal progress (no_progress).",
+		}, []string{"tenant", "cause"}),
 		guestLogsDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wfhost_guest_log_records_dropped_total", Help: "Guest log records dropped because an activation wrote more than its bound.",
 		}, []string{"tenant"}),
@@ -141,7 +147,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.runsStarted, m.runsCompleted, m.runsInFlight, m.runDuration,
 			m.stepDuration, m.stepRetries, m.signals, m.timerLateness, m.activations, m.activationSec,
-			m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.guestLogsDropped,
+			m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
 			m.storeCommit, m.claimBatch, oldest)
 	}
 	return m
@@ -269,6 +275,11 @@ var faultCauses = map[string]bool{
 	abi.CodeNondeterministic: true, abi.CodeNoResult: true, abi.CodeUnknownWorkflow: true, abi.CodeStepLimit: true,
 }
 
+// stalled counts a run failed with cause abi.CodeStoreRefused or abi.CodeNoProgress.
+func (m *metrics) stalled(run store.Run, cause string) {
+	m.runsStalled.WithLabelValues(run.TenantID, cause).Inc()
+}
+
 func (m *metrics) guestFault(tenant, code string) {
 	if !faultCauses[code] {
 		code = otherLabel
@@ -280,7 +291,8 @@ func (m *metrics) guestFault(tenant, code string) {
 // call goes straight through.
 type observedStore struct {
 	store.Store
-	m *metrics
+	m   *metrics
+	acq *acquisitions
 }
 
 func (s observedStore) since(op string, began time.Time) {
@@ -293,6 +305,24 @@ func (s observedStore) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]st
 		s.m.claimBatch.Observe(float64(len(cs)))
 	}
 	return cs, err
+}
+
+// CreateLeasedRun records the lease of a run this host starts until its activation registers,
+// and notes a start whose outcome is unknown (handback.go).
+func (s observedStore) CreateLeasedRun(ctx context.Context, r store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+	if to.Owner == "" {
+		return s.Store.CreateLeasedRun(ctx, r, to)
+	}
+	s.acq.mu.RLock()
+	defer s.acq.mu.RUnlock()
+	c, created, err := s.Store.CreateLeasedRun(ctx, r, to)
+	switch {
+	case err != nil:
+		s.acq.failed(err)
+	case c.Lease.Epoch > 0:
+		s.acq.add(c.Run.ID)
+	}
+	return c, created, err
 }
 
 func (s observedStore) CommitStep(ctx context.Context, l store.Lease, row store.Step, leaseFor time.Duration) error {

@@ -22,6 +22,17 @@ var (
 	ErrLeaseLost = errors.New("lease lost")
 	// ErrLimit: a per-run or per-tenant bound would be exceeded (events buffered per run, ...).
 	ErrLimit = errors.New("limit exceeded")
+	// ErrUnavailable: the store cannot serve the call now: it cannot be reached (connection
+	// refused or reset, a pool with no connection to give), it is shutting down or starting,
+	// it answers read-only (a standby, or a primary demoted by a failover), or it has no room
+	// (a full disk). Nothing was written, or the outcome of a write is unknown; the same call
+	// may succeed later. The API answers 503 with Retry-After; the engine tries again.
+	ErrUnavailable = errors.New("store unavailable")
+	// ErrRefused: the store refused a value it can never keep as it is (a data exception such
+	// as a string Postgres cannot hold, an integrity violation, a value past one of its own
+	// limits). Trying the same write again fails the same way; the engine fails the run with
+	// abi.CodeStoreRefused instead.
+	ErrRefused = errors.New("refused by the store")
 )
 
 // DefaultTenant is the tenant that `wfhost run --token` and the embedded demo serve.
@@ -311,6 +322,12 @@ type Claim struct {
 	Run     Run
 	Lease   Lease
 	Journal []Step
+	// Faults counts the run's activations in a row that ended in a fault without journal
+	// progress (see Store.Fault), this claim's predecessor included when its lease ran out
+	// instead of being handed back; LastFault is the most recent one's reason. Any journal
+	// write of the run resets them. The engine fails a run whose count reaches its bound.
+	Faults    int
+	LastFault string
 }
 
 // Event is a named payload sent to one run (RunID set) or broadcast to a tenant.
@@ -379,6 +396,10 @@ const (
 //
 // Fenced methods take the Lease of the activation and return ErrLeaseLost, writing nothing,
 // when the run's lease epoch differs or the run is no longer running.
+//
+// Errors: a call that could not reach the store returns an error wrapping ErrUnavailable; a
+// write of a value the store cannot hold returns one wrapping ErrRefused. Both stores classify
+// their own errors this way, so callers never look at a driver's codes.
 type Store interface {
 	// EnsureTenant creates the tenant if it does not exist.
 	EnsureTenant(ctx context.Context, tenantID string) error
@@ -445,12 +466,22 @@ type Store interface {
 
 	// ClaimRuns leases up to Limit runnable runs (live, available_at <= now, lease absent or
 	// expired) with FOR UPDATE SKIP LOCKED, bumping each lease epoch, setting status running,
-	// and returns them with their journals.
+	// and returns them with their journals. Taking a run whose lease ran out (its holder never
+	// handed it back: the host died, hung, or lost the store) counts a fault against it, as
+	// Fault does, with that as the reason.
 	ClaimRuns(ctx context.Context, p ClaimParams) ([]Claim, error)
+	// ReleaseOwned hands back every live lease owner holds on a run not in keep, the runs
+	// available now, and says how many it released. A host calls it after a claim or a start
+	// whose answer it never got (the connection died after the store committed): the store may
+	// have leased it runs it does not know of, which would otherwise wait for their leases to
+	// run out. No fault is counted: those runs never ran.
+	ReleaseOwned(ctx context.Context, owner string, keep []string) (int, error)
 	// NextWakeup is the earliest time a live run becomes claimable (its available_at, or its
 	// lease expiry if later); ok=false when there is none.
 	NextWakeup(ctx context.Context) (at time.Time, ok bool, err error)
-	// ExtendLeases renews the given leases and returns the ones that are still held.
+	// ExtendLeases renews the given leases and returns the ones that are still held. It never
+	// waits for a run another transaction is writing: such a lease may stay unrenewed this
+	// once (its writer renews or releases it), and is returned as held.
 	ExtendLeases(ctx context.Context, leases []Lease, leaseFor time.Duration) ([]Lease, error)
 
 	// CommitStep inserts or updates the step row (by RunID and Key) and renews the lease, in one
@@ -467,8 +498,14 @@ type Store interface {
 	// one transaction: the engine holds back a step's commit until the guest's next durable
 	// call, and when that call is the run's end the two go together. Fenced.
 	CommitAndFinish(ctx context.Context, l Lease, s Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
-	// Release hands the lease back, the run available now, changing nothing else. Fenced.
+	// Release hands the lease back, the run available now, changing nothing else (a graceful
+	// shutdown: it is no fault of the run's). Fenced.
 	Release(ctx context.Context, l Lease) error
+	// Fault hands the lease back after an activation that ended in a fault that is not the
+	// workflow's (the store unreachable mid-pass, a module that could not be loaded): the run
+	// is available again at retryAt, and the fault is counted against it with reason (see
+	// Claim.Faults). Fenced.
+	Fault(ctx context.Context, l Lease, reason string, retryAt time.Time) error
 
 	// ReachWait is called when a pass first reaches wait step s (Kind wait, Status waiting,
 	// Event, Match, WakeAt = timeout or nil). In one transaction it resolves s from the oldest

@@ -59,6 +59,7 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, EnvVars: []string{"WFHOST_LEASE"}, Usage: "how long a claim lasts without renewal; a crashed host's runs wait this long"},
 			&cli.DurationFlag{Name: "poll-interval", Value: 10 * time.Second, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
 			&cli.DurationFlag{Name: "shutdown-grace", Value: 10 * time.Second, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
+			&cli.IntFlag{Name: "fault-limit", Value: 10, EnvVars: []string{"WFHOST_FAULT_LIMIT"}, Usage: "activations in a row that may end in a fault (store errors, a host dying) without journal progress before the run fails with no_progress"},
 			&cli.DurationFlag{Name: "activation-timeout", Value: host.DefaultLimits.WallTime, EnvVars: []string{"WFHOST_ACTIVATION_TIMEOUT"}, Usage: "default wall-time limit of one activation"},
 			&cli.UintFlag{Name: "memory-pages", Value: uint(host.DefaultLimits.MemoryPages), EnvVars: []string{"WFHOST_MEMORY_PAGES"}, Usage: "default memory limit of an instance, in 64 KiB pages"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "a token of the default tenant, created if new (default: one kept in --data-dir/token)"},
@@ -168,6 +169,7 @@ func runDaemon(c *cli.Context) error {
 		LeaseFor:      c.Duration("lease"),
 		PollInterval:  c.Duration("poll-interval"),
 		ShutdownGrace: c.Duration("shutdown-grace"),
+		FaultLimit:    c.Int("fault-limit"),
 		TenantDefaults: store.Limits{
 			ActivationTimeoutMs: c.Duration("activation-timeout").Milliseconds(),
 			MemoryPages:         int(c.Uint("memory-pages")),

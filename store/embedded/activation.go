@@ -18,12 +18,13 @@ import (
 // offers its oldest min(ceil(limit / tenants), free slots) runs and the claim takes them
 // round-robin, so one tenant's backlog cannot delay another tenant's new run. The writer runs
 // one transaction at a time, so nothing else can claim the same run meanwhile.
-func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.Claim, err error) {
+	defer classify(&err)
 	if p.Limit < 1 {
 		return nil, nil
 	}
 	var claims []store.Claim
-	err := s.write(ctx, "claim runs", func(w *wtx) error {
+	err = s.write(ctx, "claim runs", func(w *wtx) error {
 		var err error
 		claims, err = w.claim(p)
 		return err
@@ -111,12 +112,12 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 	until := nowUs + p.LeaseFor.Microseconds()
 	claims := make([]store.Claim, 0, len(offered))
 	for _, o := range offered {
-		var epoch int64
-		run, err := scanRun(w.queryRow("claim_run", o.id, p.Owner, until, nowUs), &epoch)
+		var c store.Claim
+		run, err := scanRun(w.queryRow("claim_run", o.id, p.Owner, until, nowUs), &c.Lease.Epoch, &c.Faults, &c.LastFault)
 		if err != nil {
 			return nil, fmt.Errorf("claim run %s: %w", o.id, err)
 		}
-		c := store.Claim{Run: run, Lease: store.Lease{RunID: run.ID, Epoch: epoch}}
+		c.Run, c.Lease.RunID = run, run.ID
 		// A first activation cannot have a journal yet.
 		if run.Activations > 1 {
 			rows, err := w.query("load_journal", run.ID)
@@ -132,9 +133,45 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 	return claims, nil
 }
 
+// ReleaseOwned hands back the owner's leases on runs not in keep.
+func (s *Store) ReleaseOwned(ctx context.Context, owner string, keep []string) (_ int, err error) {
+	defer classify(&err)
+	kept := make(map[string]bool, len(keep))
+	for _, id := range keep {
+		kept[id] = true
+	}
+	var released int
+	err = s.write(ctx, "release leases of "+owner, func(w *wtx) error {
+		released = 0
+		rows, err := w.query("release_owned", owner, micros(w.now))
+		if err != nil {
+			return err
+		}
+		ids, err := collect(rows, func(r scanner) (string, error) {
+			var id string
+			return id, r.Scan(&id)
+		})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if kept[id] {
+				continue
+			}
+			if _, err := w.exec("release_run", id, micros(w.now)); err != nil {
+				return err
+			}
+			released++
+		}
+		return nil
+	})
+	return released, err
+}
+
 // NextWakeup is when the earliest live run becomes claimable: its available_at, or its lease
 // expiry when a live lease holds it.
-func (s *Store) NextWakeup(ctx context.Context) (time.Time, bool, error) {
+func (s *Store) NextWakeup(ctx context.Context) (_ time.Time, _ bool, err error) {
+	defer classify(&err)
 	var at sql.NullInt64
 	if err := s.rdb.QueryRowContext(ctx, s.q("next_wakeup"), micros(now())).Scan(&at); err != nil {
 		return time.Time{}, false, fmt.Errorf("next wakeup: %w", err)
@@ -146,12 +183,13 @@ func (s *Store) NextWakeup(ctx context.Context) (time.Time, bool, error) {
 }
 
 // ExtendLeases renews leases and returns those still held.
-func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor time.Duration) ([]store.Lease, error) {
+func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor time.Duration) (_ []store.Lease, err error) {
+	defer classify(&err)
 	if len(leases) == 0 {
 		return nil, nil
 	}
 	var held []store.Lease
-	err := s.write(ctx, "extend leases", func(w *wtx) error {
+	err = s.write(ctx, "extend leases", func(w *wtx) error {
 		held = held[:0]
 		until := micros(w.now) + leaseFor.Microseconds()
 		for _, l := range leases {
@@ -201,7 +239,8 @@ func (w *wtx) upsertStep(runID, tenant string, st store.Step) error {
 }
 
 // CommitStep writes a journal row and renews the lease.
-func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) error {
+func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (err error) {
+	defer classify(&err)
 	return s.write(ctx, "commit step "+st.Key, func(w *wtx) error {
 		tenant, err := w.fence("renew_lease", l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now))
 		if err != nil {
@@ -212,9 +251,14 @@ func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, le
 }
 
 // Suspend releases the run until wakeAt, journaling st first if given.
-func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) error {
+func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) (err error) {
+	defer classify(&err)
 	return s.write(ctx, "suspend", func(w *wtx) error {
-		tenant, err := w.fence("suspend", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
+		query := "suspend"
+		if st != nil {
+			query = "suspend_progressed"
+		}
+		tenant, err := w.fence(query, l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
 		if err != nil || st == nil {
 			return err
 		}
@@ -239,7 +283,8 @@ func (w *wtx) finish(l store.Lease, status store.RunStatus, output json.RawMessa
 }
 
 // Finish records a run's end.
-func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+	defer classify(&err)
 	return s.write(ctx, "finish run", func(w *wtx) error {
 		_, err := w.finish(l, status, output, info)
 		return err
@@ -247,7 +292,8 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 }
 
 // CommitAndFinish journals the run's last step and records its end, in one transaction.
-func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+	defer classify(&err)
 	return s.write(ctx, "commit "+st.Key+" and finish run", func(w *wtx) error {
 		tenant, err := w.finish(l, status, output, info)
 		if err != nil {
@@ -257,8 +303,18 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 	})
 }
 
+// Fault hands the run back after a faulted activation and counts the fault.
+func (s *Store) Fault(ctx context.Context, l store.Lease, reason string, retryAt time.Time) (err error) {
+	defer classify(&err)
+	return s.write(ctx, "hand back faulted run", func(w *wtx) error {
+		_, err := w.fence("fault", l.RunID, l.Epoch, micros(retryAt), reason, micros(w.now))
+		return err
+	})
+}
+
 // Release hands the run back, runnable now.
-func (s *Store) Release(ctx context.Context, l store.Lease) error {
+func (s *Store) Release(ctx context.Context, l store.Lease) (err error) {
+	defer classify(&err)
 	return s.write(ctx, "release run", func(w *wtx) error {
 		_, err := w.fence("suspend", l.RunID, l.Epoch, micros(w.now), micros(w.now))
 		return err

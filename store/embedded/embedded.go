@@ -182,7 +182,8 @@ func (s *Store) Migrate(context.Context) error { return nil }
 
 // MigrationsCurrent reports whether every migration this binary knows is applied; always so
 // once Open succeeded, since Open applies them under the directory lock.
-func (s *Store) MigrationsCurrent(ctx context.Context) (bool, error) {
+func (s *Store) MigrationsCurrent(ctx context.Context) (_ bool, err error) {
+	defer classify(&err)
 	ms, err := sqlfiles.Migrations(migrationFiles, "migrations")
 	if err != nil {
 		return false, err

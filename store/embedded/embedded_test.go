@@ -72,7 +72,10 @@ func TestWritesAfterCloseFail(t *testing.T) {
 	for range cap(done) {
 		<-done // each returns, with nil (it committed before Close) or an error
 	}
-	if err := s.EnsureTenant(context.Background(), "t"); err == nil {
-		t.Fatal("a write after Close succeeded")
+	if err := s.EnsureTenant(context.Background(), "t"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a write after Close: got %v, want store.ErrUnavailable", err)
+	}
+	if _, err := s.GetTenant(context.Background(), "t"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a read after Close: got %v, want store.ErrUnavailable", err)
 	}
 }

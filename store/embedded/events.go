@@ -11,7 +11,8 @@ import (
 )
 
 // Signal sends an event to one run. See store.Store.
-func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (bool, error) {
+func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (_ bool, err error) {
+	defer classify(&err)
 	body, err := jsonOrNull(payload)
 	if err != nil {
 		return false, fmt.Errorf("signal run %s: payload: %w", runID, err)
@@ -86,7 +87,8 @@ func firstMatching(rows *sql.Rows, payload string) (string, bool, error) {
 
 // Broadcast keeps the event, resolves every waiting run of the tenant it matches and creates
 // the runs it triggers, in one transaction.
-func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (store.BroadcastResult, error) {
+func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (_ store.BroadcastResult, err error) {
+	defer classify(&err)
 	body, err := jsonOrNull(p.Payload)
 	if err != nil {
 		return store.BroadcastResult{}, fmt.Errorf("broadcast %s: payload: %w", p.Event, err)

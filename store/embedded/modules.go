@@ -12,9 +12,10 @@ import (
 )
 
 // PutModule stores the module and binds its workflows, in one transaction; see store.Store.
-func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store.Workflow, replace bool) ([]store.Workflow, error) {
+func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store.Workflow, replace bool) (_ []store.Workflow, err error) {
+	defer classify(&err)
 	var out []store.Workflow
-	err := s.write(ctx, "put module", func(w *wtx) error {
+	err = s.write(ctx, "put module", func(w *wtx) error {
 		out = out[:0]
 		if _, err := w.exec("put_module", m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion, micros(w.now)); err != nil {
 			return err
@@ -110,7 +111,8 @@ func scanModule(row scanner) (store.Module, error) {
 }
 
 // GetModule returns one module with its bytes.
-func (s *Store) GetModule(ctx context.Context, tenantID, digest string) (store.Module, error) {
+func (s *Store) GetModule(ctx context.Context, tenantID, digest string) (_ store.Module, err error) {
+	defer classify(&err)
 	m, err := scanModule(s.rdb.QueryRowContext(ctx, s.q("get_module"), tenantID, digest))
 	if err != nil {
 		return store.Module{}, fmt.Errorf("get module: %w", notFound(err))
@@ -119,7 +121,8 @@ func (s *Store) GetModule(ctx context.Context, tenantID, digest string) (store.M
 }
 
 // ListModules lists the tenant's modules without their bytes, newest first.
-func (s *Store) ListModules(ctx context.Context, tenantID string) ([]store.Module, error) {
+func (s *Store) ListModules(ctx context.Context, tenantID string) (_ []store.Module, err error) {
+	defer classify(&err)
 	rows, err := s.rdb.QueryContext(ctx, s.q("list_modules"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list modules: %w", err)
@@ -132,7 +135,8 @@ func (s *Store) ListModules(ctx context.Context, tenantID string) ([]store.Modul
 }
 
 // ResolveWorkflow finds a version, the latest bound one when version is "".
-func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version string) (store.Workflow, error) {
+func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version string) (_ store.Workflow, err error) {
+	defer classify(&err)
 	w, err := scanWorkflow(s.rdb.QueryRowContext(ctx, s.q("resolve_workflow"), tenantID, name, version))
 	if err != nil {
 		return store.Workflow{}, workflows.ResolveError(name, version, notFound(err))
@@ -141,7 +145,8 @@ func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version str
 }
 
 // ListWorkflows lists workflow names with their versions and run counts by status.
-func (s *Store) ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error) {
+func (s *Store) ListWorkflows(ctx context.Context, tenantID string) (_ []store.WorkflowSummary, err error) {
+	defer classify(&err)
 	versions, err := s.rdb.QueryContext(ctx, s.q("list_workflow_versions"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list workflows: %w", err)
@@ -160,7 +165,8 @@ func (s *Store) ListWorkflows(ctx context.Context, tenantID string) ([]store.Wor
 }
 
 // TriggeredBy returns the workflows whose latest version declares event as a trigger.
-func (s *Store) TriggeredBy(ctx context.Context, tenantID, event string) ([]store.Workflow, error) {
+func (s *Store) TriggeredBy(ctx context.Context, tenantID, event string) (_ []store.Workflow, err error) {
+	defer classify(&err)
 	rows, err := s.rdb.QueryContext(ctx, s.q("triggered_by"), tenantID, event)
 	if err != nil {
 		return nil, fmt.Errorf("workflows triggered by %s: %w", event, err)

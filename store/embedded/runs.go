@@ -13,12 +13,13 @@ import (
 )
 
 // CreateRun inserts a run, or returns the one its idempotency key already names.
-func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (store.Run, bool, error) {
+func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (_ store.Run, _ bool, err error) {
+	defer classify(&err)
 	var (
 		run     store.Run
 		created bool
 	)
-	err := s.write(ctx, "create run", func(w *wtx) error {
+	err = s.write(ctx, "create run", func(w *wtx) error {
 		var err error
 		run, created, err = w.createRun(n)
 		return err
@@ -31,12 +32,13 @@ func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (store.Run, bool,
 
 // CreateLeasedRun inserts a run leased to to.Owner (or pending, near the tenant's cap), or
 // returns the one its idempotency key already names, unleased.
-func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.LeaseTo) (_ store.Claim, _ bool, err error) {
+	defer classify(&err)
 	var (
 		claim   store.Claim
 		created bool
 	)
-	err := s.write(ctx, "create leased run", func(w *wtx) error {
+	err = s.write(ctx, "create leased run", func(w *wtx) error {
 		var err error
 		claim, created, err = w.createLeasedRun(n, to)
 		return err
@@ -117,7 +119,8 @@ func (w *wtx) runByKey(n store.NewRun) (store.Run, bool, error) {
 }
 
 // GetRun returns one run of the tenant.
-func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (_ store.Run, err error) {
+	defer classify(&err)
 	run, err := scanRun(s.rdb.QueryRowContext(ctx, s.q("get_run"), tenantID, runID))
 	if err != nil {
 		return store.Run{}, fmt.Errorf("run %q: %w", runID, notFound(err))
@@ -127,7 +130,8 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (store.Run, 
 
 // ListRuns lists runs newest first, a page at a time. An input filter is tested in Go with
 // Postgres's containment rules (jsonmatch.go), so the query then reads on until the page fills.
-func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
+func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (_ []store.Run, _ string, err error) {
+	defer classify(&err)
 	limit := paging.Size(f.Limit)
 	var after, afterID any
 	if f.Cursor != "" {
@@ -182,7 +186,8 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 
 // ListSteps returns a run's journal; an unknown run is not found, a run with no steps an
 // empty journal. One read transaction, so the two answers agree.
-func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) ([]store.Step, error) {
+func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) (_ []store.Step, err error) {
+	defer classify(&err)
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
@@ -204,10 +209,11 @@ func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) ([]store.
 }
 
 // CancelRun marks a live run cancelled and tells every host.
-func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.Run, err error) {
+	defer classify(&err)
 	info := errorArg(&abi.ErrorInfo{Code: abi.CodeCancelled, Message: "the run was cancelled"})
 	var run store.Run
-	err := s.write(ctx, "cancel run "+runID, func(w *wtx) error {
+	err = s.write(ctx, "cancel run "+runID, func(w *wtx) error {
 		var err error
 		run, err = scanRun(w.queryRow("cancel_run", tenantID, runID, info, micros(w.now), day))
 		if err == nil {

@@ -110,28 +110,30 @@ func decodeError(b sql.NullString) *abi.ErrorInfo {
 	return &info
 }
 
-// errInvalidJSON is what Postgres's jsonb would refuse: the embedded store refuses it too,
-// so that a payload one store accepts the other does not reject later.
-var errInvalidJSON = errors.New("invalid JSON")
+// errInvalidJSON is JSON that cannot be decoded: what Postgres's jsonb would refuse too.
+var errInvalidJSON = fmt.Errorf("%w: invalid JSON", abi.ErrNotStorable)
 
-// jsonArg passes raw JSON to a nullable column, SQL NULL when empty.
+// jsonArg passes raw JSON to a nullable column, SQL NULL when empty. JSON abi.CheckJSON does
+// not allow (what Postgres's jsonb would refuse, \u0000 among it) is refused here too, so that
+// a value one store keeps the other does not reject later.
 func jsonArg(raw []byte) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	if !json.Valid(raw) {
-		return nil, fmt.Errorf("%w: %.40q", errInvalidJSON, raw)
+	if err := abi.CheckJSON(raw); err != nil {
+		return nil, err
 	}
 	return string(raw), nil
 }
 
-// jsonOrNull passes raw JSON to a NOT NULL column; no bytes mean JSON null.
+// jsonOrNull passes raw JSON to a NOT NULL column; no bytes mean JSON null. It refuses what
+// jsonArg refuses.
 func jsonOrNull(raw []byte) (string, error) {
 	if len(raw) == 0 {
 		return "null", nil
 	}
-	if !json.Valid(raw) {
-		return "", fmt.Errorf("%w: %.40q", errInvalidJSON, raw)
+	if err := abi.CheckJSON(raw); err != nil {
+		return "", err
 	}
 	return string(raw), nil
 }

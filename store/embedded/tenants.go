@@ -12,7 +12,8 @@ import (
 )
 
 // EnsureTenant creates the tenant if it does not exist.
-func (s *Store) EnsureTenant(ctx context.Context, tenantID string) error {
+func (s *Store) EnsureTenant(ctx context.Context, tenantID string) (err error) {
+	defer classify(&err)
 	return s.write(ctx, "ensure tenant", func(w *wtx) error {
 		_, err := w.exec("ensure_tenant", tenantID, micros(w.now))
 		return err
@@ -20,7 +21,8 @@ func (s *Store) EnsureTenant(ctx context.Context, tenantID string) error {
 }
 
 // CreateTenant creates a tenant and its first token in one transaction.
-func (s *Store) CreateTenant(ctx context.Context, t store.Tenant, first store.Token) (store.Tenant, error) {
+func (s *Store) CreateTenant(ctx context.Context, t store.Tenant, first store.Token) (_ store.Tenant, err error) {
+	defer classify(&err)
 	limits, err := json.Marshal(t.Limits)
 	if err != nil {
 		return store.Tenant{}, fmt.Errorf("create tenant %s: %w", t.ID, err)
@@ -60,7 +62,8 @@ func (w *wtx) insertToken(t store.Token, tenantID string) error {
 }
 
 // GetTenant returns one tenant.
-func (s *Store) GetTenant(ctx context.Context, tenantID string) (store.Tenant, error) {
+func (s *Store) GetTenant(ctx context.Context, tenantID string) (_ store.Tenant, err error) {
+	defer classify(&err)
 	t, err := scanTenant(s.rdb.QueryRowContext(ctx, s.q("get_tenant"), tenantID))
 	if err != nil {
 		return store.Tenant{}, fmt.Errorf("tenant %s: %w", tenantID, notFound(err))
@@ -69,7 +72,8 @@ func (s *Store) GetTenant(ctx context.Context, tenantID string) (store.Tenant, e
 }
 
 // ListTenants returns every tenant, oldest first.
-func (s *Store) ListTenants(ctx context.Context) ([]store.Tenant, error) {
+func (s *Store) ListTenants(ctx context.Context) (_ []store.Tenant, err error) {
+	defer classify(&err)
 	rows, err := s.rdb.QueryContext(ctx, s.q("list_tenants"))
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
@@ -82,7 +86,8 @@ func (s *Store) ListTenants(ctx context.Context) ([]store.Tenant, error) {
 }
 
 // SetTenantLimits replaces the tenant's limit overrides.
-func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l store.Limits) (store.Tenant, error) {
+func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l store.Limits) (_ store.Tenant, err error) {
+	defer classify(&err)
 	limits, err := json.Marshal(l)
 	if err != nil {
 		return store.Tenant{}, fmt.Errorf("set limits of tenant %s: %w", tenantID, err)
@@ -100,9 +105,10 @@ func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l store.Li
 }
 
 // CreateToken adds a token to an existing tenant.
-func (s *Store) CreateToken(ctx context.Context, t store.Token) (store.Token, error) {
+func (s *Store) CreateToken(ctx context.Context, t store.Token) (_ store.Token, err error) {
+	defer classify(&err)
 	var out store.Token
-	err := s.write(ctx, "create token for tenant "+t.TenantID, func(w *wtx) error {
+	err = s.write(ctx, "create token for tenant "+t.TenantID, func(w *wtx) error {
 		var one int
 		if err := w.queryRow("tenant_exists", t.TenantID).Scan(&one); err != nil {
 			return notFound(err)
@@ -121,7 +127,8 @@ func (s *Store) CreateToken(ctx context.Context, t store.Token) (store.Token, er
 }
 
 // ListTokens returns the tenant's tokens without their hashes.
-func (s *Store) ListTokens(ctx context.Context, tenantID string) ([]store.Token, error) {
+func (s *Store) ListTokens(ctx context.Context, tenantID string) (_ []store.Token, err error) {
+	defer classify(&err)
 	rows, err := s.rdb.QueryContext(ctx, s.q("list_tokens"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
@@ -134,9 +141,10 @@ func (s *Store) ListTokens(ctx context.Context, tenantID string) ([]store.Token,
 }
 
 // RevokeToken revokes one of the tenant's tokens; revoking again keeps the first time.
-func (s *Store) RevokeToken(ctx context.Context, tenantID, tokenID string) (store.Token, error) {
+func (s *Store) RevokeToken(ctx context.Context, tenantID, tokenID string) (_ store.Token, err error) {
+	defer classify(&err)
 	var out store.Token
-	err := s.write(ctx, "revoke token "+tokenID, func(w *wtx) error {
+	err = s.write(ctx, "revoke token "+tokenID, func(w *wtx) error {
 		var err error
 		out, err = scanToken(w.queryRow("revoke_token", tenantID, tokenID, micros(w.now)))
 		return notFound(err)
@@ -148,7 +156,8 @@ func (s *Store) RevokeToken(ctx context.Context, tenantID, tokenID string) (stor
 }
 
 // Authenticate maps a live token's hash to its tenant.
-func (s *Store) Authenticate(ctx context.Context, hash []byte) (string, error) {
+func (s *Store) Authenticate(ctx context.Context, hash []byte) (_ string, err error) {
+	defer classify(&err)
 	var tenantID string
 	if err := s.rdb.QueryRowContext(ctx, s.q("authenticate"), hash).Scan(&tenantID); err != nil {
 		return "", fmt.Errorf("authenticate: %w", notFound(err))
@@ -158,9 +167,10 @@ func (s *Store) Authenticate(ctx context.Context, hash []byte) (string, error) {
 
 // SweepExpired deletes one batch of terminal runs past their retention; their journals, events
 // and audit records go with them (foreign keys, ON DELETE CASCADE).
-func (s *Store) SweepExpired(ctx context.Context, limit int) (int, error) {
+func (s *Store) SweepExpired(ctx context.Context, limit int) (_ int, err error) {
+	defer classify(&err)
 	var n int64
-	err := s.write(ctx, "sweep expired runs", func(w *wtx) error {
+	err = s.write(ctx, "sweep expired runs", func(w *wtx) error {
 		var err error
 		n, err = w.affected("sweep_expired", micros(w.now), limit)
 		return err
@@ -169,9 +179,10 @@ func (s *Store) SweepExpired(ctx context.Context, limit int) (int, error) {
 }
 
 // PruneBroadcasts deletes one batch of broadcast events received before before.
-func (s *Store) PruneBroadcasts(ctx context.Context, before time.Time, limit int) (int, error) {
+func (s *Store) PruneBroadcasts(ctx context.Context, before time.Time, limit int) (_ int, err error) {
+	defer classify(&err)
 	var n int64
-	err := s.write(ctx, "prune broadcast events", func(w *wtx) error {
+	err = s.write(ctx, "prune broadcast events", func(w *wtx) error {
 		var err error
 		n, err = w.affected("prune_broadcasts", micros(before), limit)
 		return err

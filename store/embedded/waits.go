@@ -15,9 +15,10 @@ import (
 
 // ReachWait resolves a newly reached wait from a kept event, or journals it as waiting and
 // suspends the run. See store.Store for the rules.
-func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (*store.Step, error) {
+func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (_ *store.Step, err error) {
+	defer classify(&err)
 	var out *store.Step
-	err := s.write(ctx, "reach wait "+st.Key, func(w *wtx) error {
+	err = s.write(ctx, "reach wait "+st.Key, func(w *wtx) error {
 		out = nil
 		tenant, created, err := w.fenceGet(l)
 		if err != nil {
@@ -66,7 +67,7 @@ func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, lea
 			timeArg(st.WakeAt), st.Event, match, eventID, micros(st.StartedAt), completed); err != nil {
 			return err
 		}
-		row, err := w.holdOrPark(l, st.Key, st.WakeAt, leaseFor)
+		row, err := w.holdOrPark(l, st.Key, st.WakeAt, leaseFor, true)
 		if err != nil {
 			return err
 		}
@@ -106,14 +107,19 @@ func (w *wtx) firstMatch(m *matcher, query string, args ...any) (int64, string, 
 
 // holdOrPark reads the run's step key after a fence has passed: a waiting step releases the
 // lease and makes the run available at wakeAt (nil: only an event wakes it); a resolved one
-// keeps and renews the lease. Returns the row.
-func (w *wtx) holdOrPark(l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (store.Step, error) {
+// keeps and renews the lease (renew_lease.sql: journal progress). reached says the wait was
+// journaled just now, which is progress however it stands. Returns the row.
+func (w *wtx) holdOrPark(l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration, reached bool) (store.Step, error) {
 	row, err := scanStep(w.queryRow("get_step", l.RunID, key))
 	if err != nil {
 		return store.Step{}, notFound(err)
 	}
 	if row.Status == store.StepWaiting {
-		_, err = w.exec("suspend", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
+		query := "suspend"
+		if reached {
+			query = "suspend_progressed"
+		}
+		_, err = w.exec(query, l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
 	} else {
 		_, err = w.exec("renew_lease", l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now))
 	}
@@ -121,14 +127,15 @@ func (w *wtx) holdOrPark(l store.Lease, key string, wakeAt *time.Time, leaseFor 
 }
 
 // ParkWait suspends on a waiting step unless an event resolved it meanwhile.
-func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (*store.Step, error) {
+func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (_ *store.Step, err error) {
+	defer classify(&err)
 	var out *store.Step
-	err := s.write(ctx, "park wait "+key, func(w *wtx) error {
+	err = s.write(ctx, "park wait "+key, func(w *wtx) error {
 		out = nil
 		if _, _, err := w.fenceGet(l); err != nil {
 			return err
 		}
-		row, err := w.holdOrPark(l, key, wakeAt, leaseFor)
+		row, err := w.holdOrPark(l, key, wakeAt, leaseFor, false)
 		if err != nil {
 			return err
 		}
@@ -144,9 +151,10 @@ func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt 
 }
 
 // TimeoutWait times a waiting step out unless an event resolved it first.
-func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (store.Step, error) {
+func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (_ store.Step, err error) {
+	defer classify(&err)
 	var out store.Step
-	err := s.write(ctx, "time out wait "+key, func(w *wtx) error {
+	err = s.write(ctx, "time out wait "+key, func(w *wtx) error {
 		if _, err := w.fence("renew_lease", l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now)); err != nil {
 			return err
 		}

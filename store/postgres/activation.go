@@ -15,7 +15,8 @@ import (
 
 // ClaimRuns leases runnable runs and loads their journals: two round trips for any number, one
 // when every claimed run is on its first activation (it cannot have a journal yet).
-func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.Claim, err error) {
+	defer classify(&err)
 	if p.Limit < 1 {
 		return nil, nil
 	}
@@ -24,9 +25,10 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Cla
 		return nil, fmt.Errorf("claim runs: %w", err)
 	}
 	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Claim, error) {
-		var epoch int64
-		run, err := scanRun(r, &epoch)
-		return store.Claim{Run: run, Lease: store.Lease{RunID: run.ID, Epoch: epoch}}, err
+		var c store.Claim
+		c.Run, err = scanRun(r, &c.Lease.Epoch, &c.Faults, &c.LastFault)
+		c.Lease.RunID = c.Run.ID
+		return c, err
 	})
 	if err != nil || len(claims) == 0 {
 		if err != nil {
@@ -60,8 +62,22 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Cla
 	return claims, nil
 }
 
+// ReleaseOwned hands back the owner's leases on runs not in keep.
+func (s *Store) ReleaseOwned(ctx context.Context, owner string, keep []string) (_ int, err error) {
+	defer classify(&err)
+	if keep == nil {
+		keep = []string{}
+	}
+	tag, err := s.pool.Exec(ctx, s.q("release_owned"), owner, keep)
+	if err != nil {
+		return 0, fmt.Errorf("release leases of %s: %w", owner, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // NextWakeup is when the earliest live run becomes claimable.
-func (s *Store) NextWakeup(ctx context.Context) (time.Time, bool, error) {
+func (s *Store) NextWakeup(ctx context.Context) (_ time.Time, _ bool, err error) {
+	defer classify(&err)
 	var at *time.Time
 	if err := s.pool.QueryRow(ctx, s.q("next_wakeup")).Scan(&at); err != nil {
 		return time.Time{}, false, fmt.Errorf("next wakeup: %w", err)
@@ -73,7 +89,8 @@ func (s *Store) NextWakeup(ctx context.Context) (time.Time, bool, error) {
 }
 
 // ExtendLeases renews leases and returns those still held.
-func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor time.Duration) ([]store.Lease, error) {
+func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor time.Duration) (_ []store.Lease, err error) {
+	defer classify(&err)
 	ids := make([]string, len(leases))
 	epochs := make([]int64, len(leases))
 	for i, l := range leases {
@@ -94,9 +111,9 @@ func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor
 	return held, nil
 }
 
-// fenced runs a statement that returns a row only when the lease still holds.
-func (s *Store) fenced(ctx context.Context, what, query string, args ...any) error {
-	return s.commits.write(ctx, what, query, args...)
+// fenced runs a statement on run runID that returns a row only when the lease still holds.
+func (s *Store) fenced(ctx context.Context, runID, what, query string, args ...any) error {
+	return s.commits.write(ctx, runID, what, query, args...)
 }
 
 // fencedNow runs one fenced statement on its own.
@@ -113,38 +130,49 @@ func (s *Store) fencedNow(ctx context.Context, what, query string, args ...any) 
 }
 
 // CommitStep writes a journal row and renews the lease: one statement, one round trip.
-func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) error {
+func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (err error) {
+	defer classify(&err)
 	args := append([]any{l.RunID, l.Epoch, millis(leaseFor)}, stepArgs(st)...)
-	return s.fenced(ctx, "commit step "+st.Key, s.q("commit_step"), args...)
+	return s.fenced(ctx, l.RunID, "commit step "+st.Key, s.q("commit_step"), args...)
 }
 
 // Suspend releases the run until wakeAt, journaling st first if given.
-func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) error {
+func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) (err error) {
+	defer classify(&err)
 	if st == nil {
-		return s.fenced(ctx, "suspend", s.q("suspend"), l.RunID, l.Epoch, wakeAt)
+		return s.fenced(ctx, l.RunID, "suspend", s.q("suspend"), l.RunID, l.Epoch, wakeAt)
 	}
 	args := append([]any{l.RunID, l.Epoch, wakeAt}, stepArgs(*st)...)
-	return s.fenced(ctx, "suspend at "+st.Key, s.q("suspend_step"), args...)
+	return s.fenced(ctx, l.RunID, "suspend at "+st.Key, s.q("suspend_step"), args...)
 }
 
 // Finish records a run's end.
-func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+	defer classify(&err)
 	if status != store.StatusNondeterministic && !status.Terminal() {
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
-	return s.fenced(ctx, "finish run", s.q("finish"), l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info))
+	return s.fenced(ctx, l.RunID, "finish run", s.q("finish"), l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info))
 }
 
 // CommitAndFinish journals the run's last step and records its end: one statement.
-func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+	defer classify(&err)
 	if status != store.StatusNondeterministic && !status.Terminal() {
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
 	args := append([]any{l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info)}, stepArgs(st)...)
-	return s.fenced(ctx, "commit "+st.Key+" and finish run", s.q("finish_step"), args...)
+	return s.fenced(ctx, l.RunID, "commit "+st.Key+" and finish run", s.q("finish_step"), args...)
+}
+
+// Fault hands the run back after a faulted activation and counts the fault.
+func (s *Store) Fault(ctx context.Context, l store.Lease, reason string, retryAt time.Time) (err error) {
+	defer classify(&err)
+	return s.fenced(ctx, l.RunID, "hand back faulted run", s.q("fault"), l.RunID, l.Epoch, retryAt, reason)
 }
 
 // Release hands the run back, runnable now.
-func (s *Store) Release(ctx context.Context, l store.Lease) error {
-	return s.fenced(ctx, "release run", s.q("release"), l.RunID, l.Epoch)
+func (s *Store) Release(ctx context.Context, l store.Lease) (err error) {
+	defer classify(&err)
+	return s.fenced(ctx, l.RunID, "release run", s.q("release"), l.RunID, l.Epoch)
 }

@@ -11,9 +11,10 @@ import (
 )
 
 // PutSecret creates or replaces a secret with a sealed value.
-func (s *Store) PutSecret(ctx context.Context, tenantID, name string, v store.SecretValue) (store.Secret, error) {
+func (s *Store) PutSecret(ctx context.Context, tenantID, name string, v store.SecretValue) (_ store.Secret, err error) {
+	defer classify(&err)
 	var sec store.Secret
-	err := s.pool.QueryRow(ctx, s.q("put_secret"), tenantID, name, v.KeyID, v.DataKey, v.Ciphertext).Scan(&sec.TenantID, &sec.Name, &sec.CreatedAt, &sec.UpdatedAt)
+	err = s.pool.QueryRow(ctx, s.q("put_secret"), tenantID, name, v.KeyID, v.DataKey, v.Ciphertext).Scan(&sec.TenantID, &sec.Name, &sec.CreatedAt, &sec.UpdatedAt)
 	if err != nil {
 		return store.Secret{}, fmt.Errorf("put secret %s: %w", name, notFound(err))
 	}
@@ -21,9 +22,10 @@ func (s *Store) PutSecret(ctx context.Context, tenantID, name string, v store.Se
 }
 
 // GetSecret returns a secret's stored value.
-func (s *Store) GetSecret(ctx context.Context, tenantID, name string) (store.SecretValue, bool, error) {
+func (s *Store) GetSecret(ctx context.Context, tenantID, name string) (_ store.SecretValue, _ bool, err error) {
+	defer classify(&err)
 	var v store.SecretValue
-	err := s.pool.QueryRow(ctx, s.q("get_secret"), tenantID, name).Scan(&v.KeyID, &v.DataKey, &v.Ciphertext, &v.Plaintext)
+	err = s.pool.QueryRow(ctx, s.q("get_secret"), tenantID, name).Scan(&v.KeyID, &v.DataKey, &v.Ciphertext, &v.Plaintext)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.SecretValue{}, false, nil
 	}
@@ -35,7 +37,8 @@ func (s *Store) GetSecret(ctx context.Context, tenantID, name string) (store.Sec
 }
 
 // SecretsNotUnder returns the tenant's secrets not sealed by keyID, with their values.
-func (s *Store) SecretsNotUnder(ctx context.Context, tenantID, keyID string) ([]store.NamedSecretValue, error) {
+func (s *Store) SecretsNotUnder(ctx context.Context, tenantID, keyID string) (_ []store.NamedSecretValue, err error) {
+	defer classify(&err)
 	rows, err := s.pool.Query(ctx, s.q("secrets_not_under"), tenantID, keyID)
 	if err != nil {
 		return nil, fmt.Errorf("secrets not under key %s: %w", keyID, err)
@@ -52,7 +55,8 @@ func (s *Store) SecretsNotUnder(ctx context.Context, tenantID, keyID string) ([]
 }
 
 // ReplaceSecretValue sets a secret's value to next if it is still prev.
-func (s *Store) ReplaceSecretValue(ctx context.Context, tenantID, name string, prev, next store.SecretValue) (bool, error) {
+func (s *Store) ReplaceSecretValue(ctx context.Context, tenantID, name string, prev, next store.SecretValue) (_ bool, err error) {
+	defer classify(&err)
 	tag, err := s.pool.Exec(ctx, s.q("replace_secret_value"), tenantID, name, prev.KeyID, prev.DataKey, prev.Ciphertext, prev.Plaintext,
 		next.KeyID, next.DataKey, next.Ciphertext)
 	if err != nil {
@@ -62,7 +66,8 @@ func (s *Store) ReplaceSecretValue(ctx context.Context, tenantID, name string, p
 }
 
 // ListSecrets returns the tenant's secrets without values.
-func (s *Store) ListSecrets(ctx context.Context, tenantID string) ([]store.Secret, error) {
+func (s *Store) ListSecrets(ctx context.Context, tenantID string) (_ []store.Secret, err error) {
+	defer classify(&err)
 	rows, err := s.pool.Query(ctx, s.q("list_secrets"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list secrets: %w", err)
@@ -79,7 +84,8 @@ func (s *Store) ListSecrets(ctx context.Context, tenantID string) ([]store.Secre
 }
 
 // DeleteSecret removes a secret.
-func (s *Store) DeleteSecret(ctx context.Context, tenantID, name string) error {
+func (s *Store) DeleteSecret(ctx context.Context, tenantID, name string) (err error) {
+	defer classify(&err)
 	tag, err := s.pool.Exec(ctx, s.q("delete_secret"), tenantID, name)
 	if err != nil {
 		return fmt.Errorf("delete secret %s: %w", name, err)
@@ -91,11 +97,12 @@ func (s *Store) DeleteSecret(ctx context.Context, tenantID, name string) error {
 }
 
 // RecordOutbound appends to a run's audit trail.
-func (s *Store) RecordOutbound(ctx context.Context, r store.OutboundRecord) error {
+func (s *Store) RecordOutbound(ctx context.Context, r store.OutboundRecord) (err error) {
+	defer classify(&err)
 	if !validUUID(r.RunID) {
 		return fmt.Errorf("record outbound request of run %q: %w", r.RunID, store.ErrNotFound)
 	}
-	_, err := s.pool.Exec(ctx, s.q("record_outbound"), r.TenantID, r.RunID, r.Step, r.Method, r.Host, r.Path, r.Status, r.Error,
+	_, err = s.pool.Exec(ctx, s.q("record_outbound"), r.TenantID, r.RunID, r.Step, r.Method, r.Host, r.Path, r.Status, r.Error,
 		r.BytesOut, r.BytesIn, r.DurationMs, r.At, r.RequestID, r.Hop, r.Scheme, r.Port)
 	if err != nil {
 		return fmt.Errorf("record outbound request: %w", err)
@@ -104,7 +111,8 @@ func (s *Store) RecordOutbound(ctx context.Context, r store.OutboundRecord) erro
 }
 
 // ListOutbound returns a run's audit trail.
-func (s *Store) ListOutbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error) {
+func (s *Store) ListOutbound(ctx context.Context, tenantID, runID string) (_ []store.OutboundRecord, err error) {
+	defer classify(&err)
 	if _, err := s.GetRun(ctx, tenantID, runID); err != nil {
 		return nil, err
 	}

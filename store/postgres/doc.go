@@ -5,5 +5,11 @@
 // statement (fence, lease renewal and journal row together), so one transaction and one round
 // trip. Notices travel on LISTEN/NOTIFY channels named after the schema.
 //
+// Every exported method classifies its error once (errors.go): store.ErrUnavailable when the
+// database cannot serve now (connection errors, shutdown and startup, a read-only standby, disk
+// full, deadlocks and serialization failures), store.ErrRefused for a value it will never keep
+// (SQLSTATE classes 22, 23, 54). Lock order: a group-commit batch locks its runs in id order and
+// the lease heartbeat never waits for a lock (groupcommit.go, extend_leases.sql).
+//
 // Imports: store, abi, pgx and the standard library; never host or engine.
 package postgres

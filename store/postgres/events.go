@@ -12,7 +12,8 @@ import (
 )
 
 // Signal sends an event to one run: one round trip, one transaction. See store.Store.
-func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (bool, error) {
+func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (_ bool, err error) {
+	defer classify(&err)
 	if !validUUID(runID) {
 		return false, fmt.Errorf("signal run %q: %w", runID, store.ErrNotFound)
 	}
@@ -24,7 +25,7 @@ func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, paylo
 		delivered, kept bool
 		pending         int
 	)
-	err := func() (err error) {
+	err = func() (err error) {
 		br := s.pool.SendBatch(ctx, b)
 		defer func() {
 			if cerr := br.Close(); err == nil && cerr != nil {
@@ -50,7 +51,8 @@ func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, paylo
 // Broadcast keeps the event, resolves every waiting run of the tenant it matches and creates
 // the runs it triggers, in one transaction: one round trip for the event itself and one per
 // triggered run.
-func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (store.BroadcastResult, error) {
+func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (_ store.BroadcastResult, err error) {
+	defer classify(&err)
 	var res store.BroadcastResult
 	// A batch is one implicit transaction: without runs to start, the event costs one round
 	// trip. Starting runs needs the event's outcome first, so that takes a real transaction.
@@ -58,7 +60,7 @@ func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (store.B
 	if len(p.Start) > 0 {
 		run = func(fn func(tx pgx.Tx) error) error { return pgx.BeginFunc(ctx, s.pool, fn) }
 	}
-	err := run(func(tx pgx.Tx) error {
+	err = run(func(tx pgx.Tx) error {
 		var q querier = s.pool
 		if tx != nil {
 			q = tx
@@ -117,7 +119,8 @@ func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (store.B
 }
 
 // TriggeredBy returns the workflows whose latest version declares event as a trigger.
-func (s *Store) TriggeredBy(ctx context.Context, tenantID, event string) ([]store.Workflow, error) {
+func (s *Store) TriggeredBy(ctx context.Context, tenantID, event string) (_ []store.Workflow, err error) {
+	defer classify(&err)
 	rows, err := s.pool.Query(ctx, s.q("triggered_by"), tenantID, event)
 	if err != nil {
 		return nil, fmt.Errorf("workflows triggered by %s: %w", event, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,13 @@ import (
 // If any statement of a batch fails (not a fence miss: an error), Postgres rolls the whole
 // batch back, and each of its statements is retried alone so that one bad write cannot fail
 // its neighbours.
+//
+// Lock order. A batch holds the row of every run it has written until it commits, so it is one
+// of the transactions that lock many runs: it takes them in run id order, as broadcasts and
+// hotfix deploys do (broadcast.sql, move_live_runs.sql). The lease heartbeat, the other one,
+// never waits for a row lock at all (extend_leases.sql). Claims skip locked rows, and cancels,
+// signals and the wait statements lock one run. So no two transactions can each hold a run row
+// the other waits for; before this, a batch and the heartbeat deadlocked under load (40P01).
 
 const (
 	maxGroup   = 64
@@ -35,7 +44,11 @@ const (
 	groupTimeout = 30 * time.Second
 )
 
+// errClosed is what writes get once Close has begun.
+var errClosed = errors.New("the store is closed")
+
 type fencedWrite struct {
+	run   string // the run whose row the statement locks
 	what  string
 	query string
 	args  []any
@@ -64,14 +77,14 @@ func (g *groupCommitter) close() {
 }
 
 // write queues one fenced statement and waits for its outcome.
-func (g *groupCommitter) write(ctx context.Context, what, query string, args ...any) error {
-	w := &fencedWrite{what: what, query: query, args: args, done: make(chan error, 1)}
+func (g *groupCommitter) write(ctx context.Context, runID, what, query string, args ...any) error {
+	w := &fencedWrite{run: runID, what: what, query: query, args: args, done: make(chan error, 1)}
 	select {
 	case g.queue <- w:
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	case <-g.stop:
-		return fmt.Errorf("%s: the store is closed", what)
+		return fmt.Errorf("%s: %w", what, errClosed)
 	}
 	select {
 	case err := <-w.done:
@@ -113,6 +126,10 @@ func (g *groupCommitter) send(group []*fencedWrite) {
 		group[0].done <- g.s.fencedNow(ctx, group[0].what, group[0].query, group[0].args...)
 		return
 	}
+	// Every statement locks its run's row until the batch commits: taking them in run id
+	// order, the order broadcasts and hotfix deploys lock runs in too, no two of these
+	// transactions can each hold a row the other waits for.
+	slices.SortFunc(group, func(a, b *fencedWrite) int { return strings.Compare(a.run, b.run) })
 	b := &pgx.Batch{}
 	for _, w := range group {
 		b.Queue(w.query, w.args...)

@@ -17,7 +17,8 @@ var migrationFiles embed.FS
 // its own transaction with its record in the migrations table. Concurrent migrators (two
 // daemons starting at once) serialize on an advisory lock, so each migration runs once; the
 // later ones find nothing left to do.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) (err error) {
+	defer classify(&err)
 	ms, err := sqlfiles.Migrations(migrationFiles, "migrations")
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -67,7 +68,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 // MigrationsCurrent reports whether every migration this binary knows has been applied, for
 // readiness checks. A schema migrated further by a newer binary is current too, so a rolling
 // deploy does not take the older hosts out of service.
-func (s *Store) MigrationsCurrent(ctx context.Context) (bool, error) {
+func (s *Store) MigrationsCurrent(ctx context.Context) (_ bool, err error) {
+	defer classify(&err)
 	ms, err := sqlfiles.Migrations(migrationFiles, "migrations")
 	if err != nil {
 		return false, fmt.Errorf("migrations current: %w", err)

@@ -13,7 +13,8 @@ import (
 )
 
 // EnsureTenant creates the tenant if it does not exist.
-func (s *Store) EnsureTenant(ctx context.Context, tenantID string) error {
+func (s *Store) EnsureTenant(ctx context.Context, tenantID string) (err error) {
+	defer classify(&err)
 	if _, err := s.pool.Exec(ctx, s.q("ensure_tenant"), tenantID); err != nil {
 		return fmt.Errorf("ensure tenant: %w", err)
 	}
@@ -22,9 +23,10 @@ func (s *Store) EnsureTenant(ctx context.Context, tenantID string) error {
 
 // PutModule stores the module and binds its workflows, in one transaction; see store.Store.
 // Deploys are rare, so this favours plain statements over round-trip counting.
-func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store.Workflow, replace bool) ([]store.Workflow, error) {
+func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store.Workflow, replace bool) (_ []store.Workflow, err error) {
+	defer classify(&err)
 	var out []store.Workflow
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
 		if _, err := tx.Exec(ctx, s.q("put_module"), m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion); err != nil {
 			return err
@@ -86,9 +88,10 @@ func scanWorkflow(row pgx.Row) (store.Workflow, error) {
 }
 
 // GetModule returns one module with its bytes.
-func (s *Store) GetModule(ctx context.Context, tenantID, digest string) (store.Module, error) {
+func (s *Store) GetModule(ctx context.Context, tenantID, digest string) (_ store.Module, err error) {
+	defer classify(&err)
 	var m store.Module
-	err := s.pool.QueryRow(ctx, s.q("get_module"), tenantID, digest).Scan(&m.TenantID, &m.Digest, &m.Size, &m.ABIVersion, &m.CreatedAt, &m.Bytes)
+	err = s.pool.QueryRow(ctx, s.q("get_module"), tenantID, digest).Scan(&m.TenantID, &m.Digest, &m.Size, &m.ABIVersion, &m.CreatedAt, &m.Bytes)
 	if err != nil {
 		return store.Module{}, fmt.Errorf("get module: %w", notFound(err))
 	}
@@ -96,7 +99,8 @@ func (s *Store) GetModule(ctx context.Context, tenantID, digest string) (store.M
 }
 
 // ListModules lists the tenant's modules without their bytes.
-func (s *Store) ListModules(ctx context.Context, tenantID string) ([]store.Module, error) {
+func (s *Store) ListModules(ctx context.Context, tenantID string) (_ []store.Module, err error) {
+	defer classify(&err)
 	rows, err := s.pool.Query(ctx, s.q("list_modules"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list modules: %w", err)
@@ -113,7 +117,8 @@ func (s *Store) ListModules(ctx context.Context, tenantID string) ([]store.Modul
 }
 
 // ResolveWorkflow finds a version, the latest bound one when version is "".
-func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version string) (store.Workflow, error) {
+func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version string) (_ store.Workflow, err error) {
+	defer classify(&err)
 	w, err := scanWorkflow(s.pool.QueryRow(ctx, s.q("resolve_workflow"), tenantID, name, version))
 	if err != nil {
 		return store.Workflow{}, workflows.ResolveError(name, version, notFound(err))
@@ -122,7 +127,8 @@ func (s *Store) ResolveWorkflow(ctx context.Context, tenantID, name, version str
 }
 
 // ListWorkflows lists workflow names with their versions and run counts by status.
-func (s *Store) ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error) {
+func (s *Store) ListWorkflows(ctx context.Context, tenantID string) (_ []store.WorkflowSummary, err error) {
+	defer classify(&err)
 	versions, err := s.pool.Query(ctx, s.q("list_workflow_versions"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list workflows: %w", err)

@@ -139,8 +139,20 @@ func (s *Store) Close() {
 	s.pool.Close()
 }
 
-// Ping checks that Postgres answers.
-func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+// Ping checks that Postgres answers and takes writes. A standby answers reads and refuses every
+// write; a connection string without target_session_attrs=read-write lands on one after a
+// failover, and a daemon there must not call itself ready.
+func (s *Store) Ping(ctx context.Context) (err error) {
+	defer classify(&err)
+	var standby bool
+	if err := s.pool.QueryRow(ctx, s.q("in_recovery")).Scan(&standby); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	if standby {
+		return fmt.Errorf("ping: %w: the database is a read-only standby", store.ErrUnavailable)
+	}
+	return nil
+}
 
 // Schema is the schema the store's tables live in.
 func (s *Store) Schema() string { return s.schema }

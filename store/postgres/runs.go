@@ -14,7 +14,8 @@ import (
 )
 
 // CreateRun inserts a run, or returns the one its idempotency key already names.
-func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (store.Run, bool, error) {
+func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (_ store.Run, _ bool, err error) {
+	defer classify(&err)
 	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
 		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel))
 	if err == nil {
@@ -43,7 +44,8 @@ func (s *Store) existingRun(ctx context.Context, n store.NewRun, insertErr error
 // CreateLeasedRun resolves the workflow and inserts a run leased to to.Owner (or pending,
 // near the tenant's cap), in one statement, or returns the run its idempotency key already
 // names, unleased.
-func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.LeaseTo) (store.Claim, bool, error) {
+func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.LeaseTo) (_ store.Claim, _ bool, err error) {
+	defer classify(&err)
 	var epoch int64
 	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_leased_run"), n.TenantID, n.Workflow, n.Version,
 		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays,
@@ -69,7 +71,8 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 }
 
 // GetRun returns one run of the tenant.
-func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (_ store.Run, err error) {
+	defer classify(&err)
 	if !validUUID(runID) {
 		return store.Run{}, fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
 	}
@@ -81,7 +84,8 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (store.Run, 
 }
 
 // ListRuns lists runs newest first, a page at a time.
-func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
+func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (_ []store.Run, _ string, err error) {
+	defer classify(&err)
 	limit := paging.Size(f.Limit)
 	var (
 		after   *time.Time
@@ -119,7 +123,8 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 
 // ListSteps returns a run's journal: one round trip that also tells an unknown run (not
 // found) from one with no steps yet.
-func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) ([]store.Step, error) {
+func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) (_ []store.Step, err error) {
+	defer classify(&err)
 	if !validUUID(runID) {
 		return nil, fmt.Errorf("list steps of run %q: %w", runID, store.ErrNotFound)
 	}
@@ -127,7 +132,7 @@ func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) ([]store.
 	b.Queue(s.q("run_status"), tenantID, runID)
 	b.Queue(s.q("list_steps"), tenantID, runID)
 	var steps []store.Step
-	err := func() (err error) {
+	err = func() (err error) {
 		br := s.pool.SendBatch(ctx, b)
 		defer func() {
 			if cerr := br.Close(); err == nil && cerr != nil {
@@ -152,7 +157,8 @@ func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) ([]store.
 }
 
 // CancelRun marks a live run cancelled and tells every host: one statement on success.
-func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.Run, err error) {
+	defer classify(&err)
 	if !validUUID(runID) {
 		return store.Run{}, fmt.Errorf("cancel run %q: %w", runID, store.ErrNotFound)
 	}

@@ -14,7 +14,8 @@ import (
 )
 
 // CreateTenant creates a tenant and its first token: one statement.
-func (s *Store) CreateTenant(ctx context.Context, t store.Tenant, first store.Token) (store.Tenant, error) {
+func (s *Store) CreateTenant(ctx context.Context, t store.Tenant, first store.Token) (_ store.Tenant, err error) {
+	defer classify(&err)
 	limits, err := json.Marshal(t.Limits)
 	if err != nil {
 		return store.Tenant{}, fmt.Errorf("create tenant %s: %w", t.ID, err)
@@ -32,7 +33,8 @@ func (s *Store) CreateTenant(ctx context.Context, t store.Tenant, first store.To
 }
 
 // GetTenant returns one tenant.
-func (s *Store) GetTenant(ctx context.Context, tenantID string) (store.Tenant, error) {
+func (s *Store) GetTenant(ctx context.Context, tenantID string) (_ store.Tenant, err error) {
+	defer classify(&err)
 	t, err := scanTenant(s.pool.QueryRow(ctx, s.q("get_tenant"), tenantID))
 	if err != nil {
 		return store.Tenant{}, fmt.Errorf("tenant %s: %w", tenantID, notFound(err))
@@ -41,7 +43,8 @@ func (s *Store) GetTenant(ctx context.Context, tenantID string) (store.Tenant, e
 }
 
 // ListTenants returns every tenant, oldest first.
-func (s *Store) ListTenants(ctx context.Context) ([]store.Tenant, error) {
+func (s *Store) ListTenants(ctx context.Context) (_ []store.Tenant, err error) {
+	defer classify(&err)
 	rows, err := s.pool.Query(ctx, s.q("list_tenants"))
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
@@ -54,7 +57,8 @@ func (s *Store) ListTenants(ctx context.Context) ([]store.Tenant, error) {
 }
 
 // SetTenantLimits replaces the tenant's limit overrides.
-func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l store.Limits) (store.Tenant, error) {
+func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l store.Limits) (_ store.Tenant, err error) {
+	defer classify(&err)
 	limits, err := json.Marshal(l)
 	if err != nil {
 		return store.Tenant{}, fmt.Errorf("set limits of tenant %s: %w", tenantID, err)
@@ -67,7 +71,8 @@ func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l store.Li
 }
 
 // CreateToken adds a token to an existing tenant.
-func (s *Store) CreateToken(ctx context.Context, t store.Token) (store.Token, error) {
+func (s *Store) CreateToken(ctx context.Context, t store.Token) (_ store.Token, err error) {
+	defer classify(&err)
 	out, err := scanToken(s.pool.QueryRow(ctx, s.q("create_token"), t.ID, t.TenantID, t.Name, t.Hash))
 	switch {
 	case isUniqueViolation(err):
@@ -79,7 +84,8 @@ func (s *Store) CreateToken(ctx context.Context, t store.Token) (store.Token, er
 }
 
 // ListTokens returns the tenant's tokens without their hashes.
-func (s *Store) ListTokens(ctx context.Context, tenantID string) ([]store.Token, error) {
+func (s *Store) ListTokens(ctx context.Context, tenantID string) (_ []store.Token, err error) {
+	defer classify(&err)
 	rows, err := s.pool.Query(ctx, s.q("list_tokens"), tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
@@ -92,7 +98,8 @@ func (s *Store) ListTokens(ctx context.Context, tenantID string) ([]store.Token,
 }
 
 // RevokeToken revokes one of the tenant's tokens.
-func (s *Store) RevokeToken(ctx context.Context, tenantID, tokenID string) (store.Token, error) {
+func (s *Store) RevokeToken(ctx context.Context, tenantID, tokenID string) (_ store.Token, err error) {
+	defer classify(&err)
 	t, err := scanToken(s.pool.QueryRow(ctx, s.q("revoke_token"), tenantID, tokenID))
 	if err != nil {
 		return store.Token{}, fmt.Errorf("revoke token %s: %w", tokenID, notFound(err))
@@ -101,7 +108,8 @@ func (s *Store) RevokeToken(ctx context.Context, tenantID, tokenID string) (stor
 }
 
 // Authenticate maps a live token's hash to its tenant.
-func (s *Store) Authenticate(ctx context.Context, hash []byte) (string, error) {
+func (s *Store) Authenticate(ctx context.Context, hash []byte) (_ string, err error) {
+	defer classify(&err)
 	var tenantID string
 	if err := s.pool.QueryRow(ctx, s.q("authenticate"), hash).Scan(&tenantID); err != nil {
 		return "", fmt.Errorf("authenticate: %w", notFound(err))
@@ -110,7 +118,8 @@ func (s *Store) Authenticate(ctx context.Context, hash []byte) (string, error) {
 }
 
 // SweepExpired deletes one batch of runs past their retention.
-func (s *Store) SweepExpired(ctx context.Context, limit int) (int, error) {
+func (s *Store) SweepExpired(ctx context.Context, limit int) (_ int, err error) {
+	defer classify(&err)
 	tag, err := s.pool.Exec(ctx, s.q("sweep_expired"), limit)
 	if err != nil {
 		return 0, fmt.Errorf("sweep expired runs: %w", err)
@@ -119,7 +128,8 @@ func (s *Store) SweepExpired(ctx context.Context, limit int) (int, error) {
 }
 
 // PruneBroadcasts deletes one batch of broadcast events received before before.
-func (s *Store) PruneBroadcasts(ctx context.Context, before time.Time, limit int) (int, error) {
+func (s *Store) PruneBroadcasts(ctx context.Context, before time.Time, limit int) (_ int, err error) {
+	defer classify(&err)
 	tag, err := s.pool.Exec(ctx, s.q("prune_broadcasts"), before, limit)
 	if err != nil {
 		return 0, fmt.Errorf("prune broadcast events: %w", err)

@@ -20,7 +20,8 @@ import (
 
 // ReachWait resolves a newly reached wait from a kept event, or journals it as waiting and
 // suspends the run. See store.Store for the rules.
-func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (*store.Step, error) {
+func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, leaseFor time.Duration) (_ *store.Step, err error) {
+	defer classify(&err)
 	b := &pgx.Batch{}
 	// The event lock comes before the run lock: Broadcast takes them in that order too.
 	b.Queue(s.q("lock_wait_event"), l.RunID, st.Event, s.schema)
@@ -28,7 +29,7 @@ func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, lea
 	b.Queue(s.q("reach_wait"), l.RunID, l.Epoch, millis(leaseFor), st.Seq, st.Key, st.Event, matchArg(st.Match),
 		st.WakeAt, st.StartedAt, st.Attempt)
 	var row store.Step
-	err := s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
+	err = s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
 		var err error
 		row, err = scanStep(br.QueryRow())
 		return err
@@ -43,12 +44,13 @@ func (s *Store) ReachWait(ctx context.Context, l store.Lease, st store.Step, lea
 }
 
 // ParkWait suspends on a waiting step unless an event resolved it meanwhile.
-func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (*store.Step, error) {
+func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (_ *store.Step, err error) {
+	defer classify(&err)
 	b := &pgx.Batch{}
 	b.Queue(s.q("fence_lock"), l.RunID, l.Epoch)
 	b.Queue(s.q("park_wait"), l.RunID, l.Epoch, millis(leaseFor), wakeAt, key)
 	var row store.Step
-	err := s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
+	err = s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
 		var err error
 		row, err = scanStep(br.QueryRow())
 		return notFound(err)
@@ -63,12 +65,13 @@ func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt 
 }
 
 // TimeoutWait times a waiting step out unless an event resolved it first.
-func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (store.Step, error) {
+func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (_ store.Step, err error) {
+	defer classify(&err)
 	b := &pgx.Batch{}
 	b.Queue(s.q("fence_lock"), l.RunID, l.Epoch)
 	b.Queue(s.q("time_out_wait"), l.RunID, l.Epoch, millis(leaseFor), key, completedAt, abi.WaitTimeout)
 	var row store.Step
-	err := s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
+	err = s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
 		var err error
 		row, err = scanStep(br.QueryRow())
 		return notFound(err)

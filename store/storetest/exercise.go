@@ -34,6 +34,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Matching", matchingTests},
 		{"Retention", retentionTests},
 		{"Races", raceTests},
+		{"Faults", faultTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -31,6 +31,7 @@ func fencedWrites(t *testing.T, f *fixture, l store.Lease, key string) {
 	wantErr(t, f.s.Finish(f.ctx, l, store.StatusCompleted, json.RawMessage(`"stale"`), nil), store.ErrLeaseLost)
 	wantErr(t, f.s.Finish(f.ctx, l, store.StatusFailed, nil, &abi.ErrorInfo{Message: "stale"}), store.ErrLeaseLost)
 	wantErr(t, f.s.Release(f.ctx, l), store.ErrLeaseLost)
+	wantErr(t, f.s.Fault(f.ctx, l, "stale", wake), store.ErrLeaseLost)
 	resolved, err := f.s.ReachWait(f.ctx, l, waitStep(l.RunID, 8, "stale-wait", "go", "", nil), longLease)
 	wantErr(t, err, store.ErrLeaseLost)
 	check(t, resolved == nil, "a fenced ReachWait returned a step")

@@ -50,9 +50,15 @@ SET status = 'running',
     lease_expires_at = now() + $3 * interval '1 millisecond',
     started_at = coalesce(r.started_at, now()),
     activations = r.activations + 1,
-    updated_at = now()
+    updated_at = now(),
+    -- A lease still owned has run out without a hand-back: its host died, hung or lost the
+    -- store. That is a fault of the run's last activation (store.Claim.Faults).
+    faults = r.faults + CASE WHEN r.lease_owner IS NOT NULL THEN 1 ELSE 0 END,
+    last_fault = CASE WHEN r.lease_owner IS NOT NULL
+        THEN 'the lease of ' || r.lease_owner || ' ran out before it handed the run back (its host died, hung or lost the store)'
+        ELSE r.last_fault END
 FROM taken
 WHERE r.id = taken.id
-RETURNING r.lease_epoch, r.id, r.tenant_id, r.workflow, r.version, r.digest, r.status, r.input, r.output, r.error,
+RETURNING r.lease_epoch, r.faults, coalesce(r.last_fault, ''), r.id, r.tenant_id, r.workflow, r.version, r.digest, r.status, r.input, r.output, r.error,
     coalesce(r.idempotency_key, ''), r.retention_days, r.activations, r.available_at, r.created_at, r.started_at,
     r.completed_at, r.updated_at

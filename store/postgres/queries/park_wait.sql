@@ -13,7 +13,10 @@ WITH step AS (
         lease_expires_at = CASE WHEN step.status = 'waiting' THEN NULL
                                 ELSE now() + $3 * interval '1 millisecond' END,
         available_at = CASE WHEN step.status = 'waiting' THEN $4 ELSE r.available_at END,
-        updated_at = now()
+        updated_at = now(),
+        -- A wait an event resolved is journal progress: the fault count starts again.
+        faults = CASE WHEN step.status = 'waiting' THEN r.faults ELSE 0 END,
+        last_fault = CASE WHEN step.status = 'waiting' THEN r.last_fault END
     FROM step
     WHERE r.id = step.run_id
 )

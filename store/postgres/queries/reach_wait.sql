@@ -49,7 +49,7 @@ WITH run AS (
         lease_expires_at = CASE WHEN step.status = 'waiting' THEN NULL
                                 ELSE now() + $3 * interval '1 millisecond' END,
         available_at = CASE WHEN step.status = 'waiting' THEN $8 ELSE r.available_at END,
-        updated_at = now()
+        updated_at = now(), faults = 0, last_fault = NULL
     FROM step
     WHERE r.id = step.run_id
 )

@@ -1,7 +1,9 @@
--- Suspend and journal the step that caused it, in one statement.
+-- Suspend and journal the step that caused it, in one statement; journal progress, so the
+-- run's fault count is cleared.
 WITH fence AS (
     UPDATE runs
-    SET lease_owner = NULL, lease_expires_at = NULL, available_at = $3, updated_at = now()
+    SET lease_owner = NULL, lease_expires_at = NULL, available_at = $3, updated_at = now(),
+        faults = 0, last_fault = NULL
     WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
     RETURNING id, tenant_id
 ), step AS (

@@ -2,7 +2,8 @@
 -- return the step as it now stands (resolved by an event first, or timed out now).
 -- $1 run, $2 epoch, $3 lease ms, $4 key, $5 completed at, $6 the timeout output.
 WITH run AS (
-    UPDATE runs SET lease_expires_at = now() + $3 * interval '1 millisecond', updated_at = now()
+    UPDATE runs SET lease_expires_at = now() + $3 * interval '1 millisecond', updated_at = now(),
+        faults = 0, last_fault = NULL
     WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
     RETURNING id
 ), timed_out AS (

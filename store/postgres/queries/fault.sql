@@ -1,0 +1,7 @@
+-- Hands the run back after a faulted activation: the lease released, the run available at $3,
+-- the fault counted with its reason $4. Fenced.
+UPDATE runs
+SET lease_owner = NULL, lease_expires_at = NULL, available_at = $3, updated_at = now(),
+    faults = faults + 1, last_fault = $4
+WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
+RETURNING id
