@@ -100,6 +100,9 @@ func startProber(d *daemon) *prober {
 		a := answer{what: what, sent: time.Now()}
 		req, _ := http.NewRequest(method, d.url(path), strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+e2eToken)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		res, err := client.Do(req)
 		if err != nil {
 			a.err = err.Error()
