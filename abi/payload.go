@@ -161,6 +161,7 @@ const (
 	CodeNoResult         = "no_result"        // wfhost_run returned without complete or fail
 	CodeUnknownWorkflow  = "unknown_workflow" // the module does not declare the workflow
 	CodeStepLimit        = "step_limit"       // the run reached its maximum number of steps
+	CodeMemoryLimit      = "memory_limit"     // the module needs more memory than the run's limit allows
 
 	// Capability errors (StatusError replies of http_request and secret_get).
 	CodeOutsideStep    = "outside_step"     // a capability used outside a step callback

@@ -36,7 +36,7 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	if m.Extism {
 		return r.activateExtism(ctx, m, a, stats)
 	}
-	rt, cm, compile, err := r.compiledFor(ctx, m, a.Limits.MemoryPages)
+	rt, cm, compile, err := r.compiledFor(ctx, a.Tenant, m, a.Limits.MemoryPages)
 	stats.Compile = compile
 	if err != nil {
 		return Result{}, err

@@ -33,6 +33,7 @@ var fixtures = map[string]string{
 }
 
 func main() {
+	host.ServeCompileWorkerIfAsked()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "wfbench:", err)
 		os.Exit(1)
