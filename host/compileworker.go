@@ -21,7 +21,7 @@ import (
 )
 
 // A module is compiled first in a compile worker: this executable started again in a hidden
-// mode, with an address-space and a CPU-time limit of its own, a lower priority and a
+// mode, with a memory and a CPU-time limit of its own, a lower priority and a
 // wall-time limit, killed on timeout, on cancel and when the Runtime closes. wazero keys its
 // file cache on the module's bytes, whether listeners are compiled in, WithCloseOnContextDone,
 // its own version and the CPU's features (never on the memory limit), so the worker, compiling
@@ -69,14 +69,14 @@ func serveCompileWorker(args []string, in io.Reader, out io.Writer) int {
 	cacheDir := fs.String("cache", "", "compilation cache directory")
 	pages := fs.Uint("pages", 0, "memory limit in pages")
 	listener := fs.Bool("listener", false, "compile the Extism guest-module listener in")
-	addressSpace := fs.Int64("address-space", 0, "address-space limit in bytes")
+	dataBytes := fs.Int64("data-bytes", 0, "data (RLIMIT_DATA) limit in bytes")
 	cpuSeconds := fs.Int64("cpu-seconds", 0, "CPU-time limit in seconds")
 	maxBytes := fs.Int64("max-bytes", 64<<20, "largest module read")
 	if err := fs.Parse(args); err != nil || *cacheDir == "" {
 		fmt.Fprintln(os.Stderr, "wfhost compile worker: bad arguments:", args)
 		return 2
 	}
-	limitWorker(*addressSpace, *cpuSeconds)
+	limitWorker(*dataBytes, *cpuSeconds)
 	reply := func(r workerReply) int {
 		_ = json.NewEncoder(out).Encode(r)
 		return 0
@@ -134,7 +134,7 @@ func (r *Runtime) workerCompile(ctx context.Context, tenant string, code []byte,
 	argv := append(slices.Clone(r.cfg.CompileWorker),
 		"-cache", r.cacheDir,
 		"-pages", strconv.FormatUint(uint64(o.pages), 10),
-		"-address-space", strconv.FormatInt(r.cfg.CompileMemoryBytes, 10),
+		"-data-bytes", strconv.FormatInt(r.cfg.CompileMemoryBytes, 10),
 		"-cpu-seconds", strconv.FormatInt(int64(r.cfg.CompileTimeout/time.Second)+1, 10),
 		"-max-bytes", strconv.Itoa(2*r.cfg.MaxModuleBytes))
 	if o.listener {
@@ -176,13 +176,17 @@ func (r *Runtime) workerCompile(ctx context.Context, tenant string, code []byte,
 // reached, or the runtime error it printed.
 func workerDeath(exit *exec.ExitError, stderr string, cfg Config) string {
 	if sig, ok := exitSignal(exit); ok {
-		return fmt.Sprintf("the compile worker was killed by %s (limits: %d MiB of address space, %v of CPU)", sig, cfg.CompileMemoryBytes>>20, cfg.CompileTimeout)
+		return fmt.Sprintf("the compile worker was killed by %s (limits: %d MiB of memory, %v of CPU)", sig, cfg.CompileMemoryBytes>>20, cfg.CompileTimeout)
+	}
+	// Go's runtime, or the race detector's under -race, when an allocation hits the limit.
+	for _, oom := range []string{"out of memory", "cannot allocate memory", "failed to allocate"} {
+		if i := strings.Index(stderr, oom); i >= 0 {
+			line := stderr[strings.LastIndexByte(stderr[:i], '\n')+1:]
+			return fmt.Sprintf("the compile needed more than its %d MiB of memory (%s)", cfg.CompileMemoryBytes>>20, firstLines(line, 1))
+		}
 	}
 	for _, line := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(line, "fatal error:") || strings.HasPrefix(line, "panic:") || strings.HasPrefix(line, "runtime:") {
-			if strings.Contains(line, "out of memory") || strings.Contains(line, "cannot allocate memory") {
-				return fmt.Sprintf("the compile needed more than its %d MiB of address space (%s)", cfg.CompileMemoryBytes>>20, line)
-			}
+		if strings.HasPrefix(line, "fatal error:") || strings.HasPrefix(line, "panic:") {
 			return "the compile worker died: " + line
 		}
 	}

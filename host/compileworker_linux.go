@@ -5,12 +5,15 @@ import (
 	"syscall"
 )
 
-// limitWorker sets the compile worker's own limits: its address space (a compile that needs
-// more dies with Go's out-of-memory error), its CPU time (SIGXCPU, then SIGKILL at the hard
-// limit), and a lower priority, so that activations come first on a busy machine.
-func limitWorker(addressSpace, cpuSeconds int64) {
-	if addressSpace > 0 {
-		_ = syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: uint64(addressSpace), Max: uint64(addressSpace)})
+// limitWorker sets the compile worker's own limits: its data (RLIMIT_DATA, which since Linux
+// 4.7 counts every private writable mapping: Go's heap and wazero's code buffers; a compile
+// that needs more dies with Go's out-of-memory error), its CPU time (SIGXCPU, then SIGKILL at
+// the hard limit), and a lower priority, so that activations come first on a busy machine.
+// Not RLIMIT_AS: Go reserves address space it never touches, and a worker could not even
+// start under 1.5 GiB of it (measured).
+func limitWorker(dataBytes, cpuSeconds int64) {
+	if dataBytes > 0 {
+		_ = syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: uint64(dataBytes), Max: uint64(dataBytes)})
 	}
 	if cpuSeconds > 0 {
 		_ = syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: uint64(cpuSeconds), Max: uint64(cpuSeconds) + 1})

@@ -5,7 +5,7 @@ package host
 import "os/exec"
 
 // limitWorker has no portable rlimits to set outside Linux: the wall-time limit still holds.
-func limitWorker(addressSpace, cpuSeconds int64) {}
+func limitWorker(dataBytes, cpuSeconds int64) {}
 
 func workerProcAttr(cmd *exec.Cmd) {}
 

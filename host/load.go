@@ -132,7 +132,11 @@ func (r *Runtime) LoadAs(ctx context.Context, tenant string, wasm []byte) (*Modu
 	case <-ctx.Done():
 		r.mu.Lock()
 		if l.waiters--; l.waiters == 0 {
+			// Nobody waits for it any more: it is stopped, and the next Load starts afresh.
 			l.cancel()
+			if r.loadings[digest] == l {
+				delete(r.loadings, digest)
+			}
 		}
 		r.mu.Unlock()
 		return nil, fmt.Errorf("waiting for the module's load: %w", context.Cause(ctx))
@@ -148,7 +152,9 @@ func (r *Runtime) runLoad(ctx context.Context, l *loading, tenant, digest string
 		err = fmt.Errorf("load stopped: %w (%v)", context.Cause(ctx), err)
 	}
 	r.mu.Lock()
-	delete(r.loadings, digest)
+	if r.loadings[digest] == l {
+		delete(r.loadings, digest)
+	}
 	if err == nil {
 		r.modules[digest] = mod
 	}

@@ -51,8 +51,9 @@ type Config struct {
 	// CompileTimeout bounds one module's compile, in the worker; default 2 minutes. A module
 	// that takes longer is invalid.
 	CompileTimeout time.Duration
-	// CompileMemoryBytes bounds the compile worker's address space; default 4 GiB. A module
-	// whose compile needs more is invalid.
+	// CompileMemoryBytes bounds the compile worker's memory (its heap and mappings, as
+	// RLIMIT_DATA); default 1 GiB, five times what the largest fixture's compile needs. A
+	// module whose compile needs more is invalid.
 	CompileMemoryBytes int64
 	// CompileWorker is the command that runs a compile worker; default this executable with
 	// the arguments ServeCompileWorkerIfAsked recognises.
@@ -132,7 +133,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	cfg.MaxIdleInstances = cmp.Or(cfg.MaxIdleInstances, 16)
 	cfg.MaxCompiles = cmp.Or(cfg.MaxCompiles, max(2, runtime.NumCPU()))
 	cfg.CompileTimeout = cmp.Or(cfg.CompileTimeout, 2*time.Minute)
-	cfg.CompileMemoryBytes = cmp.Or(cfg.CompileMemoryBytes, 4<<30)
+	cfg.CompileMemoryBytes = cmp.Or(cfg.CompileMemoryBytes, 1<<30)
 	cfg.Bounds = cfg.Bounds.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

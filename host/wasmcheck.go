@@ -194,9 +194,9 @@ func (c *checker) count(what string, limit int) int {
 		c.fail("%d %s, the limit is %d", n, what, limit)
 		return 0
 	}
-	if n > uint64(len(c.r.b)-c.r.pos) {
+	if left := len(c.r.b) - c.r.pos; n > uint64(left) {
 		c.r.pos = at
-		c.fail("%d %s declared in %d remaining bytes", n, what, len(c.r.b)-c.r.pos)
+		c.fail("%d %s declared in %d remaining bytes", n, what, left)
 		return 0
 	}
 	return int(n)
@@ -758,7 +758,7 @@ func (c *checker) instructions(index int) {
 	for c.ok() {
 		at := c.r.pos
 		op := c.r.byte()
-		if !c.ok() {
+		if c.r.err != nil {
 			c.fail("function %d: code runs past its body without a final end", index)
 			return
 		}
