@@ -48,7 +48,7 @@ type options struct {
 
 func run() error {
 	var o options
-	flag.StringVar(&o.mode, "mode", "direct", "direct, drain, latency or idle")
+	flag.StringVar(&o.mode, "mode", "direct", "direct, drain, latency, idle or attack (control latency idle, then under a hostile tenant: attack.go)")
 	flag.StringVar(&o.lang, "lang", "go", "guest language of the fixture: go, rust or assemblyscript")
 	flag.IntVar(&o.steps, "steps", 10, "steps per workflow")
 	flag.IntVar(&o.n, "n", 1000, "workflows")
@@ -141,8 +141,10 @@ func run() error {
 	case "idle":
 		o.n, o.steps = 0, 0
 		time.Sleep(o.idle)
+	case "attack":
+		lats, err = b.attack(ctx, o)
 	default:
-		return fmt.Errorf("-mode %q: want direct, drain, latency or idle", o.mode)
+		return fmt.Errorf("-mode %q: want direct, drain, latency, idle or attack", o.mode)
 	}
 	if err != nil {
 		return err
