@@ -329,7 +329,7 @@ func (r *Runtime) describeExtismIn(ctx context.Context, cp *extism.CompiledPlugi
 // activateExtism is Activate for an Extism module: an instance of the plug-in in its
 // post-initialisation state (extism_pool.go), then wfhost_run with the run's input as the
 // Extism input and the workflow's name in the config.
-func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, stats *Stats) (Result, error) {
+func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, stats *Stats) (res Result, err error) {
 	p, compile, err := r.extismFor(ctx, a.Tenant, m, a.Limits.MemoryPages)
 	stats.Compile = compile
 	if err != nil {
@@ -350,6 +350,8 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 		if hasMemory(inst.mod) {
 			stats.MemoryBytes = uint64(inst.mod.Memory().Size())
 		}
+		var ge *GuestError
+		inst.faulted = errors.As(err, &ge) // as natively (Activate)
 		p.release(context.WithoutCancel(ctx), gctx, inst)
 	}()
 	inst.plug.SetLogger(func(level extism.LogLevel, msg string) { st.extismLog(gctx, level, msg) })
