@@ -294,7 +294,7 @@ func checkExtismShape(cm wazero.CompiledModule) error {
 
 // describeExtism instantiates the plug-in once to read its ABI version and description.
 func (r *Runtime) describeExtism(ctx context.Context, cp *extism.CompiledPlugin, m *Module) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, describeDeadline, errDescribeDeadline)
+	ctx, cancel := context.WithTimeoutCause(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
 	defer cancel()
 	return notTheModules(ctx, r.describeExtismIn(ctx, cp, m))
 }
@@ -318,7 +318,7 @@ func (r *Runtime) describeExtismIn(ctx context.Context, cp *extism.CompiledPlugi
 	}
 	_, raw, err := plug.CallWithContext(ctx, abi.ExportDescribe, nil)
 	if err != nil {
-		return st.describeFailed(ctx, err)
+		return st.describeFailed(ctx, err, r.cfg.DescribeTimeout)
 	}
 	if len(raw) > maxDescribeBytes {
 		return fmt.Errorf("%w: description is %d bytes, the limit is %d", ErrInvalidModule, len(raw), maxDescribeBytes)

@@ -80,7 +80,8 @@ func TestHostileRunsFailTheirRun(t *testing.T) {
 }
 
 // slowInitialize is a module whose _initialize counts to 2^23 before returning: a load of it
-// spends about half a second describing it.
+// spends about half a second describing it on an idle machine (runtimes that load it get a
+// describe timeout far above that, so a loaded machine cannot make it invalid).
 func slowInitialize(tag int32) []byte {
 	body := []byte{wasmgen.OpLoop, wasmgen.BlockEmpty, wasmgen.OpLocalGet, 0}
 	body = append(body, wasmgen.I32Const(1)...)
@@ -101,7 +102,7 @@ func slowInitialize(tag int32) []byte {
 // context's error, never ErrInvalidModule.
 func TestSharedLoadOutlivesItsCallers(t *testing.T) {
 	t.Parallel()
-	r, err := host.NewRuntime(context.Background(), host.Config{})
+	r, err := host.NewRuntime(context.Background(), host.Config{DescribeTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestSharedLoadOutlivesItsCallers(t *testing.T) {
 // the error is not ErrInvalidModule; a later load of the same module succeeds.
 func TestLoadAbandonedByEveryCallerIsNotInvalid(t *testing.T) {
 	t.Parallel()
-	r, err := host.NewRuntime(context.Background(), host.Config{})
+	r, err := host.NewRuntime(context.Background(), host.Config{DescribeTimeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,6 @@ import (
 	"github.com/wfhost/wfhost/abi"
 )
 
-// describeDeadline bounds the calls Load makes into a module: a hostile describe must not hold
-// an upload for long.
-const describeDeadline = 5 * time.Second
-
 // maxDescribeBytes bounds the description a module may return.
 const maxDescribeBytes = 1 << 20
 
@@ -58,8 +54,8 @@ var guestExports = map[string]signature{
 
 const wasiModule = "wasi_snapshot_preview1"
 
-// loadTimeout bounds a shared load beyond its compile: the describe calls and the waits for
-// compile slots.
+// loadTimeout bounds a shared load beyond its compile and describe: the waits for compile
+// slots.
 const loadTimeout = 2 * time.Minute
 
 // loading is one load of a digest, shared by every caller that asked for it. It runs under a
@@ -117,7 +113,7 @@ func (r *Runtime) LoadAs(ctx context.Context, tenant string, wasm []byte) (*Modu
 		return nil, errors.New("load: the runtime is closed")
 	}
 	if l = r.loadings[digest]; l == nil {
-		lctx, cancel := context.WithTimeout(r.life, r.cfg.CompileTimeout+loadTimeout)
+		lctx, cancel := context.WithTimeout(r.life, r.cfg.CompileTimeout+r.cfg.DescribeTimeout+loadTimeout)
 		l = &loading{done: make(chan struct{}), cancel: cancel}
 		r.loadings[digest] = l
 		r.loadsRun.Add(1)
@@ -287,7 +283,7 @@ func sigString(params, results []api.ValueType) string {
 	return name(params) + " -> " + name(results)
 }
 
-// errDescribeDeadline is the cause of describeDeadline, told apart from the load's own end.
+// errDescribeDeadline is the cause of Config.DescribeTimeout, told apart from the load's own end.
 var errDescribeDeadline = errors.New("describe deadline")
 
 // notTheModules replaces the error of a describe call with one that does not wrap
@@ -302,7 +298,7 @@ func notTheModules(ctx context.Context, err error) error {
 
 // describe instantiates the module once to read its ABI version and description.
 func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, describeDeadline, errDescribeDeadline)
+	ctx, cancel := context.WithTimeoutCause(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
 	defer cancel()
 	return notTheModules(ctx, r.describeIn(ctx, rt, cm, m))
 }
@@ -330,7 +326,7 @@ func (r *Runtime) describeIn(ctx context.Context, rt wazero.Runtime, cm wazero.C
 	}
 	res, err = inst.ExportedFunction(abi.ExportDescribe).Call(ctx)
 	if err != nil {
-		return st.describeFailed(ctx, err)
+		return st.describeFailed(ctx, err, r.cfg.DescribeTimeout)
 	}
 	ptr, n := abi.UnpackPtrLen(res[0])
 	if n > maxDescribeBytes {
@@ -344,9 +340,9 @@ func (r *Runtime) describeIn(ctx context.Context, rt wazero.Runtime, cm wazero.C
 }
 
 // describeFailed is Load's error for a describe call that did not return.
-func (st *state) describeFailed(ctx context.Context, err error) error {
+func (st *state) describeFailed(ctx context.Context, err error, limit time.Duration) error {
 	if errors.Is(context.Cause(ctx), errDescribeDeadline) {
-		return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, describeDeadline)
+		return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, limit)
 	}
 	return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportDescribe, firstLine(err), st.stderrTail())
 }

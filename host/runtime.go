@@ -55,6 +55,10 @@ type Config struct {
 	// RLIMIT_DATA); default 1 GiB, five times what the largest fixture's compile needs. A
 	// module whose compile needs more is invalid.
 	CompileMemoryBytes int64
+	// DescribeTimeout bounds the calls a load makes into a module (_initialize,
+	// wfhost_abi_version, wfhost_describe): a hostile module must not hold an upload for long.
+	// Default 5 s; a module that takes longer is invalid.
+	DescribeTimeout time.Duration
 	// CompileWorker is the command that runs a compile worker; default this executable with
 	// the arguments ServeCompileWorkerIfAsked recognises.
 	CompileWorker []string
@@ -133,6 +137,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	cfg.MaxIdleInstances = cmp.Or(cfg.MaxIdleInstances, 16)
 	cfg.MaxCompiles = cmp.Or(cfg.MaxCompiles, max(2, runtime.NumCPU()))
 	cfg.CompileTimeout = cmp.Or(cfg.CompileTimeout, 2*time.Minute)
+	cfg.DescribeTimeout = cmp.Or(cfg.DescribeTimeout, 5*time.Second)
 	cfg.CompileMemoryBytes = cmp.Or(cfg.CompileMemoryBytes, 1<<30)
 	cfg.Bounds = cfg.Bounds.withDefaults()
 	if cfg.Logger == nil {
