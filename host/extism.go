@@ -100,32 +100,37 @@ func (r *Runtime) extismFor(ctx context.Context, tenant string, m *Module, pages
 	p := e.byKey[k]
 	mine := p == nil
 	if mine {
-		p = &extismPlugin{ready: make(chan struct{}), resetPool: resetPool[*extismInstance]{maxIdle: r.cfg.MaxIdleInstances}}
+		sh, cctx := newShared(r.life, r.cfg.CompileTimeout+loadTimeout)
+		p = &extismPlugin{shared: sh, resetPool: resetPool[*extismInstance]{maxIdle: r.cfg.MaxIdleInstances}}
 		e.byKey[k] = p
-	}
-	e.mu.Unlock()
-	if mine {
 		r.loadsRun.Add(1)
 		go func() {
 			defer r.loadsRun.Done()
 			began := time.Now()
-			p.err = r.compileExtism(r.life, tenant, m, p, pages)
-			p.took = time.Since(began)
-			if p.err != nil {
+			err := r.compileExtism(cctx, tenant, m, p, pages)
+			e.mu.Lock()
+			p.err, p.took = err, time.Since(began)
+			listed := e.byKey[k] == p
+			if err != nil && listed {
 				// Not kept: the next activation tries again.
-				e.mu.Lock()
-				if e.byKey[k] == p {
-					delete(e.byKey, k)
-				}
-				e.mu.Unlock()
+				delete(e.byKey, k)
 			}
-			close(p.ready)
+			e.mu.Unlock()
+			if err == nil && !listed {
+				// Abandoned by every caller as it finished: nobody holds it.
+				_ = p.cp.Close(context.Background())
+			}
+			p.finish()
 		}()
 	}
-	select {
-	case <-p.ready:
-	case <-ctx.Done():
-		return nil, 0, fmt.Errorf("waiting for the module's compile: %w", context.Cause(ctx))
+	p.join()
+	e.mu.Unlock()
+	if err := p.wait(ctx, &e.mu, func() {
+		if e.byKey[k] == p {
+			delete(e.byKey, k)
+		}
+	}); err != nil {
+		return nil, 0, fmt.Errorf("waiting for the module's compile: %w", err)
 	}
 	if p.err != nil {
 		return nil, 0, p.err
@@ -195,7 +200,7 @@ func (e *extismPlugins) forget(ctx context.Context, digest string) {
 	}
 	e.mu.Unlock()
 	for _, p := range drop {
-		<-p.ready
+		<-p.done
 		p.closeIdle(ctx)
 		if p.cp != nil {
 			_ = p.cp.Close(ctx)
@@ -210,7 +215,7 @@ func (e *extismPlugins) close(ctx context.Context) error {
 	e.mu.Unlock()
 	var errs []error
 	for _, p := range all {
-		<-p.ready
+		<-p.done
 		p.closeIdle(ctx)
 		if p.cp != nil {
 			errs = append(errs, p.cp.Close(ctx))

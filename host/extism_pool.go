@@ -23,10 +23,10 @@ import (
 // listener on wfhost_abi_version (the call that initialises a new instance) picks it up; the
 // listener is compiled into that one function only.
 type extismPlugin struct {
-	ready chan struct{} // closed when cp or err is set
-	cp    *extism.CompiledPlugin
-	took  time.Duration
-	err   error
+	shared // done is closed when cp or err is set
+	cp     *extism.CompiledPlugin
+	took   time.Duration
+	err    error
 	resetPool[*extismInstance]
 }
 

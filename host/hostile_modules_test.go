@@ -269,3 +269,26 @@ func TestImpossibleMemoryLimitFailsAtOnce(t *testing.T) {
 		t.Fatalf("activation at the minimum: %+v %v", res, err)
 	}
 }
+
+// TestAbandonedCompileFreesItsSlot: an upload whose caller gives up stops its compile worker,
+// so the tenant's next upload does not wait for a compile nobody wants (one per tenant at a
+// time) until its timeout. (Before, the abandoned compile ran on until the worker hit its
+// memory limit, 25 s here, while the next upload waited.)
+func TestAbandonedCompileFreesItsSlot(t *testing.T) {
+	t.Parallel()
+	r, err := host.NewRuntime(context.Background(), host.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := r.LoadAs(ctx, "tenant", wasmgen.SlowCompile(9000)); err == nil || errors.Is(err, host.ErrInvalidModule) {
+		t.Fatalf("abandoned upload: %v; want its caller's deadline", err)
+	}
+	next, cancelNext := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelNext()
+	if _, err := r.LoadAs(next, "tenant", wasmgen.Workflow{Name: "next"}.Encode()); err != nil {
+		t.Fatalf("the tenant's next upload: %v", err)
+	}
+}

@@ -58,15 +58,12 @@ const wasiModule = "wasi_snapshot_preview1"
 // slots.
 const loadTimeout = 2 * time.Minute
 
-// loading is one load of a digest, shared by every caller that asked for it. It runs under a
-// context of the Runtime's, not of any caller: each caller can stop waiting on its own
-// context, and the load itself is cancelled only when every caller has stopped waiting.
+// loading is one load of a digest, shared by every caller that asked for it and owned by
+// none (shared).
 type loading struct {
-	done    chan struct{}
-	mod     *Module
-	err     error
-	waiters int // guarded by Runtime.mu
-	cancel  context.CancelFunc
+	shared
+	mod *Module
+	err error
 }
 
 // Load is LoadAs for no particular tenant: its compile is bounded only by MaxCompiles.
@@ -113,36 +110,29 @@ func (r *Runtime) LoadAs(ctx context.Context, tenant string, wasm []byte) (*Modu
 		return nil, errors.New("load: the runtime is closed")
 	}
 	if l = r.loadings[digest]; l == nil {
-		lctx, cancel := context.WithTimeout(r.life, r.cfg.CompileTimeout+r.cfg.DescribeTimeout+loadTimeout)
-		l = &loading{done: make(chan struct{}), cancel: cancel}
+		sh, lctx := newShared(r.life, r.cfg.CompileTimeout+r.cfg.DescribeTimeout+loadTimeout)
+		l = &loading{shared: sh}
 		r.loadings[digest] = l
 		r.loadsRun.Add(1)
 		go r.runLoad(lctx, l, tenant, digest, bytes.Clone(wasm), facts)
 	}
-	l.waiters++
+	l.join()
 	r.mu.Unlock()
 
-	select {
-	case <-l.done:
-		return l.mod, l.err
-	case <-ctx.Done():
-		r.mu.Lock()
-		if l.waiters--; l.waiters == 0 {
-			// Nobody waits for it any more: it is stopped, and the next Load starts afresh.
-			l.cancel()
-			if r.loadings[digest] == l {
-				delete(r.loadings, digest)
-			}
+	err := l.wait(ctx, &r.mu, func() {
+		if r.loadings[digest] == l {
+			delete(r.loadings, digest)
 		}
-		r.mu.Unlock()
-		return nil, fmt.Errorf("waiting for the module's load: %w", context.Cause(ctx))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the module's load: %w", err)
 	}
+	return l.mod, l.err
 }
 
 // runLoad is one shared load.
 func (r *Runtime) runLoad(ctx context.Context, l *loading, tenant, digest string, wasm []byte, facts moduleFacts) {
 	defer r.loadsRun.Done()
-	defer l.cancel()
 	mod, err := r.load(ctx, tenant, digest, wasm, facts)
 	if err != nil && !errors.Is(err, ErrInvalidModule) && ctx.Err() != nil {
 		err = fmt.Errorf("load stopped: %w (%v)", context.Cause(ctx), err)
@@ -156,7 +146,7 @@ func (r *Runtime) runLoad(ctx context.Context, l *loading, tenant, digest string
 	}
 	l.mod, l.err = mod, err
 	r.mu.Unlock()
-	close(l.done)
+	l.finish()
 }
 
 func (r *Runtime) load(ctx context.Context, tenant, digest string, wasm []byte, facts moduleFacts) (*Module, error) {
@@ -199,7 +189,7 @@ func (r *Runtime) forget(digest string) {
 		if e == nil {
 			continue
 		}
-		<-e.ready
+		<-e.done
 		if e.c != nil {
 			e.c.closeIdle(context.Background())
 			_ = e.c.cm.Close(context.Background())

@@ -102,13 +102,14 @@ type pagedRuntime struct {
 	compiled map[string]*compileEntry // by digest
 }
 
-// compileEntry is one module's compile for one memory limit: ready is closed when c or err is
-// set. Waiting for it takes no lock.
+// compileEntry is one module's compile for one memory limit, shared by the callers that need
+// it (shared): c or err is set when done is closed. A compiled entry stays listed; a failed
+// or abandoned one is unlisted, for the next caller to try again.
 type compileEntry struct {
-	ready chan struct{}
-	c     *compiledModule
-	took  time.Duration
-	err   error
+	shared
+	c    *compiledModule
+	took time.Duration
+	err  error
 }
 
 // Module is a validated, compiled module. Safe for concurrent use.
@@ -234,30 +235,36 @@ func (r *Runtime) compiledFor(ctx context.Context, tenant string, m *Module, pag
 	e := p.compiled[m.Digest]
 	mine := e == nil
 	if mine {
-		e = &compileEntry{ready: make(chan struct{})}
+		sh, cctx := newShared(r.life, r.cfg.CompileTimeout+loadTimeout)
+		e = &compileEntry{shared: sh}
 		p.compiled[m.Digest] = e
-	}
-	p.mu.Unlock()
-	if mine {
 		r.loadsRun.Add(1)
 		go func() {
 			defer r.loadsRun.Done()
-			e.c, e.took, e.err = r.compileNative(r.life, tenant, p, m)
-			if e.err != nil {
+			c, took, err := r.compileNative(cctx, tenant, p, m)
+			p.mu.Lock()
+			e.c, e.took, e.err = c, took, err
+			listed := p.compiled[m.Digest] == e
+			if err != nil && listed {
 				// Not kept: the next caller tries again.
-				p.mu.Lock()
-				if p.compiled[m.Digest] == e {
-					delete(p.compiled, m.Digest)
-				}
-				p.mu.Unlock()
+				delete(p.compiled, m.Digest)
 			}
-			close(e.ready)
+			p.mu.Unlock()
+			if err == nil && !listed {
+				// Abandoned by every caller as it finished: nobody holds it.
+				_ = c.cm.Close(context.Background())
+			}
+			e.finish()
 		}()
 	}
-	select {
-	case <-e.ready:
-	case <-ctx.Done():
-		return nil, nil, 0, fmt.Errorf("waiting for the module's compile: %w", context.Cause(ctx))
+	e.join()
+	p.mu.Unlock()
+	if err := e.wait(ctx, &p.mu, func() {
+		if p.compiled[m.Digest] == e {
+			delete(p.compiled, m.Digest)
+		}
+	}); err != nil {
+		return nil, nil, 0, fmt.Errorf("waiting for the module's compile: %w", err)
 	}
 	if e.err != nil {
 		return nil, nil, 0, e.err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,7 +41,11 @@ func (b *bench) attack(ctx context.Context, o options) ([]time.Duration, error) 
 		stopped              sync.WaitGroup
 		attacked             []time.Duration
 	)
-	stopped.Go(func() { runAttacker(ctx, b.eng, hostile, stop, &tried, &wrong, &rounds) })
+	kinds := map[string]bool{}
+	for _, k := range strings.Split(o.attacks, ",") {
+		kinds[k] = true
+	}
+	stopped.Go(func() { runAttacker(ctx, b.eng, hostile, kinds, stop, &tried, &wrong, &rounds) })
 	// At least n control runs, and as many as it takes the attacker to go through every
 	// attack once.
 	for len(attacked) < o.n || rounds.Load() == 0 {
@@ -64,16 +69,34 @@ func (b *bench) attack(ctx context.Context, o options) ([]time.Duration, error) 
 
 // runAttacker loops over the attacks until stop is closed, counting each attack tried and each
 // that did not end as it must.
-func runAttacker(ctx context.Context, eng *engine.Engine, hostile []byte, stop <-chan struct{}, tried, wrong, rounds *atomic.Int64) {
+// The kinds of attack (-attacks): bombs (decoder and compiler bombs and spec violations,
+// refused by the pre-check), traps (modules whose exports trap, spin or misuse the ABI, loaded
+// and run), fixture (testdata/hostile.wasm's workflows: a spin to the deadline, a memory bomb,
+// ...), slow (a compile that would take minutes, abandoned by its uploader).
+func runAttacker(ctx context.Context, eng *engine.Engine, hostile []byte, kinds map[string]bool, stop <-chan struct{}, tried, wrong, rounds *atomic.Int64) {
 	const tenant = "attacker"
 	if _, err := eng.Deploy(ctx, tenant, hostile, true); err != nil {
 		wrong.Add(1)
 	}
-	cases := append(wasmgen.Bombs(), wasmgen.TrapsAndAbuse()...)
-	cases = append(cases, wasmgen.Hostile{Name: "spin-in-run", Wasm: wasmgen.Spin(), Code: "deadline_exceeded"})
+	var cases []wasmgen.Hostile
+	if kinds["bombs"] {
+		cases = append(cases, wasmgen.Bombs()...)
+	}
+	if kinds["traps"] {
+		cases = append(cases, wasmgen.TrapsAndAbuse()...)
+		cases = append(cases, wasmgen.Hostile{Name: "spin-in-run", Wasm: wasmgen.Spin(), Code: "deadline_exceeded"})
+	}
 	for round := 0; ; round++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
 		var fixtureRuns sync.WaitGroup
 		for _, c := range testenv.HostileRuns {
+			if !kinds["fixture"] {
+				break
+			}
 			tried.Add(1)
 			fixtureRuns.Go(func() {
 				r, err := eng.StartAndAwait(ctx, tenant, engine.StartRequest{Workflow: c.Workflow})
@@ -106,13 +129,15 @@ func runAttacker(ctx context.Context, eng *engine.Engine, hostile []byte, stop <
 				wrong.Add(1)
 			}
 		}
-		// A compile that would take minutes, abandoned by its uploader after 3 s.
-		tried.Add(1)
-		slow, cancel := context.WithTimeout(ctx, 3*time.Second)
-		if _, err := eng.Deploy(slow, tenant, wasmgen.SlowCompile(8000+round), false); err == nil || errors.Is(err, engine.ErrInvalid) {
-			wrong.Add(1)
+		if kinds["slow"] {
+			// A compile that would take minutes, abandoned by its uploader after 3 s.
+			tried.Add(1)
+			slow, cancel := context.WithTimeout(ctx, 3*time.Second)
+			if _, err := eng.Deploy(slow, tenant, wasmgen.SlowCompile(8000+round), false); err == nil || errors.Is(err, engine.ErrInvalid) {
+				wrong.Add(1)
+			}
+			cancel()
 		}
-		cancel()
 		fixtureRuns.Wait()
 		rounds.Add(1)
 	}

@@ -41,9 +41,9 @@ func main() {
 }
 
 type options struct {
-	mode, lang, db, testdata string
-	steps, n, c, pool        int
-	idle                     time.Duration
+	mode, lang, db, testdata, attacks string
+	steps, n, c, pool                 int
+	idle                              time.Duration
 }
 
 func run() error {
@@ -57,6 +57,7 @@ func run() error {
 	flag.StringVar(&o.db, "db", "bench_wfhost", "Postgres database (created if missing)")
 	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")
 	flag.DurationVar(&o.idle, "idle", 10*time.Second, "idle mode: how long to watch")
+	flag.StringVar(&o.attacks, "attacks", "bombs,traps,fixture,slow", "attack mode: the kinds of attack (attack.go)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured part to this file")
 	flag.Parse()
 	fixture, ok := fixtures[o.lang]
