@@ -84,20 +84,15 @@ func (r *Runtime) LoadAs(ctx context.Context, tenant string, wasm []byte) (*Modu
 	digest := hex.EncodeToString(sum[:])
 
 	r.mu.Lock()
-	if m := r.modules[digest]; m != nil {
-		r.mu.Unlock()
+	m := r.modules[digest]
+	r.mu.Unlock()
+	if m != nil {
 		return m, nil
 	}
-	l := r.loadings[digest]
-	r.mu.Unlock()
-	var facts moduleFacts
-	if l == nil {
-		// Bounded in time and memory by the module's size; nothing of wazero's runs before it.
-		f, err := checkModule(wasm, r.cfg.Bounds)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
-		}
-		facts = f
+	// Bounded in time and memory by the module's size; nothing of wazero's runs before it.
+	facts, err := checkModule(wasm, r.cfg.Bounds)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
 	}
 
 	r.mu.Lock()
@@ -109,7 +104,8 @@ func (r *Runtime) LoadAs(ctx context.Context, tenant string, wasm []byte) (*Modu
 		r.mu.Unlock()
 		return nil, errors.New("load: the runtime is closed")
 	}
-	if l = r.loadings[digest]; l == nil {
+	l := r.loadings[digest]
+	if l == nil {
 		sh, lctx := newShared(r.life, r.cfg.CompileTimeout+r.cfg.DescribeTimeout+loadTimeout)
 		l = &loading{shared: sh}
 		r.loadings[digest] = l
@@ -119,7 +115,7 @@ func (r *Runtime) LoadAs(ctx context.Context, tenant string, wasm []byte) (*Modu
 	l.join()
 	r.mu.Unlock()
 
-	err := l.wait(ctx, &r.mu, func() {
+	err = l.wait(ctx, &r.mu, func() {
 		if r.loadings[digest] == l {
 			delete(r.loadings, digest)
 		}
