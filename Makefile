@@ -50,12 +50,13 @@ testdata/check: testdata ## rebuild the fixtures and fail if any differs from th
 run: build ## start the daemon on the embedded store (~/.local/share/wfhost, or WFHOST_DATA_DIR) with the example workflows deployed
 	$(BIN) run --deploy testdata/examples.wasm
 
-bench: ## wfbench: 10-step and 1-step throughput, 1-step latency, idle queries (RESULT lines)
+bench: ## wfbench: 10-step and 1-step throughput, 1-step latency, idle queries, latency under a hostile tenant (RESULT lines)
 	$(ROOT) $(GO) build -o bin/wfbench ./cmd/wfbench
 	bin/wfbench -mode=direct -steps=10 -n=1000 -c=32
 	bin/wfbench -mode=direct -steps=1 -n=2000 -c=32
 	bin/wfbench -mode=latency -steps=1 -n=300
 	bin/wfbench -mode=idle -idle=10s
+	bin/wfbench -mode=attack -steps=1 -n=300
 
 bench/go: ## the Go micro-benchmarks (activation, replay, store commits, drain)
 	$(ROOT) $(GO) test -run='^$$' -bench=. -benchtime=2s ./...

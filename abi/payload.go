@@ -161,6 +161,7 @@ const (
 	CodeNoResult         = "no_result"        // wfhost_run returned without complete or fail
 	CodeUnknownWorkflow  = "unknown_workflow" // the module does not declare the workflow
 	CodeStepLimit        = "step_limit"       // the run reached its maximum number of steps
+	CodeMemoryLimit      = "memory_limit"     // the module needs more memory than the run's limit allows
 	CodeStoreRefused     = "store_refused"    // the store refused a value the run wrote (ABI.md §5)
 	CodeNoProgress       = "no_progress"      // activated too often in a row without journal progress (ABI.md §5)
 	// CodeNotStorable: a JSON value the guest wrote (a step output, the run's output, a wait's

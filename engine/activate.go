@@ -61,6 +61,7 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) (ended *store.Run)
 	var stats host.Stats
 	guestLog := newGuestLogCap(log.Handler(), maxGuestRecords)
 	res, err := e.cfg.Runtime.Activate(ctx, mod, host.Activation{
+		Tenant:   c.Run.TenantID,
 		Workflow: c.Run.Workflow,
 		Input:    c.Run.Input,
 		RunID:    c.Run.ID,
@@ -138,6 +139,12 @@ func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, fa
 		outcome = "guest_fault"
 		e.metrics.guestFault(p.run.TenantID, guest.Info.Code)
 		return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &guest.Info)
+	case errors.Is(err, host.ErrInvalidModule):
+		// The module did not compile for this activation's memory limit: trying again cannot
+		// help (a failure that is not the module's fault never wraps ErrInvalidModule).
+		outcome = "guest_fault"
+		e.metrics.guestFault(p.run.TenantID, abi.CodeABIViolation)
+		return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
 	default:
 		// A store error in a host call (Postgres restarting, a dropped connection, a value it
 		// refused): nothing of the pass after the last commit happened.

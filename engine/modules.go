@@ -44,7 +44,7 @@ func (c *moduleCache) get(ctx context.Context, tenant, digest string) (*host.Mod
 	if err != nil {
 		return nil, fmt.Errorf("load module %s: %w", digest, err)
 	}
-	m, err = c.runtime.Load(ctx, stored.Bytes)
+	m, err = c.runtime.LoadAs(ctx, tenant, stored.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("compile module %s: %w", digest, err)
 	}

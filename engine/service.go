@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,12 +33,18 @@ func (e *Engine) Deploy(ctx context.Context, tenantID string, wasm []byte, repla
 	if len(wasm) > limits.MaxModuleBytes {
 		return DeployResult{}, fmt.Errorf("deploy: %w: module is %d bytes, the tenant's limit is %d", ErrTooLarge, len(wasm), limits.MaxModuleBytes)
 	}
-	m, err := e.cfg.Runtime.Load(ctx, wasm)
+	m, err := e.cfg.Runtime.LoadAs(ctx, tenantID, wasm)
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
 			return DeployResult{}, fmt.Errorf("deploy: %w: %w", ErrInvalid, err)
 		}
 		return DeployResult{}, fmt.Errorf("deploy: %w", err)
+	}
+	// A module that cannot fit in the tenant's memory could never run: refused now, not at
+	// its first activation.
+	if pages := cmp.Or(hostLimits(limits).MemoryPages, host.DefaultLimits.MemoryPages); m.MinMemoryPages > pages {
+		return DeployResult{}, fmt.Errorf("deploy: %w: the module needs at least %d pages (%d MiB) of memory; the tenant's memoryPages limit is %d (%d MiB)",
+			ErrInvalid, m.MinMemoryPages, uint64(m.MinMemoryPages)*65536>>20, pages, uint64(pages)*65536>>20)
 	}
 	if m.CompileTime > 0 {
 		e.metrics.wasmCompile.WithLabelValues(tenantID).Observe(m.CompileTime.Seconds())

@@ -21,7 +21,7 @@ var errWallTime = errors.New("activation wall time exceeded")
 // Result when wfhost_run returned after complete or fail; otherwise an error that wraps the
 // Handler error that unwound the guest, a *GuestError for a guest fault, or the caller's
 // context error.
-func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result, error) {
+func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Result, err error) {
 	a.Limits.MemoryPages = cmp.Or(a.Limits.MemoryPages, DefaultLimits.MemoryPages)
 	a.Limits.WallTime = cmp.Or(a.Limits.WallTime, DefaultLimits.WallTime)
 	a.Limits.MaxOutputBytes = cmp.Or(a.Limits.MaxOutputBytes, DefaultLimits.MaxOutputBytes)
@@ -36,7 +36,7 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 	if m.Extism {
 		return r.activateExtism(ctx, m, a, stats)
 	}
-	rt, cm, compile, err := r.compiledFor(ctx, m, a.Limits.MemoryPages)
+	rt, cm, compile, err := r.compiledFor(ctx, a.Tenant, m, a.Limits.MemoryPages)
 	stats.Compile = compile
 	if err != nil {
 		return Result{}, err
@@ -57,6 +57,11 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (Result
 		if mem := inst.Memory(); mem != nil {
 			stats.MemoryBytes = uint64(mem.Size())
 		}
+		// After a guest fault the instance is not kept: a trap may have left wazero's call
+		// stack grown (unbounded recursion grows it to 100 MB before it overflows), and that
+		// stack lives with the instance (RATIONALE.md, "Memory after hostile guests").
+		var ge *GuestError
+		pooled.faulted = errors.As(err, &ge)
 		cm.release(context.WithoutCancel(ctx), pooled)
 	}()
 	namePtr, err := st.place(gctx, pooled, []byte(a.Workflow))

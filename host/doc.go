@@ -1,5 +1,7 @@
-// Package host is the sandbox: it validates and compiles workflow modules (once per digest,
-// through a compilation cache), and runs activations, each on an instance in its
+// Package host is the sandbox: it validates and compiles workflow modules (once per digest:
+// a bounded structural pre-check of its own before wazero reads a byte, then a compile in a
+// resource-limited worker process that fills the compilation cache, no lock held across it),
+// and runs activations, each on an instance in its
 // post-initialisation state (fresh, or reused and reset) with a memory limit, a wall-time
 // deadline and WithCloseOnContextDone, exposing the wfhost host functions of ABI v1
 // (abi/ABI.md) and a clock and random source that are deterministic outside step callbacks.

@@ -80,8 +80,12 @@ type extismKey struct {
 }
 
 // extismFor returns the module compiled for a memory limit, and how long compiling took (zero
-// when it was compiled before).
-func (r *Runtime) extismFor(ctx context.Context, m *Module, pages uint32) (*extismPlugin, time.Duration, error) {
+// when it was compiled before). As compiledFor does, it shares the compile among its callers
+// and runs it detached from all of them, each waiting on its own context.
+func (r *Runtime) extismFor(ctx context.Context, tenant string, m *Module, pages uint32) (*extismPlugin, time.Duration, error) {
+	if m.MinMemoryPages > pages {
+		return nil, 0, memoryLimitError(m, pages)
+	}
 	e := &r.extism
 	e.mu.Lock()
 	if e.closed {
@@ -93,63 +97,94 @@ func (r *Runtime) extismFor(ctx context.Context, m *Module, pages uint32) (*exti
 	}
 	k := extismKey{m.Digest, pages}
 	p := e.byKey[k]
-	if p == nil {
-		p = &extismPlugin{resetPool: resetPool[*extismInstance]{maxIdle: r.cfg.MaxIdleInstances}}
+	mine := p == nil
+	if mine {
+		sh, cctx := newShared(r.life, r.cfg.CompileTimeout+loadTimeout)
+		p = &extismPlugin{shared: sh, resetPool: resetPool[*extismInstance]{maxIdle: r.cfg.MaxIdleInstances}}
 		e.byKey[k] = p
+		r.loadsRun.Add(1)
+		go func() {
+			defer r.loadsRun.Done()
+			began := time.Now()
+			err := r.compileExtism(cctx, tenant, m, p, pages)
+			e.mu.Lock()
+			p.err, p.took = err, time.Since(began)
+			listed := e.byKey[k] == p
+			if err != nil && listed {
+				// Not kept: the next activation tries again.
+				delete(e.byKey, k)
+			}
+			e.mu.Unlock()
+			if err == nil && !listed {
+				// Abandoned by every caller as it finished: nobody holds it.
+				_ = p.cp.Close(context.Background())
+			}
+			p.finish()
+		}()
 	}
+	p.join()
 	e.mu.Unlock()
-	var took time.Duration
-	p.once.Do(func() {
-		began := time.Now()
-		// Other activations may wait for this compile: one caller's cancellation must not
-		// fail it for them.
-		code, cctx := m.wasm, context.WithoutCancel(ctx)
-		// Extism's own HTTP is served by extism_http.go, under the tenant's policy: the
-		// compiled form imports it from extismHTTPModule. The module's digest stays that of
-		// the uploaded bytes.
-		if code, p.err = redirectExtismHTTP(code); p.err != nil {
-			p.err = fmt.Errorf("%w: moving Extism's HTTP imports: %v", ErrInvalidModule, p.err)
-			return
-		}
-		// As for native modules (compiledFor), instances are reused if every mutable global
-		// can be exported; the listener finds the guest's module for the reset (extism_pool.go).
-		if rewritten, names, err := exportGlobals(code); err == nil && r.cfg.MaxIdleInstances > 0 {
-			code, p.globals, p.poolable = rewritten, names, true
-			cctx = experimental.WithFunctionListenerFactory(cctx, findGuestModule{})
-		}
-		p.cp, p.err = extism.NewCompiledPlugin(cctx, extism.Manifest{
-			Wasm: []extism.Wasm{extism.WasmData{Data: code}},
-			Memory: &extism.ManifestMemory{
-				MaxPages: pages,
-				// Extism vars would outlive a pass in a reused plug-in and are not journaled:
-				// 0 disables them (var_set traps).
-				MaxVarBytes: 0,
-			},
-			// No AllowedHosts: go-sdk's own http_request (a hostname glob, http.DefaultClient)
-			// is never called, since the compiled module imports extism_http.go's instead; were
-			// it called, it would refuse.
-			AllowedHosts: nil,
-		}, extism.PluginConfig{
-			RuntimeConfig: wazero.NewRuntimeConfigCompiler().
-				WithCloseOnContextDone(true). // see paged: required, not optional
-				WithMemoryLimitPages(pages).
-				WithCompilationCache(r.cache),
-			EnableWasi: true,
-		}, extismHostFunctions())
-		if p.err != nil {
-			p.err = fmt.Errorf("%w: compile: %v", ErrInvalidModule, p.err)
-		}
-		took = time.Since(began)
-	})
-	if p.err != nil {
-		// Not kept: the next activation tries again.
-		e.mu.Lock()
+	if err := p.wait(ctx, &e.mu, func() {
 		if e.byKey[k] == p {
 			delete(e.byKey, k)
 		}
-		e.mu.Unlock()
+	}); err != nil {
+		return nil, 0, fmt.Errorf("waiting for the module's compile: %w", err)
 	}
-	return p, took, p.err
+	if p.err != nil {
+		return nil, 0, p.err
+	}
+	took := time.Duration(0)
+	if mine {
+		took = p.took
+	}
+	return p, took, nil
+}
+
+// compileExtism compiles an Extism module into p through go-sdk, after a compile worker has
+// compiled the same bytes with the same settings into the cache.
+func (r *Runtime) compileExtism(ctx context.Context, tenant string, m *Module, p *extismPlugin, pages uint32) error {
+	// Extism's own HTTP is served by extism_http.go, under the tenant's policy: the compiled
+	// form imports it from extismHTTPModule. The module's digest stays that of the uploaded
+	// bytes.
+	code, err := redirectExtismHTTP(m.wasm)
+	if err != nil {
+		return fmt.Errorf("%w: moving Extism's HTTP imports: %v", ErrInvalidModule, err)
+	}
+	cctx, opts := ctx, compileOptions{pages: pages}
+	// As for native modules (compiledFor), instances are reused if every mutable global can
+	// be exported; the listener finds the guest's module for the reset (extism_pool.go).
+	if rewritten, names, err := exportGlobals(code); err == nil && r.cfg.MaxIdleInstances > 0 {
+		code, p.globals, p.poolable = rewritten, names, true
+		cctx = experimental.WithFunctionListenerFactory(cctx, findGuestModule{})
+		opts.listener = true
+	}
+	if err := r.workerCompile(ctx, tenant, code, opts); err != nil {
+		return err
+	}
+	p.cp, err = extism.NewCompiledPlugin(cctx, extism.Manifest{
+		Wasm: []extism.Wasm{extism.WasmData{Data: code}},
+		Memory: &extism.ManifestMemory{
+			MaxPages: pages,
+			// Extism vars would outlive a pass in a reused plug-in and are not journaled: 0
+			// disables them (var_set traps).
+			MaxVarBytes: 0,
+		},
+		// No AllowedHosts: go-sdk's own http_request (a hostname glob, http.DefaultClient) is
+		// never called, since the compiled module imports extism_http.go's instead; were it
+		// called, it would refuse.
+		AllowedHosts: nil,
+	}, extism.PluginConfig{
+		RuntimeConfig: runtimeConfig(pages, r.cache),
+		EnableWasi:    true,
+	}, extismHostFunctions())
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("compile stopped: %w", context.Cause(ctx))
+		}
+		return fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
+	}
+	return nil
 }
 
 // forget drops the compiled plugins of a digest.
@@ -164,7 +199,7 @@ func (e *extismPlugins) forget(ctx context.Context, digest string) {
 	}
 	e.mu.Unlock()
 	for _, p := range drop {
-		p.once.Do(func() {})
+		<-p.done
 		p.closeIdle(ctx)
 		if p.cp != nil {
 			_ = p.cp.Close(ctx)
@@ -179,7 +214,7 @@ func (e *extismPlugins) close(ctx context.Context) error {
 	e.mu.Unlock()
 	var errs []error
 	for _, p := range all {
-		p.once.Do(func() {})
+		<-p.done
 		p.closeIdle(ctx)
 		if p.cp != nil {
 			errs = append(errs, p.cp.Close(ctx))
@@ -189,17 +224,23 @@ func (e *extismPlugins) close(ctx context.Context) error {
 }
 
 // loadExtism validates an Extism module, compiles it through go-sdk and reads its description.
-func (r *Runtime) loadExtism(ctx context.Context, digest string, wasm []byte) (*Module, error) {
-	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm, Extism: true}
+func (r *Runtime) loadExtism(ctx context.Context, tenant string, m *Module) (*Module, error) {
+	pages := max(DefaultLimits.MemoryPages, m.MinMemoryPages)
 	// go-sdk hides the compiled module's imports and exports, so its shape is read from a
 	// compile of our own, dropped once read: a second compile per new module (go-sdk's has the
 	// listener and the exported globals), and a cache hit after a restart with CacheDir.
-	paged, err := r.paged(ctx, DefaultLimits.MemoryPages)
+	paged, err := r.paged(ctx, pages)
 	if err != nil {
 		return nil, err
 	}
-	cm, err := paged.rt.CompileModule(ctx, wasm)
+	if err := r.workerCompile(ctx, tenant, m.wasm, compileOptions{pages: pages}); err != nil {
+		return nil, err
+	}
+	cm, err := paged.rt.CompileModule(ctx, m.wasm)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("compile stopped: %w", context.Cause(ctx))
+		}
 		return nil, fmt.Errorf("%w: compile: %v", ErrInvalidModule, err)
 	}
 	shapeErr := checkExtismShape(cm)
@@ -207,14 +248,14 @@ func (r *Runtime) loadExtism(ctx context.Context, digest string, wasm []byte) (*
 	if shapeErr != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, shapeErr)
 	}
-	p, took, err := r.extismFor(ctx, m, DefaultLimits.MemoryPages)
+	p, took, err := r.extismFor(ctx, tenant, m, pages)
 	m.CompileTime = took
 	if err != nil {
-		r.extism.forget(ctx, digest)
+		r.extism.forget(ctx, m.Digest)
 		return nil, err
 	}
 	if err := r.describeExtism(ctx, p.cp, m); err != nil {
-		r.extism.forget(ctx, digest)
+		r.extism.forget(ctx, m.Digest)
 		return nil, err
 	}
 	return m, nil
@@ -257,8 +298,12 @@ func checkExtismShape(cm wazero.CompiledModule) error {
 
 // describeExtism instantiates the plug-in once to read its ABI version and description.
 func (r *Runtime) describeExtism(ctx context.Context, cp *extism.CompiledPlugin, m *Module) error {
-	ctx, cancel := context.WithTimeout(ctx, describeDeadline)
+	ctx, cancel := context.WithTimeoutCause(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
 	defer cancel()
+	return notTheModules(ctx, r.describeExtismIn(ctx, cp, m))
+}
+
+func (r *Runtime) describeExtismIn(ctx context.Context, cp *extism.CompiledPlugin, m *Module) error {
 	st := newDescribeState()
 	ctx = withState(ctx, st)
 	plug, err := cp.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: st.moduleConfig()})
@@ -277,7 +322,7 @@ func (r *Runtime) describeExtism(ctx context.Context, cp *extism.CompiledPlugin,
 	}
 	_, raw, err := plug.CallWithContext(ctx, abi.ExportDescribe, nil)
 	if err != nil {
-		return st.describeFailed(err)
+		return st.describeFailed(ctx, err, r.cfg.DescribeTimeout)
 	}
 	if len(raw) > maxDescribeBytes {
 		return fmt.Errorf("%w: description is %d bytes, the limit is %d", ErrInvalidModule, len(raw), maxDescribeBytes)
@@ -288,8 +333,8 @@ func (r *Runtime) describeExtism(ctx context.Context, cp *extism.CompiledPlugin,
 // activateExtism is Activate for an Extism module: an instance of the plug-in in its
 // post-initialisation state (extism_pool.go), then wfhost_run with the run's input as the
 // Extism input and the workflow's name in the config.
-func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, stats *Stats) (Result, error) {
-	p, compile, err := r.extismFor(ctx, m, a.Limits.MemoryPages)
+func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, stats *Stats) (res Result, err error) {
+	p, compile, err := r.extismFor(ctx, a.Tenant, m, a.Limits.MemoryPages)
 	stats.Compile = compile
 	if err != nil {
 		return Result{}, err
@@ -309,6 +354,8 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 		if hasMemory(inst.mod) {
 			stats.MemoryBytes = uint64(inst.mod.Memory().Size())
 		}
+		var ge *GuestError
+		inst.faulted = errors.As(err, &ge) // as natively (Activate)
 		p.release(context.WithoutCancel(ctx), gctx, inst)
 	}()
 	inst.plug.SetLogger(func(level extism.LogLevel, msg string) { st.extismLog(gctx, level, msg) })

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -24,9 +23,10 @@ import (
 // listener on wfhost_abi_version (the call that initialises a new instance) picks it up; the
 // listener is compiled into that one function only.
 type extismPlugin struct {
-	once sync.Once
-	cp   *extism.CompiledPlugin
-	err  error
+	shared // done is closed when cp or err is set
+	cp     *extism.CompiledPlugin
+	took   time.Duration
+	err    error
 	resetPool[*extismInstance]
 }
 

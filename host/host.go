@@ -56,6 +56,8 @@ var DefaultLimits = Limits{
 
 // Activation is one pass of one run over a module.
 type Activation struct {
+	// Tenant is whose compile slot a compile for this activation's memory limit takes.
+	Tenant   string
 	Workflow string
 	Input    json.RawMessage
 	// RunID seeds the guest's random source outside step callbacks.

@@ -228,9 +228,9 @@ func TestLoadRejectsBadModules(t *testing.T) {
 	}{
 		"not wasm":       {[]byte("#!/bin/sh\necho hi"), "not a WebAssembly module"},
 		"empty module":   {[]byte("\x00asm\x01\x00\x00\x00"), "does not export its memory"},
-		"truncated":      {[]byte("\x00asm\x01\x00\x00\x00\x01\x05"), "compile"},
-		"wrong version":  {[]byte("\x00asm\x02\x00\x00\x00"), "compile"},
-		"random garbage": {append([]byte("\x00asm\x01\x00\x00\x00"), make([]byte, 64)...), "compile"},
+		"truncated":      {[]byte("\x00asm\x01\x00\x00\x00\x01\x05"), "at byte 8: section type declares 5 bytes, 1 remain"},
+		"wrong version":  {[]byte("\x00asm\x02\x00\x00\x00"), "binary format version 02000000, want 1"},
+		"random garbage": {append([]byte("\x00asm\x01\x00\x00\x00"), make([]byte, 64)...), "custom section: LEB128 runs past the end"},
 	}
 	for name, c := range cases {
 		_, err := r.Load(context.Background(), c.wasm)

@@ -19,10 +19,6 @@ import (
 	"github.com/wfhost/wfhost/abi"
 )
 
-// describeDeadline bounds the calls Load makes into a module: a hostile describe must not hold
-// an upload for long.
-const describeDeadline = 5 * time.Second
-
 // maxDescribeBytes bounds the description a module may return.
 const maxDescribeBytes = 1 << 20
 
@@ -58,9 +54,29 @@ var guestExports = map[string]signature{
 
 const wasiModule = "wasi_snapshot_preview1"
 
-// Load validates and compiles wasm, once per digest: concurrent loads of one module wait for
-// the first. Every failure that is the module's fault wraps ErrInvalidModule.
+// loadTimeout bounds a shared load beyond its compile and describe: the waits for compile
+// slots.
+const loadTimeout = 2 * time.Minute
+
+// loading is one load of a digest, shared by every caller that asked for it and owned by
+// none (shared).
+type loading struct {
+	shared
+	mod *Module
+	err error
+}
+
+// Load is LoadAs for no particular tenant: its compile is bounded only by MaxCompiles.
 func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
+	return r.LoadAs(ctx, "", wasm)
+}
+
+// LoadAs validates and compiles wasm for a tenant, once per digest: concurrent loads of one
+// module share one. The module is checked structurally first (wasmcheck.go), then compiled in
+// a compile worker (compileworker.go) holding the tenant's compile slot, then described. Every
+// failure that is the module's fault wraps ErrInvalidModule; one that is not (the caller's
+// context, the Runtime closing, a worker that could not start) never does, and is not kept.
+func (r *Runtime) LoadAs(ctx context.Context, tenant string, wasm []byte) (*Module, error) {
 	if len(wasm) > r.cfg.MaxModuleBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidModule, len(wasm), r.cfg.MaxModuleBytes)
 	}
@@ -68,43 +84,74 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	digest := hex.EncodeToString(sum[:])
 
 	r.mu.Lock()
+	m := r.modules[digest]
+	r.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	// Bounded in time and memory by the module's size; nothing of wazero's runs before it.
+	facts, err := checkModule(wasm, r.cfg.Bounds)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
+	}
+
+	r.mu.Lock()
 	if m := r.modules[digest]; m != nil {
 		r.mu.Unlock()
 		return m, nil
 	}
-	if l := r.loadings[digest]; l != nil {
+	if r.life.Err() != nil {
 		r.mu.Unlock()
-		select {
-		case <-l.done:
-			return l.mod, l.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return nil, errors.New("load: the runtime is closed")
 	}
-	l := &loading{done: make(chan struct{})}
-	r.loadings[digest] = l
+	l := r.loadings[digest]
+	if l == nil {
+		sh, lctx := newShared(r.life, r.cfg.CompileTimeout+r.cfg.DescribeTimeout+loadTimeout)
+		l = &loading{shared: sh}
+		r.loadings[digest] = l
+		r.loadsRun.Add(1)
+		go r.runLoad(lctx, l, tenant, digest, bytes.Clone(wasm), facts)
+	}
+	l.join()
 	r.mu.Unlock()
 
-	l.mod, l.err = r.load(ctx, digest, bytes.Clone(wasm))
-	r.mu.Lock()
-	delete(r.loadings, digest)
-	if l.err == nil {
-		r.modules[digest] = l.mod
+	err = l.wait(ctx, &r.mu, func() {
+		if r.loadings[digest] == l {
+			delete(r.loadings, digest)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the module's load: %w", err)
 	}
-	r.mu.Unlock()
-	close(l.done)
 	return l.mod, l.err
 }
 
-func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module, error) {
-	if !bytes.HasPrefix(wasm, []byte("\x00asm")) {
-		return nil, fmt.Errorf("%w: not a WebAssembly module (no \\0asm header)", ErrInvalidModule)
+// runLoad is one shared load.
+func (r *Runtime) runLoad(ctx context.Context, l *loading, tenant, digest string, wasm []byte, facts moduleFacts) {
+	defer r.loadsRun.Done()
+	mod, err := r.load(ctx, tenant, digest, wasm, facts)
+	if err != nil && !errors.Is(err, ErrInvalidModule) && ctx.Err() != nil {
+		err = fmt.Errorf("load stopped: %w (%v)", context.Cause(ctx), err)
 	}
+	r.mu.Lock()
+	if r.loadings[digest] == l {
+		delete(r.loadings, digest)
+	}
+	if err == nil {
+		r.modules[digest] = mod
+	}
+	l.mod, l.err = mod, err
+	r.mu.Unlock()
+	l.finish()
+}
+
+func (r *Runtime) load(ctx context.Context, tenant, digest string, wasm []byte, facts moduleFacts) (*Module, error) {
+	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm, MinMemoryPages: facts.MinMemoryPages}
 	if isExtismModule(wasm) {
-		return r.loadExtism(ctx, digest, wasm)
+		m.Extism = true
+		return r.loadExtism(ctx, tenant, m)
 	}
-	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm}
-	rt, c, compile, err := r.compiledFor(ctx, m, DefaultLimits.MemoryPages)
+	rt, c, compile, err := r.compiledFor(ctx, tenant, m, max(DefaultLimits.MemoryPages, m.MinMemoryPages))
 	if err != nil {
 		return nil, err
 	}
@@ -125,15 +172,24 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 // forget drops the compiled code of a module that failed validation.
 func (r *Runtime) forget(digest string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	pages := make([]*pagedRuntime, 0, len(r.byPages))
 	for _, p := range r.byPages {
+		pages = append(pages, p)
+	}
+	r.mu.Unlock()
+	for _, p := range pages {
 		p.mu.Lock()
-		if c := p.compiled[digest]; c != nil {
-			c.closeIdle(context.Background())
-			_ = c.cm.Close(context.Background())
-			delete(p.compiled, digest)
-		}
+		e := p.compiled[digest]
+		delete(p.compiled, digest)
 		p.mu.Unlock()
+		if e == nil {
+			continue
+		}
+		<-e.done
+		if e.c != nil {
+			e.c.closeIdle(context.Background())
+			_ = e.c.cm.Close(context.Background())
+		}
 	}
 }
 
@@ -213,10 +269,27 @@ func sigString(params, results []api.ValueType) string {
 	return name(params) + " -> " + name(results)
 }
 
+// errDescribeDeadline is the cause of Config.DescribeTimeout, told apart from the load's own end.
+var errDescribeDeadline = errors.New("describe deadline")
+
+// notTheModules replaces the error of a describe call with one that does not wrap
+// ErrInvalidModule when the call ended because the load was stopped (every waiting caller
+// left, or the Runtime closed): a guest trapped by a cancelled context is not a broken guest.
+func notTheModules(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.Is(context.Cause(ctx), errDescribeDeadline) {
+		return fmt.Errorf("load stopped: %w", context.Cause(ctx))
+	}
+	return err
+}
+
 // describe instantiates the module once to read its ABI version and description.
 func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
-	ctx, cancel := context.WithTimeout(ctx, describeDeadline)
+	ctx, cancel := context.WithTimeoutCause(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
 	defer cancel()
+	return notTheModules(ctx, r.describeIn(ctx, rt, cm, m))
+}
+
+func (r *Runtime) describeIn(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
 	st := newDescribeState()
 	ctx = withState(ctx, st)
 	inst, err := rt.InstantiateModule(ctx, cm, st.moduleConfig())
@@ -239,7 +312,7 @@ func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 	}
 	res, err = inst.ExportedFunction(abi.ExportDescribe).Call(ctx)
 	if err != nil {
-		return st.describeFailed(err)
+		return st.describeFailed(ctx, err, r.cfg.DescribeTimeout)
 	}
 	ptr, n := abi.UnpackPtrLen(res[0])
 	if n > maxDescribeBytes {
@@ -253,9 +326,9 @@ func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.Com
 }
 
 // describeFailed is Load's error for a describe call that did not return.
-func (st *state) describeFailed(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, describeDeadline)
+func (st *state) describeFailed(ctx context.Context, err error, limit time.Duration) error {
+	if errors.Is(context.Cause(ctx), errDescribeDeadline) {
+		return fmt.Errorf("%w: %s did not return within %v", ErrInvalidModule, abi.ExportDescribe, limit)
 	}
 	return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportDescribe, firstLine(err), st.stderrTail())
 }

@@ -62,6 +62,9 @@ type instance struct {
 	io       *instanceIO
 	globals  []api.MutableGlobal
 	poolable bool
+	// faulted is set when the activation holding the instance ended in a guest fault: such an
+	// instance is closed rather than kept.
+	faulted bool
 	// alloc and run are the guest's exports, looked up once per instance: wazero builds a new
 	// call engine on every ExportedFunction, which was a quarter of a small guest's activation.
 	alloc, run api.Function
@@ -201,13 +204,13 @@ func (p *resetPool[T]) adopt(inst *instance) {
 }
 
 // keep puts t, whose instance is inst, back to the snapshot and among the idle ones, and
-// reports whether it did. One it does not keep (not poolable, closed, its memory grown past
-// what the snapshot describes, or no room) the caller closes.
+// reports whether it did. One it does not keep (not poolable, ended in a guest fault, closed,
+// its memory grown past what the snapshot describes, or no room) the caller closes.
 func (p *resetPool[T]) keep(t T, inst *instance) bool {
 	p.mu.Lock()
 	snap, room := p.snap, len(p.idle) < p.maxIdle
 	p.mu.Unlock()
-	if snap == nil || !room || !inst.poolable || inst.mod.IsClosed() || !hasMemory(inst.mod) ||
+	if snap == nil || !room || !inst.poolable || inst.faulted || inst.mod.IsClosed() || !hasMemory(inst.mod) ||
 		inst.mod.Memory().Size() != uint32(len(snap.memory)) {
 		return false
 	}

@@ -6,5 +6,8 @@
 //
 // Modes: direct (c goroutines each start a run and wait for its result, like the DBOS
 // harness's direct mode), drain (start n runs, then wait for all), latency (one run at a time,
-// start to result), idle (no work for -idle: how many queries an idle daemon makes).
+// start to result), idle (no work for -idle: how many queries an idle daemon makes), attack (the
+// latency mode's n runs idle, then again while a second tenant uploads every hostile module of
+// internal/wasmgen and runs every hostile workflow in a loop: two RESULT lines, phase=idle and
+// phase=attack, with p99_ms, the cases tried and the ratio of the two p99s).
 package main

@@ -33,6 +33,7 @@ var fixtures = map[string]string{
 }
 
 func main() {
+	host.ServeCompileWorkerIfAsked()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "wfbench:", err)
 		os.Exit(1)
@@ -40,14 +41,14 @@ func main() {
 }
 
 type options struct {
-	mode, lang, db, testdata string
-	steps, n, c, pool        int
-	idle                     time.Duration
+	mode, lang, db, testdata, attacks string
+	steps, n, c, pool                 int
+	idle                              time.Duration
 }
 
 func run() error {
 	var o options
-	flag.StringVar(&o.mode, "mode", "direct", "direct, drain, latency or idle")
+	flag.StringVar(&o.mode, "mode", "direct", "direct, drain, latency, idle or attack (control latency idle, then under a hostile tenant: attack.go)")
 	flag.StringVar(&o.lang, "lang", "go", "guest language of the fixture: go, rust or assemblyscript")
 	flag.IntVar(&o.steps, "steps", 10, "steps per workflow")
 	flag.IntVar(&o.n, "n", 1000, "workflows")
@@ -56,6 +57,7 @@ func run() error {
 	flag.StringVar(&o.db, "db", "bench_wfhost", "Postgres database (created if missing)")
 	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")
 	flag.DurationVar(&o.idle, "idle", 10*time.Second, "idle mode: how long to watch")
+	flag.StringVar(&o.attacks, "attacks", "bombs,traps,fixture,slow", "attack mode: the kinds of attack (attack.go)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured part to this file")
 	flag.Parse()
 	fixture, ok := fixtures[o.lang]
@@ -140,8 +142,10 @@ func run() error {
 	case "idle":
 		o.n, o.steps = 0, 0
 		time.Sleep(o.idle)
+	case "attack":
+		lats, err = b.attack(ctx, o)
 	default:
-		return fmt.Errorf("-mode %q: want direct, drain, latency or idle", o.mode)
+		return fmt.Errorf("-mode %q: want direct, drain, latency, idle or attack", o.mode)
 	}
 	if err != nil {
 		return err

@@ -5,9 +5,14 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/wfhost/wfhost/host"
 )
 
 func main() {
+	// The host runtime compiles uploads in a copy of this process started in a hidden worker
+	// mode (host/compileworker.go); such a copy compiles, answers and exits here.
+	host.ServeCompileWorkerIfAsked()
 	app := newApp()
 	if err := app.Run(flagsFirst(app, os.Args)); err != nil {
 		fmt.Fprintln(os.Stderr, "wfhost:", err)
