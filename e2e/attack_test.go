@@ -32,6 +32,12 @@ func (c *tenantClient) do(ctx context.Context, method, path string, body []byte)
 		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
+	switch {
+	case bytes.HasPrefix(body, []byte("\x00asm")):
+		req.Header.Set("Content-Type", "application/wasm")
+	case len(body) > 0:
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return 0, nil, err
