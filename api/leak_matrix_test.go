@@ -25,6 +25,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/api"
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
@@ -515,15 +516,12 @@ func TestGuestValuesAreStorable(t *testing.T) {
 				ids[r.json(t)["id"].(string)] = c
 			}
 			for id, c := range ids {
-				var run struct {
-					Status string         `json:"status"`
-					Error  *abi.ErrorInfo `json:"error"`
-				}
+				var run wire.Run
 				r := awaitEnd(t, e, id)
 				if err := json.Unmarshal(r.body, &run); err != nil {
 					t.Fatal(err)
 				}
-				if run.Status != c.want.status || c.want.code != "" && (run.Error == nil || run.Error.Code != c.want.code) {
+				if string(run.Status) != c.want.status || c.want.code != "" && (run.Error == nil || run.Error.Code != c.want.code) {
 					t.Errorf("%s: %s, want %s %s", c.desc, r.body, c.want.status, c.want.code)
 				}
 				if c.want.step != "" {

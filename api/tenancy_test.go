@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
@@ -238,9 +239,7 @@ func TestEveryRouteNeedsItsToken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var body struct {
-				Error struct{ Code, Message string }
-			}
+			var body wire.ErrorBody
 			_ = json.NewDecoder(resp.Body).Decode(&body)
 			resp.Body.Close()
 			if resp.StatusCode != 401 || body.Error.Code != "unauthorized" || body.Error.Message == "" {

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/wfhost/wfhost/api/wire"
 )
 
 const (
@@ -19,13 +21,6 @@ const (
 
 var stepIndex = regexp.MustCompile(`index=(\d+)`)
 
-type runView struct {
-	ID     string          `json:"id"`
-	Status string          `json:"status"`
-	Output json.RawMessage `json:"output"`
-	Error  json.RawMessage `json:"error"`
-}
-
 // startStepsRuns starts n runs of the `steps` example workflow and returns their ids.
 func startStepsRuns(t *testing.T, d *daemon, n int) []string {
 	t.Helper()
@@ -34,7 +29,7 @@ func startStepsRuns(t *testing.T, d *daemon, n int) []string {
 		out := d.mustDo("POST", "/v1/workflows/steps/runs", map[string]any{
 			"input": map[string]any{"n": crashSteps, "sleepMs": crashSleep, "tag": i},
 		}, 201)
-		var r runView
+		var r wire.Run
 		if err := json.Unmarshal(out, &r); err != nil {
 			t.Fatalf("decode run: %v: %s", err, out)
 		}
