@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -64,36 +65,45 @@ func (d *daemon) steps(workflow, id string) []wire.Step {
 	return out.Steps
 }
 
-// awaitRun polls until the run reaches one of statuses (any end when none are given).
+// awaitRun waits until the run reaches one of statuses (any end when none are given).
 func (d *daemon) awaitRun(workflow, id string, statuses ...wire.RunStatus) wire.Run {
 	d.t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
-		r := d.getRun(workflow, id)
+	var r wire.Run
+	d.await(func() error {
+		r = d.getRun(workflow, id)
 		if len(statuses) == 0 && r.Status.Ended() || slices.Contains(statuses, r.Status) {
-			return r
+			return nil
 		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("run %s of %s is %s after %v, want one of %v\n%s", id, workflow, r.Status, settle, statuses, d.logTail(3000))
+		if len(statuses) == 0 {
+			return fmt.Errorf("run %s of %s is %s, want it ended", id, workflow, r.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("run %s of %s is %s, want one of %v", id, workflow, r.Status, statuses)
+	})
+	return r
 }
 
-// awaitStep polls until the run's step key has status.
+// awaitStep waits until the run's step key has status.
 func (d *daemon) awaitStep(workflow, id, key, status string) wire.Step {
 	d.t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
+	var step wire.Step
+	d.await(func() error {
 		for _, s := range d.steps(workflow, id) {
 			if s.Key == key && s.Status == status {
-				return s
+				step = s
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("run %s: step %s never became %s\n%s", id, key, status, d.logTail(3000))
-		}
-		time.Sleep(50 * time.Millisecond)
+		return fmt.Errorf("run %s: step %s is not %s", id, key, status)
+	})
+	return step
+}
+
+// await waits up to settle for cond, and fails the test with the daemon's log tail if it
+// never holds.
+func (d *daemon) await(cond func() error) {
+	d.t.Helper()
+	if err := testenv.Poll(d.t, settle, cond); err != nil {
+		d.t.Fatalf("%v\n%s", err, d.logTail(3000))
 	}
 }
 

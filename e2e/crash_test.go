@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wfhost/wfhost/api/wire"
+	"github.com/wfhost/wfhost/internal/testenv"
 )
 
 const (
@@ -41,16 +42,18 @@ func startStepsRuns(t *testing.T, d *daemon, n int) []string {
 // awaitAllTerminal waits until no run of the store is live.
 func awaitAllTerminal(t *testing.T, b backend, timeout time.Duration, ds ...*daemon) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for b.liveRuns(t) > 0 {
-		if time.Now().After(deadline) {
-			msg := fmt.Sprintf("%d runs still live after %v", b.liveRuns(t), timeout)
-			for _, d := range ds {
-				msg += "\n--- " + d.name + " ---\n" + d.logTail(3000)
-			}
-			t.Fatal(msg)
+	err := testenv.Poll(t, timeout, func() error {
+		if n := b.liveRuns(t); n > 0 {
+			return fmt.Errorf("%d runs still live", n)
 		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		msg := err.Error()
+		for _, d := range ds {
+			msg += "\n--- " + d.name + " ---\n" + d.logTail(3000)
+		}
+		t.Fatal(msg)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -133,24 +134,26 @@ func ids(runs []wire.Run) map[string]bool {
 	return m
 }
 
-// eventually polls until ok or fails the test after a while.
-func eventually(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // awaitVerify waits until an onboarding run waits for its verify event.
 func awaitVerify(t *testing.T, id string) {
 	t.Helper()
-	eventually(t, "run "+id+" waits for verify", func() bool {
+	testenv.Await(t, 30*time.Second, func() error {
 		s := runJSON[wire.StepPage](t, "runs", "steps", "onboarding", id)
-		return len(s.Steps) == 4 && s.Steps[3].Status == wire.StepWaiting
+		if len(s.Steps) != 4 || s.Steps[3].Status != wire.StepWaiting {
+			return fmt.Errorf("run %s does not wait for verify: %d steps", id, len(s.Steps))
+		}
+		return nil
+	})
+}
+
+// awaitCompleted waits until a run has completed.
+func awaitCompleted(t *testing.T, workflow, id string) {
+	t.Helper()
+	testenv.Await(t, 30*time.Second, func() error {
+		if r := runJSON[wire.Run](t, "runs", "get", workflow, id); r.Status != wire.RunCompleted {
+			return fmt.Errorf("run %s is %s, want completed", id, r.Status)
+		}
+		return nil
 	})
 }
 
@@ -227,9 +230,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	matches(t, "steps of a waiting run", mustRun(t, "runs", "steps", "onboarding", onboarding.ID), `create-user\s+run\s+completed`, `await-verify\s+wait\s+waiting\s+-\s+-\s+waiting for verify`)
 	payload := `{"userId":"` + onboardingUser("ada@example.com") + `","via":"cli"}`
 	matches(t, "signal", mustRun(t, "signal", "onboarding", onboarding.ID, "verify", "--payload", payload), `event verify delivered to run `+onboarding.ID)
-	eventually(t, "the signalled run completes", func() bool {
-		return runJSON[wire.Run](t, "runs", "get", "onboarding", onboarding.ID).Status == wire.RunCompleted
-	})
+	awaitCompleted(t, "onboarding", onboarding.ID) // the signalled run
 	matches(t, "runs get", mustRun(t, "runs", "get", "onboarding", onboarding.ID), `status\s+completed`, `verified via cli`, `retention\s+30 days`)
 	matches(t, "runs get, wrong workflow", mustFail(t, "runs", "get", "poll", onboarding.ID), `not_found \(HTTP 404\)`)
 
@@ -250,9 +251,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	awaitVerify(t, triggered)
 	verify := `{"userId":"` + onboardingUser("grace@example.com") + `","via":"broadcast"}`
 	matches(t, "events send to a waiting run", mustRun(t, "events", "send", "verify", "--payload", verify), `resolved\s+1 waiting`, `started\s+0 run`)
-	eventually(t, "the triggered run completes", func() bool {
-		return runJSON[wire.Run](t, "runs", "get", "onboarding", triggered).Status == wire.RunCompleted
-	})
+	awaitCompleted(t, "onboarding", triggered)
 
 	// Listings and their filters.
 	all := runJSON[wire.RunPage](t, "runs", "list")
