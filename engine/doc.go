@@ -4,7 +4,8 @@
 // completes, fails or releases the run when the pass ends. It also serves the requests the API
 // makes (deploy, start, signal, broadcast, cancel, reads).
 //
-// Imports: abi, host, store, internal/envelope (secrets at rest) and the standard library;
-// never store implementations, api or cmd.
+// Imports: abi, host, store, internal/envelope (secrets at rest), internal/defaults (the value
+// of every setting left zero) and the standard library; never store implementations, api or
+// cmd.
 // RATIONALE.md records the decisions that shaped it.
 package engine

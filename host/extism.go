@@ -194,7 +194,7 @@ func (r *Runtime) loadExtism(ctx context.Context, digest string, wasm []byte) (*
 	// go-sdk hides the compiled module's imports and exports, so its shape is read from a
 	// compile of our own, dropped once read: a second compile per new module (go-sdk's has the
 	// listener and the exported globals), and a cache hit after a restart with CacheDir.
-	paged, err := r.paged(ctx, DefaultLimits.MemoryPages)
+	paged, err := r.paged(ctx, DefaultLimits().MemoryPages)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func (r *Runtime) loadExtism(ctx context.Context, digest string, wasm []byte) (*
 	if shapeErr != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, shapeErr)
 	}
-	p, took, err := r.extismFor(ctx, m, DefaultLimits.MemoryPages)
+	p, took, err := r.extismFor(ctx, m, DefaultLimits().MemoryPages)
 	m.CompileTime = took
 	if err != nil {
 		r.extism.forget(ctx, digest)

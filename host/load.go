@@ -104,7 +104,7 @@ func (r *Runtime) load(ctx context.Context, digest string, wasm []byte) (*Module
 		return r.loadExtism(ctx, digest, wasm)
 	}
 	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm}
-	rt, c, compile, err := r.compiledFor(ctx, m, DefaultLimits.MemoryPages)
+	rt, c, compile, err := r.compiledFor(ctx, m, DefaultLimits().MemoryPages)
 	if err != nil {
 		return nil, err
 	}
