@@ -137,6 +137,14 @@ func (c *Config) validate() error {
 		return errors.New("engine config: Store is required")
 	case c.Runtime == nil:
 		return errors.New("engine config: Runtime is required")
+	// Zero took the default: what is left below zero would be a claimer that polls without
+	// pause, a sweeper whose ticker panics, a shutdown that waits for nothing.
+	case c.PollInterval < 0:
+		return errors.New("engine config: PollInterval must not be negative (0 takes the default)")
+	case c.SweepInterval < 0:
+		return errors.New("engine config: SweepInterval must not be negative (0 takes the default)")
+	case c.ShutdownGrace < 0:
+		return errors.New("engine config: ShutdownGrace must not be negative (0 takes the default)")
 	case c.Concurrency < 1:
 		return errors.New("engine config: Concurrency must be at least 1")
 	case c.LeaseFor < time.Second:

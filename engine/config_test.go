@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/host"
@@ -65,6 +66,28 @@ func TestTenantDefaultsAreCheckedAndOneSet(t *testing.T) {
 		_, err := engine.New(engine.Config{Store: st, Runtime: rt, TenantDefaults: c.limits})
 		if err == nil || !strings.Contains(err.Error(), "TenantDefaults") || !strings.Contains(err.Error(), c.naming) {
 			t.Errorf("TenantDefaults %+v: %v, want an error naming %s", c.limits, err, c.naming)
+		}
+	}
+}
+
+// TestNegativeDurationsAreRefused: a negative poll interval made the claimer poll without
+// pause, a negative sweep interval panicked the sweeper's ticker once the daemon was up, and
+// a negative shutdown grace stopped waiting for anything; New refuses each, naming it.
+func TestNegativeDurationsAreRefused(t *testing.T) {
+	t.Parallel()
+	st, err := embedded.Open(context.Background(), embedded.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for name, cfg := range map[string]engine.Config{
+		"PollInterval":  {PollInterval: -time.Second},
+		"SweepInterval": {SweepInterval: -time.Second},
+		"ShutdownGrace": {ShutdownGrace: -time.Second},
+	} {
+		cfg.Store, cfg.Runtime = st, testenv.Runtime(t)
+		if _, err := engine.New(cfg); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s negative: %v, want an error naming it", name, err)
 		}
 	}
 }
