@@ -214,17 +214,14 @@ func TestRunLifecycleOverHTTP(t *testing.T) {
 	}
 	runPath := "/v1/workflows/onboarding/runs/" + id
 	var userID string
-	deadline := time.Now().Add(30 * time.Second)
-	for userID == "" {
+	testenv.Await(t, 30*time.Second, func() error {
 		steps := call(t, srv, "GET", runPath+"/steps", tok, nil).json(t)["steps"].([]any)
-		if len(steps) == 4 {
-			userID = steps[0].(map[string]any)["output"].(map[string]any)["id"].(string)
+		if len(steps) != 4 {
+			return fmt.Errorf("the run has not reached its wait: %d steps; run %s", len(steps), call(t, srv, "GET", runPath, tok, nil).body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run never reached its wait: %s", call(t, srv, "GET", runPath, tok, nil).body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		userID = steps[0].(map[string]any)["output"].(map[string]any)["id"].(string)
+		return nil
+	})
 	if r := call(t, srv, "GET", "/v1/workflows/poll/runs/"+id, tok, nil); r.status != 404 || r.errorCode(t) != "not_found" {
 		t.Fatalf("a run under another workflow's path: %d %s", r.status, r.body)
 	}
@@ -232,19 +229,16 @@ func TestRunLifecycleOverHTTP(t *testing.T) {
 	if sig.status != 202 || sig.json(t)["state"] != "delivered" {
 		t.Fatalf("signal: %d %s", sig.status, sig.body)
 	}
-	for {
+	testenv.Await(t, 30*time.Second, func() error {
 		run := call(t, srv, "GET", runPath, tok, nil).json(t)
-		if run["status"] == "completed" {
-			if !strings.Contains(string(mustJSON(run["output"])), "verified via http") {
-				t.Fatalf("output %v", run["output"])
-			}
-			break
+		if run["status"] != "completed" {
+			return fmt.Errorf("run is %v", run["status"])
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run is %v", run["status"])
+		if !strings.Contains(string(mustJSON(run["output"])), "verified via http") {
+			t.Fatalf("output %v", run["output"])
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if r := call(t, srv, "DELETE", runPath, tok, nil); r.status != 409 || r.errorCode(t) != "conflict" {
 		t.Fatalf("cancel a completed run: %d %s", r.status, r.body)
 	}

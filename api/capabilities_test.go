@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
@@ -110,15 +111,13 @@ func TestOutboundHTTPAndSecretsEndToEnd(t *testing.T) {
 
 func awaitRunOver(t *testing.T, c tenantClient, path string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		r := c.mustCall("GET", path, nil, 200)
-		switch r["status"] {
-		case "completed", "failed", "cancelled", "nondeterministic":
-			return r
+	var r map[string]any
+	testenv.Await(t, 30*time.Second, func() error {
+		r = c.mustCall("GET", path, nil, 200)
+		if status, _ := r["status"].(string); !wire.RunStatus(status).Ended() {
+			return fmt.Errorf("%s has not ended: %v", path, r)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s did not end: %v", path, c.mustCall("GET", path, nil, 200))
-	return nil
+		return nil
+	})
+	return r
 }

@@ -5,17 +5,10 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
 )
-
-// errorBody is every error response: {"error": {"code", "message"}}.
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
 
 // requestError is a bad request the handler itself detected.
 type requestError struct {
@@ -78,9 +71,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	var body errorBody
-	body.Error.Code, body.Error.Message = code, message
-	writeJSON(w, status, body)
+	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: message}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

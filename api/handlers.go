@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
 )
@@ -58,22 +59,12 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		moduleView
-		Workflows []workflowView `json:"workflows"`
-	}{moduleView: viewModule(res.Module)}
+	out := wire.Deployed{Module: viewModule(res.Module)}
 	for _, wf := range res.Workflows {
-		out.Workflows = append(out.Workflows, workflowView{
-			Name: wf.Name, Version: wf.Version, RetentionDays: wf.RetentionDays, Retry: wf.Retry,
-			Triggers: wf.Triggers, ModuleDigest: wf.Digest,
-		})
+		out.Workflows = append(out.Workflows, viewWorkflow(wf))
 	}
 	writeJSON(w, http.StatusCreated, out)
 	return nil
-}
-
-func viewModule(m store.Module) moduleView {
-	return moduleView{Digest: m.Digest, Size: m.Size, ABIVersion: m.ABIVersion, CreatedAt: m.CreatedAt}
 }
 
 func (h *Handler) listModules(w http.ResponseWriter, r *http.Request) error {
@@ -81,11 +72,11 @@ func (h *Handler) listModules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]moduleView, 0, len(mods))
+	out := wire.ModulePage{Modules: make([]wire.Module, 0, len(mods))}
 	for _, m := range mods {
-		out = append(out, viewModule(m))
+		out.Modules = append(out.Modules, viewModule(m))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"modules": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -94,33 +85,16 @@ func (h *Handler) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	type view struct {
-		Name          string         `json:"name"`
-		LatestVersion string         `json:"latestVersion"`
-		Versions      []string       `json:"versions"`
-		RunCounts     map[string]int `json:"runCounts"`
-	}
-	out := make([]view, 0, len(wfs))
+	out := wire.WorkflowPage{Workflows: make([]wire.WorkflowSummary, 0, len(wfs))}
 	for _, wf := range wfs {
-		counts := make(map[string]int, len(wf.RunCounts))
-		for s, n := range wf.RunCounts {
-			counts[string(s)] = n
-		}
-		out = append(out, view{Name: wf.Name, LatestVersion: wf.LatestVersion, Versions: wf.Versions, RunCounts: counts})
+		out.Workflows = append(out.Workflows, viewWorkflowSummary(wf))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"workflows": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
-type startBody struct {
-	Input          json.RawMessage `json:"input"`
-	Version        string          `json:"version"`
-	IdempotencyKey string          `json:"idempotencyKey"`
-	RetentionDays  int             `json:"retentionDays"`
-}
-
 func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
-	var body startBody
+	var body wire.StartRun
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
@@ -184,11 +158,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	out := make([]runView, 0, len(runs))
-	for _, run := range runs {
-		out = append(out, viewRun(run))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": out, "nextCursor": next})
+	writeJSON(w, http.StatusOK, wire.RunPage{Runs: viewRuns(runs), NextCursor: next})
 	return nil
 }
 
@@ -316,17 +286,17 @@ func (h *Handler) steps(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	byStep := map[string][]outboundView{}
+	byStep := map[string][]wire.OutboundRecord{}
 	for _, o := range outbound {
 		byStep[o.Step] = append(byStep[o.Step], viewOutbound(o))
 	}
-	out := make([]stepView, 0, len(steps))
+	out := wire.StepPage{Steps: make([]wire.Step, 0, len(steps))}
 	for _, s := range steps {
 		v := viewStep(s)
 		v.Outbound = byStep[s.Key]
-		out = append(out, v)
+		out.Steps = append(out.Steps, v)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"steps": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -341,11 +311,11 @@ func (h *Handler) outbound(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]outboundView, 0, len(outbound))
+	out := wire.OutboundPage{Outbound: make([]wire.OutboundRecord, 0, len(outbound))}
 	for _, o := range outbound {
-		out = append(out, viewOutbound(o))
+		out.Outbound = append(out.Outbound, viewOutbound(o))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"outbound": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -376,11 +346,11 @@ func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	state := "buffered"
+	state := wire.SignalBuffered
 	if delivered {
-		state = "delivered"
+		state = wire.SignalDelivered
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"event": r.PathValue("event"), "state": state})
+	writeJSON(w, http.StatusAccepted, wire.SignalResult{Event: r.PathValue("event"), State: state})
 	return nil
 }
 
@@ -399,16 +369,12 @@ func (h *Handler) broadcast(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	started := make([]runView, 0, len(res.Started))
-	for _, run := range res.Started {
-		started = append(started, viewRun(run))
-	}
 	status := http.StatusAccepted
 	if res.Duplicate {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, map[string]any{"event": r.PathValue("event"), "eventId": id, "resolved": res.Resolved,
-		"started": started, "duplicate": res.Duplicate})
+	writeJSON(w, status, wire.BroadcastResult{Event: r.PathValue("event"), EventID: id, Resolved: res.Resolved,
+		Started: viewRuns(res.Started), Duplicate: res.Duplicate})
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/api"
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
@@ -385,21 +386,18 @@ func TestLeakMatrix(t *testing.T) {
 	}
 }
 
-// awaitEnd polls the run until it ends.
+// awaitEnd waits until the run ends.
 func awaitEnd(t *testing.T, e *leakEnv, id string) response {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		r := call(t, e.srv, "GET", "/v1/workflows/probe/runs/"+id, e.token, nil)
-		switch r.json(t)["status"] {
-		case "completed", "failed", "cancelled", "nondeterministic":
-			return r
+	var r response
+	testenv.Await(t, 90*time.Second, func() error {
+		r = call(t, e.srv, "GET", "/v1/workflows/probe/runs/"+id, e.token, nil)
+		if status, _ := r.json(t)["status"].(string); !wire.RunStatus(status).Ended() {
+			return fmt.Errorf("run %s has not ended: %s", id, r.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s did not end: %s", id, r.body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return r
 }
 
 // spanTexts are every span's name, status, attributes and events, as text.
@@ -515,15 +513,12 @@ func TestGuestValuesAreStorable(t *testing.T) {
 				ids[r.json(t)["id"].(string)] = c
 			}
 			for id, c := range ids {
-				var run struct {
-					Status string         `json:"status"`
-					Error  *abi.ErrorInfo `json:"error"`
-				}
+				var run wire.Run
 				r := awaitEnd(t, e, id)
 				if err := json.Unmarshal(r.body, &run); err != nil {
 					t.Fatal(err)
 				}
-				if run.Status != c.want.status || c.want.code != "" && (run.Error == nil || run.Error.Code != c.want.code) {
+				if string(run.Status) != c.want.status || c.want.code != "" && (run.Error == nil || run.Error.Code != c.want.code) {
 					t.Errorf("%s: %s, want %s %s", c.desc, r.body, c.want.status, c.want.code)
 				}
 				if c.want.step != "" {

@@ -9,30 +9,18 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
 
-// outboundRow is one row of GET .../outbound.
-type outboundRow struct {
-	Step      string `json:"step"`
-	RequestID string `json:"requestId"`
-	Hop       int    `json:"hop"`
-	Method    string `json:"method"`
-	Host      string `json:"host"`
-	Port      int    `json:"port"`
-	Path      string `json:"path"`
-	Status    int    `json:"status"`
-	Error     string `json:"error"`
-}
-
-func (c tenantClient) outbound(workflow, runID string) []outboundRow {
+func (c tenantClient) outbound(workflow, runID string) []wire.OutboundRecord {
 	c.t.Helper()
 	r := c.call("GET", "/v1/workflows/"+workflow+"/runs/"+runID+"/outbound", nil)
 	if r.status != 200 {
 		c.t.Fatalf("GET outbound of %s: %d %s", runID, r.status, r.body)
 	}
-	var out struct{ Outbound []outboundRow }
+	var out wire.OutboundPage
 	if err := json.Unmarshal(r.body, &out); err != nil {
 		c.t.Fatalf("outbound: %v: %s", err, r.body)
 	}

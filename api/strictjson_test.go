@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/api/wire"
 )
 
 // startBodyOf is a start request whose input is an object of n fields.
@@ -32,7 +33,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 		b.Run(fmt.Sprintf("strict/%dB", len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				var v startBody
+				var v wire.StartRun
 				if err := decodeStrict(body, &v); err != nil {
 					b.Fatal(err)
 				}
@@ -41,7 +42,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 		b.Run(fmt.Sprintf("encoding-json/%dB", len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				var v startBody
+				var v wire.StartRun
 				if err := json.Unmarshal(body, &v); err != nil {
 					b.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
@@ -191,19 +192,19 @@ func TestCrossTenantMatrix(t *testing.T) {
 		tenantRoutes, len(e.handler.Routes())-tenantRoutes)
 }
 
-// awaitWait polls until the onboarding run waits for verification and returns its user id.
+// awaitWait waits until the onboarding run waits for verification and returns its user id.
 func awaitWait(t *testing.T, c tenantClient, runPath string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var userID string
+	testenv.Await(t, 30*time.Second, func() error {
 		steps := c.mustCall("GET", runPath+"/steps", nil, 200)["steps"].([]any)
-		if len(steps) == 4 && steps[3].(map[string]any)["status"] == "waiting" {
-			return steps[0].(map[string]any)["output"].(map[string]any)["id"].(string)
+		if len(steps) != 4 || steps[3].(map[string]any)["status"] != "waiting" {
+			return fmt.Errorf("the run has not reached its wait: %v", c.mustCall("GET", runPath, nil, 200))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("the run never reached its wait: %v", c.mustCall("GET", runPath, nil, 200))
-	return ""
+		userID = steps[0].(map[string]any)["output"].(map[string]any)["id"].(string)
+		return nil
+	})
+	return userID
 }
 
 // TestEveryRouteNeedsItsToken: no token, a malformed header, an unknown token, a revoked
@@ -238,9 +239,7 @@ func TestEveryRouteNeedsItsToken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var body struct {
-				Error struct{ Code, Message string }
-			}
+			var body wire.ErrorBody
 			_ = json.NewDecoder(resp.Body).Decode(&body)
 			resp.Body.Close()
 			if resp.StatusCode != 401 || body.Error.Code != "unauthorized" || body.Error.Message == "" {

@@ -2,51 +2,29 @@ package api
 
 import (
 	"net/http"
-	"time"
 
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/store"
 )
 
-type tenantView struct {
-	ID string `json:"id"`
-	// Limits are the tenant's own overrides; EffectiveLimits adds the operator's defaults.
-	Limits          store.Limits  `json:"limits"`
-	EffectiveLimits *store.Limits `json:"effectiveLimits,omitempty"`
-	CreatedAt       time.Time     `json:"createdAt"`
-}
-
-type tokenView struct {
-	ID        string     `json:"id"`
-	Tenant    string     `json:"tenant"`
-	Name      string     `json:"name,omitempty"`
-	CreatedAt time.Time  `json:"createdAt"`
-	RevokedAt *time.Time `json:"revokedAt,omitempty"`
-	// Secret is shown once, in the response that creates the token.
-	Secret string `json:"secret,omitempty"`
-}
-
-func viewToken(t store.Token, secret string) tokenView {
-	return tokenView{ID: t.ID, Tenant: t.TenantID, Name: t.Name, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt, Secret: secret}
-}
-
-func (h *Handler) viewTenant(r *http.Request, t store.Tenant) (tenantView, error) {
+// viewTenant is the tenant with its own limits and the limits that apply to it (its own over
+// the operator's defaults).
+func (h *Handler) viewTenant(r *http.Request, t store.Tenant) (wire.Tenant, error) {
 	eff, err := h.cfg.Engine.Limits(r.Context(), t.ID)
 	if err != nil {
-		return tenantView{}, err
+		return wire.Tenant{}, err
 	}
-	return tenantView{ID: t.ID, Limits: t.Limits, EffectiveLimits: &eff, CreatedAt: t.CreatedAt}, nil
+	effective := viewLimits(eff)
+	return wire.Tenant{ID: t.ID, Limits: viewLimits(t.Limits), EffectiveLimits: &effective, CreatedAt: t.CreatedAt}, nil
 }
 
 // POST /v1/tenants (admin): {"id", "limits"?} -> the tenant and its first token, secret included.
 func (h *Handler) createTenant(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		ID     string       `json:"id"`
-		Limits store.Limits `json:"limits"`
-	}
+	var body wire.CreateTenant
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	t, tok, secret, err := h.cfg.Engine.CreateTenant(r.Context(), body.ID, body.Limits)
+	t, tok, secret, err := h.cfg.Engine.CreateTenant(r.Context(), body.ID, storeLimits(body.Limits))
 	if err != nil {
 		return err
 	}
@@ -54,7 +32,7 @@ func (h *Handler) createTenant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"tenant": view, "token": viewToken(tok, secret)})
+	writeJSON(w, http.StatusCreated, wire.TenantCreated{Tenant: view, Token: viewToken(tok, secret)})
 	return nil
 }
 
@@ -63,11 +41,11 @@ func (h *Handler) listTenants(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]tenantView, 0, len(ts))
+	out := wire.TenantPage{Tenants: make([]wire.Tenant, 0, len(ts))}
 	for _, t := range ts {
-		out = append(out, tenantView{ID: t.ID, Limits: t.Limits, CreatedAt: t.CreatedAt})
+		out.Tenants = append(out.Tenants, wire.Tenant{ID: t.ID, Limits: viewLimits(t.Limits), CreatedAt: t.CreatedAt})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tenants": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -95,16 +73,14 @@ func (h *Handler) writeTenant(w http.ResponseWriter, r *http.Request, id string)
 
 // PATCH /v1/tenants/{tenant} (admin): {"limits": {...}} replaces the tenant's overrides.
 func (h *Handler) setTenantLimits(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Limits *store.Limits `json:"limits"`
-	}
+	var body wire.SetLimits
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
 	if body.Limits == nil {
 		return badRequest("invalid_request", `the body must be {"limits": {...}}`)
 	}
-	t, err := h.cfg.Engine.SetTenantLimits(r.Context(), r.PathValue("tenant"), *body.Limits)
+	t, err := h.cfg.Engine.SetTenantLimits(r.Context(), r.PathValue("tenant"), storeLimits(*body.Limits))
 	if err != nil {
 		return err
 	}
@@ -132,11 +108,11 @@ func (h *Handler) writeTokens(w http.ResponseWriter, r *http.Request, tenantID s
 	if err != nil {
 		return err
 	}
-	out := make([]tokenView, 0, len(toks))
+	out := wire.TokenPage{Tokens: make([]wire.Token, 0, len(toks))}
 	for _, t := range toks {
-		out = append(out, viewToken(t, ""))
+		out.Tokens = append(out.Tokens, viewToken(t, ""))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -150,9 +126,7 @@ func (h *Handler) createOwnToken(w http.ResponseWriter, r *http.Request) error {
 
 // createToken: {"name"?} -> the token with its secret, shown this once.
 func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, tenantID string) error {
-	var body struct {
-		Name string `json:"name"`
-	}
+	var body wire.CreateToken
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}

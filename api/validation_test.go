@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
@@ -317,9 +318,7 @@ func TestClientMistakesAreRefusedNamingTheField(t *testing.T) {
 					token = adminToken
 				}
 				r := send(t, e, m, token)
-				var body struct {
-					Error struct{ Code, Message string }
-				}
+				var body wire.ErrorBody
 				if err := json.Unmarshal(r.body, &body); err != nil || body.Error.Code == "" || body.Error.Message == "" {
 					t.Errorf("%s: %d %q is not an error response", m.name, r.status, r.body)
 					continue

@@ -1,64 +1,33 @@
 package api
 
 import (
-	"encoding/json"
-	"time"
-
-	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/store"
 )
 
-// The JSON shapes of the API, camelCase, separate from the store's records so the wire format
-// changes only on purpose.
+// The API answers with the shapes of package wire, built here from the engine's records: the
+// records are the store's, and the wire format changes only on purpose.
 
-type runView struct {
-	ID             string          `json:"id"`
-	Workflow       string          `json:"workflow"`
-	Version        string          `json:"version"`
-	Status         store.RunStatus `json:"status"`
-	Input          json.RawMessage `json:"input"`
-	Output         json.RawMessage `json:"output,omitempty"`
-	Error          *abi.ErrorInfo  `json:"error,omitempty"`
-	IdempotencyKey string          `json:"idempotencyKey,omitempty"`
-	RetentionDays  int             `json:"retentionDays"`
-	ModuleDigest   string          `json:"moduleDigest"`
-	Activations    int             `json:"activations"`
-	CreatedAt      time.Time       `json:"createdAt"`
-	StartedAt      *time.Time      `json:"startedAt,omitempty"`
-	CompletedAt    *time.Time      `json:"completedAt,omitempty"`
-	UpdatedAt      time.Time       `json:"updatedAt"`
-}
-
-func viewRun(r store.Run) runView {
-	return runView{
-		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input,
+func viewRun(r store.Run) wire.Run {
+	return wire.Run{
+		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: wire.RunStatus(r.Status), Input: r.Input,
 		Output: r.Output, Error: r.Error, IdempotencyKey: r.IdempotencyKey, RetentionDays: r.RetentionDays,
 		ModuleDigest: r.Digest, Activations: r.Activations, CreatedAt: r.CreatedAt, StartedAt: r.StartedAt,
 		CompletedAt: r.CompletedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
-type stepView struct {
-	Seq         int              `json:"seq"`
-	Key         string           `json:"key"`
-	Kind        store.StepKind   `json:"kind"`
-	Status      store.StepStatus `json:"status"`
-	Attempt     int              `json:"attempt,omitempty"`
-	Output      json.RawMessage  `json:"output,omitempty"`
-	Error       *abi.ErrorInfo   `json:"error,omitempty"`
-	WakeAt      *time.Time       `json:"wakeAt,omitempty"`
-	Event       string           `json:"event,omitempty"`
-	Match       json.RawMessage  `json:"match,omitempty"`
-	StartedAt   time.Time        `json:"startedAt"`
-	CompletedAt *time.Time       `json:"completedAt,omitempty"`
-	DurationMs  *float64         `json:"durationMs,omitempty"`
-	// Outbound are the HTTP requests the step made (or tried), in order.
-	Outbound []outboundView `json:"outbound,omitempty"`
+func viewRuns(runs []store.Run) []wire.Run {
+	out := make([]wire.Run, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, viewRun(r))
+	}
+	return out
 }
 
-func viewStep(s store.Step) stepView {
-	v := stepView{
-		Seq: s.Seq, Key: s.Key, Kind: s.Kind, Status: s.Status, Attempt: s.Attempt, Output: s.Output,
+func viewStep(s store.Step) wire.Step {
+	v := wire.Step{
+		Seq: s.Seq, Key: s.Key, Kind: string(s.Kind), Status: string(s.Status), Attempt: s.Attempt, Output: s.Output,
 		Error: s.Error, WakeAt: s.WakeAt, Event: s.Event, Match: s.Match, StartedAt: s.StartedAt,
 		CompletedAt: s.CompletedAt,
 	}
@@ -69,18 +38,41 @@ func viewStep(s store.Step) stepView {
 	return v
 }
 
-type moduleView struct {
-	Digest     string    `json:"digest"`
-	Size       int       `json:"size"`
-	ABIVersion int       `json:"abiVersion"`
-	CreatedAt  time.Time `json:"createdAt,omitzero"`
+func viewOutbound(o store.OutboundRecord) wire.OutboundRecord {
+	return wire.OutboundRecord{Step: o.Step, RequestID: o.RequestID, Hop: o.Hop, Method: o.Method, Scheme: o.Scheme,
+		Host: o.Host, Port: o.Port, Path: o.Path, Status: o.Status, Error: o.Error, BytesOut: o.BytesOut,
+		BytesIn: o.BytesIn, DurationMs: o.DurationMs, At: o.At}
 }
 
-type workflowView struct {
-	Name          string          `json:"name"`
-	Version       string          `json:"version"`
-	RetentionDays int             `json:"retentionDays,omitempty"`
-	Retry         abi.RetryPolicy `json:"retry"`
-	Triggers      []string        `json:"triggers,omitempty"`
-	ModuleDigest  string          `json:"moduleDigest"`
+func viewModule(m store.Module) wire.Module {
+	return wire.Module{Digest: m.Digest, Size: m.Size, ABIVersion: m.ABIVersion, CreatedAt: m.CreatedAt}
+}
+
+func viewWorkflow(wf store.Workflow) wire.Workflow {
+	return wire.Workflow{
+		Name: wf.Name, Version: wf.Version, RetentionDays: wf.RetentionDays, Retry: wf.Retry,
+		Triggers: wf.Triggers, ModuleDigest: wf.Digest,
+	}
+}
+
+func viewWorkflowSummary(wf store.WorkflowSummary) wire.WorkflowSummary {
+	counts := make(map[string]int, len(wf.RunCounts))
+	for s, n := range wf.RunCounts {
+		counts[string(s)] = n
+	}
+	return wire.WorkflowSummary{Name: wf.Name, LatestVersion: wf.LatestVersion, Versions: wf.Versions, RunCounts: counts}
+}
+
+// viewLimits and storeLimits convert between the two forms of a tenant's limits. The types have
+// the same fields in the same order, so a limit added to one and not the other fails to build.
+func viewLimits(l store.Limits) wire.Limits { return wire.Limits(l) }
+
+func storeLimits(l wire.Limits) store.Limits { return store.Limits(l) }
+
+func viewToken(t store.Token, secret string) wire.Token {
+	return wire.Token{ID: t.ID, Tenant: t.TenantID, Name: t.Name, CreatedAt: t.CreatedAt, RevokedAt: t.RevokedAt, Secret: secret}
+}
+
+func viewSecret(s store.Secret) wire.Secret {
+	return wire.Secret{Name: s.Name, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 }

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/wfhost/wfhost/api/wire"
+	"github.com/wfhost/wfhost/internal/testenv"
 )
 
 const (
@@ -19,13 +22,6 @@ const (
 
 var stepIndex = regexp.MustCompile(`index=(\d+)`)
 
-type runView struct {
-	ID     string          `json:"id"`
-	Status string          `json:"status"`
-	Output json.RawMessage `json:"output"`
-	Error  json.RawMessage `json:"error"`
-}
-
 // startStepsRuns starts n runs of the `steps` example workflow and returns their ids.
 func startStepsRuns(t *testing.T, d *daemon, n int) []string {
 	t.Helper()
@@ -34,7 +30,7 @@ func startStepsRuns(t *testing.T, d *daemon, n int) []string {
 		out := d.mustDo("POST", "/v1/workflows/steps/runs", map[string]any{
 			"input": map[string]any{"n": crashSteps, "sleepMs": crashSleep, "tag": i},
 		}, 201)
-		var r runView
+		var r wire.Run
 		if err := json.Unmarshal(out, &r); err != nil {
 			t.Fatalf("decode run: %v: %s", err, out)
 		}
@@ -46,16 +42,18 @@ func startStepsRuns(t *testing.T, d *daemon, n int) []string {
 // awaitAllTerminal waits until no run of the store is live.
 func awaitAllTerminal(t *testing.T, b backend, timeout time.Duration, ds ...*daemon) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for b.liveRuns(t) > 0 {
-		if time.Now().After(deadline) {
-			msg := fmt.Sprintf("%d runs still live after %v", b.liveRuns(t), timeout)
-			for _, d := range ds {
-				msg += "\n--- " + d.name + " ---\n" + d.logTail(3000)
-			}
-			t.Fatal(msg)
+	err := testenv.Poll(t, timeout, func() error {
+		if n := b.liveRuns(t); n > 0 {
+			return fmt.Errorf("%d runs still live", n)
 		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		msg := err.Error()
+		for _, d := range ds {
+			msg += "\n--- " + d.name + " ---\n" + d.logTail(3000)
+		}
+		t.Fatal(msg)
 	}
 }
 

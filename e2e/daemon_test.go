@@ -129,22 +129,25 @@ func (d *daemon) start() {
 		d.t.Fatalf("start %s: %v", d.name, err)
 	}
 	go func() { _ = d.cmd.Wait(); pw.Close(); close(d.exited) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(d.url("/readyz"))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
+	err := testenv.Poll(d.t, 60*time.Second, func() error {
 		select {
 		case <-d.exited:
 			d.t.Fatalf("%s exited during start:\n%s", d.name, d.logTail(4000))
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
+		resp, err := http.Get(d.url("/readyz"))
+		if err != nil {
+			return fmt.Errorf("%s is not ready: %w", d.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s is not ready: /readyz answers %s", d.name, resp.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		d.t.Fatalf("%v\n%s", err, d.logTail(4000))
 	}
-	d.t.Fatalf("%s not ready after 60s:\n%s", d.name, d.logTail(4000))
 }
 
 // kill sends SIGKILL: no shutdown code runs, as in a crash.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wfhost/wfhost/api/wire"
 )
 
 // TestAllowPrivateHostsFlag: a daemon refuses a tenant's request to a server on this machine,
@@ -46,7 +48,7 @@ func TestAllowPrivateHostsFlag(t *testing.T) {
 
 	const admin = "e2e-admin-token"
 	b := newEmbeddedBackend(t)
-	fetch := func(d *daemon) apiRun {
+	fetch := func(d *daemon) wire.Run {
 		t.Helper()
 		r := d.startRun("http-fetch", map[string]any{"url": srv.URL + "/hello"})
 		return d.awaitRun("http-fetch", r.ID)

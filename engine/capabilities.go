@@ -19,6 +19,7 @@ func (e *Engine) outboundPolicy(l store.Limits) *host.Outbound {
 		MaxRequestBytes:  e.cfg.MaxHTTPRequestBytes,
 		MaxResponseBytes: e.cfg.MaxHTTPResponseBytes,
 		Timeout:          e.cfg.HTTPTimeout,
+		MaxRedirects:     e.cfg.MaxHTTPRedirects,
 	}
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -10,11 +11,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/defaults"
 	"github.com/wfhost/wfhost/internal/envelope"
 	"github.com/wfhost/wfhost/store"
 )
 
-// Config is everything an Engine needs; zero fields take the defaults documented on them.
+// Config is everything an Engine needs; zero fields take the defaults documented on them, whose
+// values are internal/defaults' (the daemon's flags show the same).
 type Config struct {
 	Store   store.Store   // required
 	Runtime *host.Runtime // required
@@ -29,7 +32,7 @@ type Config struct {
 
 	// Owner names this host in leases; default: a random id.
 	Owner string
-	// Concurrency bounds the activations running at once; default 32.
+	// Concurrency bounds the activations running at once; default defaults.Concurrency (32).
 	Concurrency int
 	// LeaseFor is how long a claim lasts without a heartbeat or commit; default 30s. A host
 	// that dies holds its runs this long before another host may take them.
@@ -47,10 +50,10 @@ type Config struct {
 	FaultLimit int
 
 	// TenantDefaults are the limits of every tenant that does not override them; zero fields
-	// take: memory 1024 pages (64 MiB) and activations of 5 minutes (host.DefaultLimits), 100 concurrent
-	// activations per tenant over all hosts, modules 32 MiB, input 1 MiB, output and step
-	// output 1 MiB (host.DefaultLimits), events 256 KiB, 10,000 steps per run, 100 events
-	// buffered per run.
+	// take DefaultTenantLimits' (memory 1024 pages, activations of 5 minutes, 100 concurrent
+	// activations per tenant over all hosts, modules 32 MiB, input, output and step output
+	// 1 MiB, events 256 KiB, 10,000 steps per run, 100 events buffered per run, no allowed
+	// hosts). Each must be within LimitRanges (and at least 1): New refuses it otherwise.
 	TenantDefaults store.Limits
 
 	// DefaultRetentionDays applies when neither the workflow nor the start request sets one;
@@ -71,11 +74,13 @@ type Config struct {
 	// reaches whatever that host resolves to on the daemon's own network, cloud metadata
 	// endpoints included.
 	AllowPrivateHosts bool
-	// MaxHTTPRequestBytes and MaxHTTPResponseBytes bound outbound bodies, and HTTPTimeout one
-	// request; zero takes host.DefaultOutbound's (1 MiB, 4 MiB, 30s).
+	// MaxHTTPRequestBytes and MaxHTTPResponseBytes bound outbound bodies, HTTPTimeout one
+	// request and MaxHTTPRedirects the redirects it follows; zero takes host.DefaultOutbound's
+	// (1 MiB, 4 MiB, 30s, 5).
 	MaxHTTPRequestBytes  int
 	MaxHTTPResponseBytes int
 	HTTPTimeout          time.Duration
+	MaxHTTPRedirects     int
 
 	// SecretKeys seals secret values before the store keeps them and opens them for step
 	// callbacks (envelope encryption: secrets.go). Nil: PutSecret refuses with
@@ -87,30 +92,40 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	c.Concurrency = cmp.Or(c.Concurrency, 32)
-	c.LeaseFor = cmp.Or(c.LeaseFor, 30*time.Second)
-	c.PollInterval = cmp.Or(c.PollInterval, 10*time.Second)
-	c.ShutdownGrace = cmp.Or(c.ShutdownGrace, 10*time.Second)
-	c.FaultLimit = cmp.Or(c.FaultLimit, 10)
-	c.TenantDefaults = c.TenantDefaults.Or(store.Limits{
-		MemoryPages:         int(host.DefaultLimits.MemoryPages),
-		ActivationTimeoutMs: host.DefaultLimits.WallTime.Milliseconds(),
-		Concurrency:         100,
-		MaxModuleBytes:      32 << 20,
-		MaxInputBytes:       1 << 20,
-		MaxOutputBytes:      host.DefaultLimits.MaxOutputBytes,
-		MaxStepOutputBytes:  host.DefaultLimits.MaxStepOutputBytes,
-		MaxEventBytes:       256 << 10,
-		MaxStepsPerRun:      10000,
-		MaxBufferedEvents:   100,
-	})
-	c.DefaultRetentionDays = cmp.Or(c.DefaultRetentionDays, 30)
-	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, 365)
-	c.SweepInterval = cmp.Or(c.SweepInterval, 5*time.Minute)
-	c.BroadcastWindow = cmp.Or(c.BroadcastWindow, 24*time.Hour)
-	c.MaxHTTPRequestBytes = cmp.Or(c.MaxHTTPRequestBytes, host.DefaultOutbound.MaxRequestBytes)
-	c.MaxHTTPResponseBytes = cmp.Or(c.MaxHTTPResponseBytes, host.DefaultOutbound.MaxResponseBytes)
-	c.HTTPTimeout = cmp.Or(c.HTTPTimeout, host.DefaultOutbound.Timeout)
+	c.Concurrency = cmp.Or(c.Concurrency, defaults.Concurrency)
+	c.LeaseFor = cmp.Or(c.LeaseFor, defaults.LeaseFor)
+	c.PollInterval = cmp.Or(c.PollInterval, defaults.PollInterval)
+	c.ShutdownGrace = cmp.Or(c.ShutdownGrace, defaults.ShutdownGrace)
+	c.FaultLimit = cmp.Or(c.FaultLimit, defaults.FaultLimit)
+	c.TenantDefaults = c.TenantDefaults.Or(DefaultTenantLimits())
+	c.DefaultRetentionDays = cmp.Or(c.DefaultRetentionDays, defaults.DefaultRetentionDays)
+	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, defaults.MaxRetentionDays)
+	c.SweepInterval = cmp.Or(c.SweepInterval, defaults.SweepInterval)
+	c.BroadcastWindow = cmp.Or(c.BroadcastWindow, defaults.BroadcastWindow)
+	out := host.DefaultOutbound()
+	c.MaxHTTPRequestBytes = cmp.Or(c.MaxHTTPRequestBytes, out.MaxRequestBytes)
+	c.MaxHTTPResponseBytes = cmp.Or(c.MaxHTTPResponseBytes, out.MaxResponseBytes)
+	c.HTTPTimeout = cmp.Or(c.HTTPTimeout, out.Timeout)
+	c.MaxHTTPRedirects = cmp.Or(c.MaxHTTPRedirects, out.MaxRedirects)
+}
+
+// DefaultTenantLimits are the limits of a tenant that neither it nor the operator
+// (Config.TenantDefaults) set: internal/defaults', whose activation limits are the host's
+// (host.DefaultLimits).
+func DefaultTenantLimits() store.Limits {
+	activation := host.DefaultLimits()
+	return store.Limits{
+		MemoryPages:         int(activation.MemoryPages),
+		ActivationTimeoutMs: activation.WallTime.Milliseconds(),
+		Concurrency:         defaults.TenantConcurrency,
+		MaxModuleBytes:      defaults.MaxModuleBytes,
+		MaxInputBytes:       defaults.MaxInputBytes,
+		MaxOutputBytes:      activation.MaxOutputBytes,
+		MaxStepOutputBytes:  activation.MaxStepOutputBytes,
+		MaxEventBytes:       defaults.MaxEventBytes,
+		MaxStepsPerRun:      defaults.MaxStepsPerRun,
+		MaxBufferedEvents:   defaults.MaxBufferedEvents,
+	}
 }
 
 // hostLimits are the activation limits of a tenant's effective limits.
@@ -129,6 +144,14 @@ func (c *Config) validate() error {
 		return errors.New("engine config: Store is required")
 	case c.Runtime == nil:
 		return errors.New("engine config: Runtime is required")
+	// Zero took the default: what is left below zero would be a claimer that polls without
+	// pause, a sweeper whose ticker panics, a shutdown that waits for nothing.
+	case c.PollInterval < 0:
+		return errors.New("engine config: PollInterval must not be negative (0 takes the default)")
+	case c.SweepInterval < 0:
+		return errors.New("engine config: SweepInterval must not be negative (0 takes the default)")
+	case c.ShutdownGrace < 0:
+		return errors.New("engine config: ShutdownGrace must not be negative (0 takes the default)")
 	case c.Concurrency < 1:
 		return errors.New("engine config: Concurrency must be at least 1")
 	case c.LeaseFor < time.Second:
@@ -139,8 +162,23 @@ func (c *Config) validate() error {
 		return errors.New("engine config: retention days must be at least 1")
 	case c.BroadcastWindow < time.Second:
 		return errors.New("engine config: BroadcastWindow must be at least 1s")
-	case c.MaxHTTPRequestBytes < 0 || c.MaxHTTPResponseBytes < 0 || c.HTTPTimeout < 0:
+	case c.MaxHTTPRequestBytes < 0 || c.MaxHTTPResponseBytes < 0 || c.HTTPTimeout < 0 || c.MaxHTTPRedirects < 0:
 		return errors.New("engine config: the outbound HTTP bounds must not be negative")
+	}
+	return validTenantDefaults(c.TenantDefaults)
+}
+
+// validTenantDefaults checks the operator's tenant limits, every zero already taken from
+// DefaultTenantLimits: each within LimitRanges, as an admin's would be, and at least 1, since
+// a default of 0 is no limit at all.
+func validTenantDefaults(l store.Limits) error {
+	for _, r := range LimitRanges {
+		if v := r.get(l); v < 1 || v > r.Max {
+			return fmt.Errorf("engine config: TenantDefaults.%s must be from 1 to %d, not %d", r.Name, r.Max, v)
+		}
+	}
+	if err := validLimits(store.Limits{AllowedHosts: l.AllowedHosts}); err != nil {
+		return fmt.Errorf("engine config: TenantDefaults: %w", err)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ var errShutdown = errors.New("engine shutting down")
 var errCancelled = errors.New("run cancelled")
 
 // Engine claims runnable runs and executes them as activations: one pass of the guest over the
-// run's journal, committing each new step before the guest continues. It also serves the
+// run's journal, committing each new step at the guest's next durable call. It also serves the
 // requests of the API (deploy, start, signal, ...). Safe for concurrent use.
 type Engine struct {
 	cfg     Config

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -105,45 +106,41 @@ func (h *harness) start(workflow string, input any) store.Run {
 	return run
 }
 
-// await polls until the run reaches one of the statuses, failing the test after timeout.
+// await waits until the run reaches one of the statuses, failing the test after timeout.
 func (h *harness) await(runID string, timeout time.Duration, statuses ...store.RunStatus) store.Run {
 	h.t.Helper()
 	if len(statuses) == 0 {
 		statuses = []store.RunStatus{store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusNondeterministic}
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		run, err := h.engine.GetRun(context.Background(), store.DefaultTenant, runID)
-		if err != nil {
+	var run store.Run
+	err := testenv.Poll(h.t, timeout, func() error {
+		var err error
+		if run, err = h.engine.GetRun(context.Background(), store.DefaultTenant, runID); err != nil {
 			h.t.Fatalf("get run: %v", err)
 		}
-		for _, s := range statuses {
-			if run.Status == s {
-				return run
-			}
+		if !slices.Contains(statuses, run.Status) {
+			return fmt.Errorf("run %s is %s, want one of %v (error %+v)", runID, run.Status, statuses, run.Error)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("run %s is %s after %v, want one of %v (error %+v)\nlogs:\n%s", runID, run.Status, timeout, statuses, run.Error, h.logs.tail(4000))
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		h.t.Fatalf("%v\nlogs:\n%s", err, h.logs.tail(4000))
 	}
+	return run
 }
 
-// awaitStep polls until the run's journal has the step key in the given status.
+// awaitStep waits until the run's journal has the step key in the given status.
 func (h *harness) awaitStep(runID, key string, status store.StepStatus, timeout time.Duration) {
 	h.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		for _, s := range h.steps(runID) {
+	testenv.Await(h.t, timeout, func() error {
+		steps := h.steps(runID)
+		for _, s := range steps {
 			if s.Key == key && s.Status == status {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("run %s: step %s not %s after %v; journal %s", runID, key, status, timeout, h.journalString(runID))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("run %s: step %s is not %s; journal %s", runID, key, status, journalText(steps))
+	})
 }
 
 func (h *harness) steps(runID string) []store.Step {
@@ -163,9 +160,11 @@ func (h *harness) keys(runID string) []string {
 	return out
 }
 
-func (h *harness) journalString(runID string) string {
+func (h *harness) journalString(runID string) string { return journalText(h.steps(runID)) }
+
+func journalText(steps []store.Step) string {
 	var b strings.Builder
-	for _, s := range h.steps(runID) {
+	for _, s := range steps {
 		fmt.Fprintf(&b, "\n  %d %s %s %s attempt=%d out=%s err=%v", s.Seq, s.Kind, s.Key, s.Status, s.Attempt, s.Output, s.Error)
 	}
 	return b.String()

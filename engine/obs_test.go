@@ -21,6 +21,7 @@ import (
 
 	"github.com/wfhost/wfhost/api"
 	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -75,23 +76,20 @@ func (o *obsHarness) scrape() map[string]*dto.MetricFamily {
 // test) a moment before its activation has finished counting.
 func (o *obsHarness) quietScrape() map[string]float64 {
 	o.t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
-		got := series(o.scrape())
-		busy := got["wfhost_activation_oldest_seconds{}"] > 0
+	var got map[string]float64
+	testenv.Await(o.t, settle, func() error {
+		got = series(o.scrape())
+		if oldest := got["wfhost_activation_oldest_seconds{}"]; oldest > 0 {
+			return fmt.Errorf("activations still running: the oldest for %vs", oldest)
+		}
 		for k, v := range got {
 			if strings.HasPrefix(k, "workflow_runs_in_flight{") && v != 0 {
-				busy = true
+				return fmt.Errorf("activations still running: %s = %v", k, v)
 			}
 		}
-		if !busy {
-			return got
-		}
-		if time.Now().After(deadline) {
-			o.t.Fatalf("activations still running after %v", settle)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
 // series flattens a scrape into "name{label=value,...}" -> value, labels sorted; histograms

@@ -100,3 +100,56 @@ func TestOutboundMetricLabelsAreTheAllowlist(t *testing.T) {
 		t.Fatalf("wfhost_outbound_requests_total by host and outcome: %v, want %v", got, want)
 	}
 }
+
+// TestMaxHTTPRedirectsReachesTheHost: Config.MaxHTTPRedirects (wfhost run --http-max-redirects)
+// bounds the redirects a step's request follows; without it the host's default applies.
+func TestMaxHTTPRedirectsReachesTheHost(t *testing.T) {
+	t.Parallel()
+	// /r/N redirects to /r/N-1; /r/0 answers.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := strings.TrimPrefix(r.URL.Path, "/r/"); n != "0" {
+			http.Redirect(w, r, fmt.Sprintf("/r/%c", n[0]-1), http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, "hello")
+	}))
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	fetch := func(redirects int) store.Run {
+		t.Helper()
+		st, err := postgres.Open(ctx, postgres.Config{URL: testenv.DatabaseURL(), Schema: testenv.Schema(t, "wfhost_engine"), MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
+			PollInterval: time.Second, AllowPrivateHosts: true, MaxHTTPRedirects: redirects})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(eng.Stop)
+		if _, _, _, err := eng.CreateTenant(ctx, "redirects", store.Limits{AllowedHosts: []string{srv.URL}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.Deploy(ctx, "redirects", fixture(t, "capabilities.wasm"), false); err != nil {
+			t.Fatal(err)
+		}
+		run, err := eng.StartAndAwait(ctx, "redirects", engine.StartRequest{Workflow: "http-fetch", Input: json.RawMessage(`{"url":"` + srv.URL + `/r/2"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	if run := fetch(1); run.Status != store.StatusFailed || run.Error == nil || !strings.Contains(run.Error.Message, "more than 1 redirects") {
+		t.Fatalf("two redirects with MaxHTTPRedirects 1: %s %s %+v", run.Status, run.Output, run.Error)
+	}
+	if run := fetch(0); run.Status != store.StatusCompleted || !strings.Contains(string(run.Output), "hello") {
+		t.Fatalf("two redirects with the default bound: %s %s %+v", run.Status, run.Output, run.Error)
+	}
+}

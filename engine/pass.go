@@ -43,8 +43,8 @@ func nondeterministic(format string, args ...any) *runFailure {
 }
 
 // pass implements host.Handler for one activation: it replays the journal it was claimed with
-// and commits each new durable boundary before the guest continues. Only the activation's
-// goroutine uses it.
+// and commits each new durable boundary no later than the guest's next one (pending). Only the
+// activation's goroutine uses it.
 type pass struct {
 	e       *Engine
 	run     store.Run

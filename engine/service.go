@@ -42,7 +42,7 @@ func (e *Engine) Deploy(ctx context.Context, tenantID string, wasm []byte, repla
 	}
 	// A module that cannot fit in the tenant's memory could never run: refused now, not at
 	// its first activation.
-	if pages := cmp.Or(hostLimits(limits).MemoryPages, host.DefaultLimits.MemoryPages); m.MinMemoryPages > pages {
+	if pages := cmp.Or(hostLimits(limits).MemoryPages, host.DefaultLimits().MemoryPages); m.MinMemoryPages > pages {
 		return DeployResult{}, fmt.Errorf("deploy: %w: the module needs at least %d pages (%d MiB) of memory; the tenant's memoryPages limit is %d (%d MiB)",
 			ErrInvalid, m.MinMemoryPages, uint64(m.MinMemoryPages)*65536>>20, pages, uint64(pages)*65536>>20)
 	}

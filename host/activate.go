@@ -22,10 +22,10 @@ var errWallTime = errors.New("activation wall time exceeded")
 // Handler error that unwound the guest, a *GuestError for a guest fault, or the caller's
 // context error.
 func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Result, err error) {
-	a.Limits.MemoryPages = cmp.Or(a.Limits.MemoryPages, DefaultLimits.MemoryPages)
-	a.Limits.WallTime = cmp.Or(a.Limits.WallTime, DefaultLimits.WallTime)
-	a.Limits.MaxOutputBytes = cmp.Or(a.Limits.MaxOutputBytes, DefaultLimits.MaxOutputBytes)
-	a.Limits.MaxStepOutputBytes = cmp.Or(a.Limits.MaxStepOutputBytes, DefaultLimits.MaxStepOutputBytes)
+	a.Limits.MemoryPages = cmp.Or(a.Limits.MemoryPages, DefaultLimits().MemoryPages)
+	a.Limits.WallTime = cmp.Or(a.Limits.WallTime, DefaultLimits().WallTime)
+	a.Limits.MaxOutputBytes = cmp.Or(a.Limits.MaxOutputBytes, DefaultLimits().MaxOutputBytes)
+	a.Limits.MaxStepOutputBytes = cmp.Or(a.Limits.MaxStepOutputBytes, DefaultLimits().MaxStepOutputBytes)
 	if len(a.Input) == 0 {
 		a.Input = []byte("null")
 	}

@@ -9,6 +9,7 @@
 // verbs as Extism host functions (ABI.md §9).
 //
 // What the host functions mean for a run (journal, commits, suspension) is the Handler's
-// business; the engine implements it. Imports: abi, wazero, extism/go-sdk and the standard
-// library; never store or engine. RATIONALE.md records the decisions that shaped it.
+// business; the engine implements it. Imports: abi, internal/defaults (the value of a zero
+// limit), wazero, extism/go-sdk and the standard library; never store or engine. RATIONALE.md
+// records the decisions that shaped it.
 package host

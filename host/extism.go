@@ -225,7 +225,7 @@ func (e *extismPlugins) close(ctx context.Context) error {
 
 // loadExtism validates an Extism module, compiles it through go-sdk and reads its description.
 func (r *Runtime) loadExtism(ctx context.Context, tenant string, m *Module) (*Module, error) {
-	pages := max(DefaultLimits.MemoryPages, m.MinMemoryPages)
+	pages := max(DefaultLimits().MemoryPages, m.MinMemoryPages)
 	// go-sdk hides the compiled module's imports and exports, so its shape is read from a
 	// compile of our own, dropped once read: a second compile per new module (go-sdk's has the
 	// listener and the exported globals), and a cache hit after a restart with CacheDir.

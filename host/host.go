@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/internal/defaults"
 )
 
 // Reply is a Handler's answer to a host call: the status the guest sees and the pending data it
@@ -46,12 +47,15 @@ type Limits struct {
 	MaxStepOutputBytes int           // step_done payload
 }
 
-// DefaultLimits are used for every zero field of Limits.
-var DefaultLimits = Limits{
-	MemoryPages:        1024, // 64 MiB
-	WallTime:           5 * time.Minute,
-	MaxOutputBytes:     1 << 20,
-	MaxStepOutputBytes: 1 << 20,
+// DefaultLimits returns the value of every zero field of Limits: the tenant defaults of
+// internal/defaults, which the engine and the daemon's flags read too.
+func DefaultLimits() Limits {
+	return Limits{
+		MemoryPages:        defaults.MemoryPages,
+		WallTime:           defaults.ActivationTimeout,
+		MaxOutputBytes:     defaults.MaxOutputBytes,
+		MaxStepOutputBytes: defaults.MaxStepOutputBytes,
+	}
 }
 
 // Activation is one pass of one run over a module.

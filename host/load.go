@@ -151,7 +151,7 @@ func (r *Runtime) load(ctx context.Context, tenant, digest string, wasm []byte, 
 		m.Extism = true
 		return r.loadExtism(ctx, tenant, m)
 	}
-	rt, c, compile, err := r.compiledFor(ctx, tenant, m, max(DefaultLimits.MemoryPages, m.MinMemoryPages))
+	rt, c, compile, err := r.compiledFor(ctx, tenant, m, max(DefaultLimits().MemoryPages, m.MinMemoryPages))
 	if err != nil {
 		return nil, err
 	}

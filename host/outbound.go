@@ -21,6 +21,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/internal/defaults"
 )
 
 // Outbound is an activation's policy for outbound HTTP. A nil policy refuses every request.
@@ -48,13 +49,15 @@ type Outbound struct {
 	MaxRedirects int
 }
 
-// DefaultOutbound holds the default of every zero field of Outbound: the one place they are
-// written (the engine's configuration and the daemon's flags take theirs from here).
-var DefaultOutbound = Outbound{
-	MaxRequestBytes:  1 << 20,
-	MaxResponseBytes: 4 << 20,
-	Timeout:          30 * time.Second,
-	MaxRedirects:     5,
+// DefaultOutbound returns the value of every zero field of Outbound: the outbound defaults of
+// internal/defaults, which the engine and the daemon's flags read too.
+func DefaultOutbound() Outbound {
+	return Outbound{
+		MaxRequestBytes:  defaults.HTTPMaxRequestBytes,
+		MaxResponseBytes: defaults.HTTPMaxResponseBytes,
+		Timeout:          defaults.HTTPTimeout,
+		MaxRedirects:     defaults.HTTPMaxRedirects,
+	}
 }
 
 // OutboundRecord is one HTTP request as the audit trail keeps it, one record per hop: the
@@ -102,17 +105,18 @@ func (o *Outbound) withDefaults() Outbound {
 	if o != nil {
 		c = *o
 	}
+	d := DefaultOutbound()
 	if c.MaxRequestBytes <= 0 {
-		c.MaxRequestBytes = DefaultOutbound.MaxRequestBytes
+		c.MaxRequestBytes = d.MaxRequestBytes
 	}
 	if c.MaxResponseBytes <= 0 {
-		c.MaxResponseBytes = DefaultOutbound.MaxResponseBytes
+		c.MaxResponseBytes = d.MaxResponseBytes
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = DefaultOutbound.Timeout
+		c.Timeout = d.Timeout
 	}
 	if c.MaxRedirects <= 0 {
-		c.MaxRedirects = DefaultOutbound.MaxRedirects
+		c.MaxRedirects = d.MaxRedirects
 	}
 	return c
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/testenv"
 )
 
 // countingListener is a test server's listener that remembers every connection it accepted,
@@ -107,19 +108,14 @@ func (s *ssrfServer) counts(t *testing.T) (conns, requests int) {
 	}
 	defer probe.Close()
 	mine := probe.LocalAddr().String()
-	deadline := time.Now().Add(30 * time.Second) // a liveness bound, not a timing assertion
-	for {
+	testenv.Await(t, 30*time.Second, func() error {
 		s.l.mu.Lock()
-		seen := slices.Contains(s.l.accepted, mine)
-		s.l.mu.Unlock()
-		if seen {
-			break
+		defer s.l.mu.Unlock()
+		if !slices.Contains(s.l.accepted, mine) {
+			return fmt.Errorf("%s has not accepted the probe connection", s.name)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never accepted the probe connection", s.name)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	s.l.mu.Lock()
 	defer s.l.mu.Unlock()
 	s.l.accepted = slices.DeleteFunc(s.l.accepted, func(a string) bool { return a == mine })

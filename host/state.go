@@ -61,7 +61,7 @@ func stateFrom(ctx context.Context) *state {
 }
 
 func newDescribeState() *state {
-	st := &state{logger: slog.New(slog.DiscardHandler), limits: DefaultLimits}
+	st := &state{logger: slog.New(slog.DiscardHandler), limits: DefaultLimits()}
 	st.random = rand.NewChaCha8([32]byte{})
 	st.stdout = newLineLogger(st, slog.LevelInfo, "stdout")
 	st.stderr = newLineLogger(st, slog.LevelWarn, "stderr")

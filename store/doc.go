@@ -2,7 +2,7 @@
 // (modules, workflows, runs, journal steps, events) and the sentinel errors callers test with
 // errors.Is.
 //
-// Implementations live in subpackages (store/postgres; store/embedded later) and must all pass
-// the conformance suite in store/storetest. This package imports only abi and the standard
+// Implementations live in subpackages (store/postgres, and store/embedded on SQLite) and must
+// all pass the conformance suite in store/storetest. This package imports only abi and the standard
 // library; it never imports host or engine.
 package store

@@ -484,7 +484,8 @@ type Store interface {
 	// once (its writer renews or releases it), and is returned as held.
 	ExtendLeases(ctx context.Context, leases []Lease, leaseFor time.Duration) ([]Lease, error)
 
-	// CommitStep inserts or updates the step row (by RunID and Key) and renews the lease, in one
+	// CommitStep inserts or updates the step row (by RunID and Key) and keeps the lease at
+	// least half of leaseFor ahead (renewing it, or not while more than half remains), in one
 	// transaction. An update keeps the row's Seq, Kind, Event, Match and StartedAt (when the
 	// step first started). Fenced.
 	CommitStep(ctx context.Context, l Lease, s Step, leaseFor time.Duration) error

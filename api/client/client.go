@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/wfhost/wfhost/api/wire"
 )
 
 // Client talks to one wfhost daemon. Safe for concurrent use.
@@ -18,7 +20,7 @@ type Client struct {
 	HTTP    *http.Client
 }
 
-// Error is an API error response.
+// Error is an API error answer (wire.ErrorBody) with its HTTP status.
 type Error struct {
 	Status  int
 	Code    string
@@ -29,7 +31,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
 }
 
-// Do sends a request and returns the raw JSON response body; a non-2xx status is an *Error.
+// Do sends a request and returns the raw JSON response body, which decodes into the answer's
+// type in package wire; a non-2xx status is an *Error.
 // body may be nil, []byte (a module, sent as is with Content-Type application/wasm) or any
 // other value (sent as JSON with Content-Type application/json, which the API requires).
 func (c *Client) Do(ctx context.Context, method, path string, body any) (json.RawMessage, error) {
@@ -71,9 +74,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) (json.Ra
 		return nil, err
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
+		var e wire.ErrorBody
 		if json.Unmarshal(out, &e) != nil || e.Error.Code == "" {
 			return nil, &Error{Status: resp.StatusCode, Code: "http_error", Message: strings.TrimSpace(string(out))}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/wfhost/wfhost/api/client"
+	"github.com/wfhost/wfhost/api/wire"
 )
 
 // This file is the plumbing every client command shares: connection and token flags, argument
@@ -211,55 +212,15 @@ func render[T any](c *cli.Context, raw json.RawMessage, human func(w *tabwriter.
 	return w.Flush()
 }
 
-// The response shapes the tables read (api/views.go and api/tenants.go); fields the tables do
-// not show are left out, and --json shows everything.
-
-type errorInfo struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *errorInfo) String() string {
-	if e.Code == "" {
-		return e.Message
-	}
-	return e.Code + ": " + e.Message
-}
-
-type run struct {
-	ID             string          `json:"id"`
-	Workflow       string          `json:"workflow"`
-	Version        string          `json:"version"`
-	Status         string          `json:"status"`
-	Input          json.RawMessage `json:"input"`
-	Output         json.RawMessage `json:"output"`
-	Error          *errorInfo      `json:"error"`
-	IdempotencyKey string          `json:"idempotencyKey"`
-	RetentionDays  int             `json:"retentionDays"`
-	ModuleDigest   string          `json:"moduleDigest"`
-	Activations    int             `json:"activations"`
-	CreatedAt      time.Time       `json:"createdAt"`
-	StartedAt      *time.Time      `json:"startedAt"`
-	CompletedAt    *time.Time      `json:"completedAt"`
-}
-
-func (r run) terminal() bool {
-	switch r.Status {
-	case "completed", "failed", "cancelled", "nondeterministic":
-		return true
-	}
-	return false
-}
-
-// duration is how long the run took from creation to its end, "-" while it has not ended.
-func (r run) duration() string {
+// runDuration is how long the run took from creation to its end, "-" while it has not ended.
+func runDuration(r wire.Run) string {
 	if r.CompletedAt == nil {
 		return "-"
 	}
 	return r.CompletedAt.Sub(r.CreatedAt).Round(time.Millisecond).String()
 }
 
-func printRun(w io.Writer, r run) {
+func printRun(w io.Writer, r wire.Run) {
 	fmt.Fprintf(w, "run\t%s\nworkflow\t%s@%s\nstatus\t%s\n", r.ID, r.Workflow, r.Version, r.Status)
 	if len(r.Input) > 0 {
 		fmt.Fprintf(w, "input\t%s\n", compactJSON(r.Input))
@@ -278,7 +239,7 @@ func printRun(w io.Writer, r run) {
 		fmt.Fprintf(w, "started\t%s\n", timeText(*r.StartedAt))
 	}
 	if r.CompletedAt != nil {
-		fmt.Fprintf(w, "completed\t%s\nduration\t%s\n", timeText(*r.CompletedAt), r.duration())
+		fmt.Fprintf(w, "completed\t%s\nduration\t%s\n", timeText(*r.CompletedAt), runDuration(r))
 	}
 }
 

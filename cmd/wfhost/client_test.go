@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wfhost/wfhost/api"
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
@@ -124,30 +126,7 @@ func matches(t *testing.T, what, text string, patterns ...string) {
 	}
 }
 
-type runJSONView struct {
-	ID             string          `json:"id"`
-	Workflow       string          `json:"workflow"`
-	Status         string          `json:"status"`
-	Input          json.RawMessage `json:"input"`
-	Output         json.RawMessage `json:"output"`
-	IdempotencyKey string          `json:"idempotencyKey"`
-	RetentionDays  int             `json:"retentionDays"`
-}
-
-type runsJSON struct {
-	Runs       []runJSONView `json:"runs"`
-	NextCursor string        `json:"nextCursor"`
-}
-
-type stepsJSON struct {
-	Steps []struct {
-		Key    string          `json:"key"`
-		Status string          `json:"status"`
-		Output json.RawMessage `json:"output"`
-	} `json:"steps"`
-}
-
-func ids(runs []runJSONView) map[string]bool {
+func ids(runs []wire.Run) map[string]bool {
 	m := map[string]bool{}
 	for _, r := range runs {
 		m[r.ID] = true
@@ -155,24 +134,26 @@ func ids(runs []runJSONView) map[string]bool {
 	return m
 }
 
-// eventually polls until ok or fails the test after a while.
-func eventually(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // awaitVerify waits until an onboarding run waits for its verify event.
 func awaitVerify(t *testing.T, id string) {
 	t.Helper()
-	eventually(t, "run "+id+" waits for verify", func() bool {
-		s := runJSON[stepsJSON](t, "runs", "steps", "onboarding", id)
-		return len(s.Steps) == 4 && s.Steps[3].Status == "waiting"
+	testenv.Await(t, 30*time.Second, func() error {
+		s := runJSON[wire.StepPage](t, "runs", "steps", "onboarding", id)
+		if len(s.Steps) != 4 || s.Steps[3].Status != wire.StepWaiting {
+			return fmt.Errorf("run %s does not wait for verify: %d steps", id, len(s.Steps))
+		}
+		return nil
+	})
+}
+
+// awaitCompleted waits until a run has completed.
+func awaitCompleted(t *testing.T, workflow, id string) {
+	t.Helper()
+	testenv.Await(t, 30*time.Second, func() error {
+		if r := runJSON[wire.Run](t, "runs", "get", workflow, id); r.Status != wire.RunCompleted {
+			return fmt.Errorf("run %s is %s, want completed", id, r.Status)
+		}
+		return nil
 	})
 }
 
@@ -199,12 +180,8 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	out = mustRun(t, append([]string{"tenants", "set-limits", "acme", "--limits", `{"concurrency":7,"memoryPages":300}`}, admin...)...)
 	matches(t, "tenants set-limits", out, `concurrency\s+7\s+tenant`, `memoryPages\s+300\s+tenant`)
 	t.Setenv("WFHOST_ADMIN_TOKEN", testAdminToken) // the environment variable works as the flag
-	got := runJSON[struct {
-		ID              string         `json:"id"`
-		Limits          map[string]int `json:"limits"`
-		EffectiveLimits map[string]int `json:"effectiveLimits"`
-	}](t, "tenants", "get", "acme")
-	if got.ID != "acme" || got.Limits["concurrency"] != 7 || got.EffectiveLimits["activationTimeoutMs"] != 5000 {
+	got := runJSON[wire.Tenant](t, "tenants", "get", "acme")
+	if got.ID != "acme" || got.Limits.Concurrency != 7 || got.EffectiveLimits == nil || got.EffectiveLimits.ActivationTimeoutMs != 5000 {
 		t.Fatalf("tenants get --json: %+v", got)
 	}
 	matches(t, "tenants get (own)", mustRun(t, "tenants", "get", "--token", tenantToken), `tenant\s+acme`, `memoryPages\s+300\s+tenant`)
@@ -215,7 +192,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	out = mustRun(t, "deploy", filepath.Join(testenv.Root(), "testdata", "examples.wasm"), "--token", tenantToken)
 	matches(t, "deploy", out, `module [0-9a-f]{64} \(\d`, `onboarding\s+1\s+user.signed_up`, `order-saga\s+1\s+-`, `poll\s+1`, `steps\s+1`)
 	t.Setenv("WFHOST_TOKEN", tenantToken)
-	mods := runJSON[struct{ Modules []struct{ Digest string } }](t, "modules", "list")
+	mods := runJSON[wire.ModulePage](t, "modules", "list")
 	if len(mods.Modules) != 1 {
 		t.Fatalf("modules list --json: %+v", mods)
 	}
@@ -224,11 +201,11 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	out = mustRun(t, "start", "steps", "--input", `{"n": 3}`, "--wait")
 	matches(t, "start --wait", out, `status\s+completed`, `output\s+\{"sum":3\}`, `input\s+\{"n":3\}`)
 	steps3 := regexp.MustCompile(`run\s+(\S+)`).FindStringSubmatch(out)[1]
-	steps2 := runJSON[runJSONView](t, "start", "steps", "--wait", "--input", `{"n":2}`, "--idempotency-key", "k1", "--retention-days", "3")
-	if steps2.Status != "completed" || compactJSON(steps2.Output) != `{"sum":1}` || steps2.IdempotencyKey != "k1" || steps2.RetentionDays != 3 {
+	steps2 := runJSON[wire.Run](t, "start", "steps", "--wait", "--input", `{"n":2}`, "--idempotency-key", "k1", "--retention-days", "3")
+	if steps2.Status != wire.RunCompleted || compactJSON(steps2.Output) != `{"sum":1}` || steps2.IdempotencyKey != "k1" || steps2.RetentionDays != 3 {
 		t.Fatalf("start --json --wait: %+v", steps2)
 	}
-	if again := runJSON[runJSONView](t, "start", "steps", "--input", `{"n":2}`, "--idempotency-key", "k1"); again.ID != steps2.ID {
+	if again := runJSON[wire.Run](t, "start", "steps", "--input", `{"n":2}`, "--idempotency-key", "k1"); again.ID != steps2.ID {
 		t.Fatalf("a start with the same idempotency key started run %s, not %s", again.ID, steps2.ID)
 	}
 	matches(t, "steps", mustRun(t, "runs", "steps", "steps", steps3), `(?m)^SEQ\s+KEY\s+KIND\s+STATUS\s+ATTEMPT\s+MS\s+RESULT$`, `0\s+s\s+run\s+completed\s+1\s+[\d.]+\s+0`, `2\s+s#2\s+run\s+completed`)
@@ -248,14 +225,12 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	lateID := regexp.MustCompile(`run (\S+) `).FindStringSubmatch(notYet)[1]
 
 	// A run waiting for a signal.
-	onboarding := runJSON[runJSONView](t, "start", "onboarding", "--input", `{"email":"ada@example.com","delayMs":1,"verifyTimeoutMs":600000}`)
+	onboarding := runJSON[wire.Run](t, "start", "onboarding", "--input", `{"email":"ada@example.com","delayMs":1,"verifyTimeoutMs":600000}`)
 	awaitVerify(t, onboarding.ID)
 	matches(t, "steps of a waiting run", mustRun(t, "runs", "steps", "onboarding", onboarding.ID), `create-user\s+run\s+completed`, `await-verify\s+wait\s+waiting\s+-\s+-\s+waiting for verify`)
 	payload := `{"userId":"` + onboardingUser("ada@example.com") + `","via":"cli"}`
 	matches(t, "signal", mustRun(t, "signal", "onboarding", onboarding.ID, "verify", "--payload", payload), `event verify delivered to run `+onboarding.ID)
-	eventually(t, "the signalled run completes", func() bool {
-		return runJSON[runJSONView](t, "runs", "get", "onboarding", onboarding.ID).Status == "completed"
-	})
+	awaitCompleted(t, "onboarding", onboarding.ID) // the signalled run
 	matches(t, "runs get", mustRun(t, "runs", "get", "onboarding", onboarding.ID), `status\s+completed`, `verified via cli`, `retention\s+30 days`)
 	matches(t, "runs get, wrong workflow", mustFail(t, "runs", "get", "poll", onboarding.ID), `not_found \(HTTP 404\)`)
 
@@ -269,22 +244,17 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	matches(t, "events send", out, `event\s+user.signed_up`, `event id\s+e1`, `duplicate\s+no`, `resolved\s+0 waiting`, `started\s+1 run`, `\S+ onboarding@1`)
 	triggered := regexp.MustCompile(`(\S+) onboarding@1`).FindStringSubmatch(out)[1]
 	matches(t, "events send again", mustRun(t, "events", "send", "user.signed_up", "--payload", signup, "--id", "e1"), `duplicate\s+yes`)
-	dup := runJSON[struct {
-		Duplicate bool   `json:"duplicate"`
-		EventID   string `json:"eventId"`
-	}](t, "events", "send", "user.signed_up", "--payload", signup, "--id", "e1")
+	dup := runJSON[wire.BroadcastResult](t, "events", "send", "user.signed_up", "--payload", signup, "--id", "e1")
 	if !dup.Duplicate || dup.EventID != "e1" {
 		t.Fatalf("events send --json of a duplicate: %+v", dup)
 	}
 	awaitVerify(t, triggered)
 	verify := `{"userId":"` + onboardingUser("grace@example.com") + `","via":"broadcast"}`
 	matches(t, "events send to a waiting run", mustRun(t, "events", "send", "verify", "--payload", verify), `resolved\s+1 waiting`, `started\s+0 run`)
-	eventually(t, "the triggered run completes", func() bool {
-		return runJSON[runJSONView](t, "runs", "get", "onboarding", triggered).Status == "completed"
-	})
+	awaitCompleted(t, "onboarding", triggered)
 
 	// Listings and their filters.
-	all := runJSON[runsJSON](t, "runs", "list")
+	all := runJSON[wire.RunPage](t, "runs", "list")
 	if len(all.Runs) != 6 || all.NextCursor != "" {
 		t.Fatalf("runs list --json: %d runs, cursor %q", len(all.Runs), all.NextCursor)
 	}
@@ -293,33 +263,33 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	if strings.Contains(out, onboarding.ID) {
 		t.Fatalf("runs list --workflow steps lists an onboarding run:\n%s", out)
 	}
-	if r := runJSON[runsJSON](t, "runs", "list", "steps", "--input", "n=3"); len(r.Runs) != 1 || r.Runs[0].ID != steps3 {
+	if r := runJSON[wire.RunPage](t, "runs", "list", "steps", "--input", "n=3"); len(r.Runs) != 1 || r.Runs[0].ID != steps3 {
 		t.Fatalf("runs list --input n=3: %+v", r.Runs)
 	}
-	if r := runJSON[runsJSON](t, "runs", "list", "--input", "email=ada@example.com", "--input", "delayMs=1"); len(r.Runs) != 1 || r.Runs[0].ID != onboarding.ID {
+	if r := runJSON[wire.RunPage](t, "runs", "list", "--input", "email=ada@example.com", "--input", "delayMs=1"); len(r.Runs) != 1 || r.Runs[0].ID != onboarding.ID {
 		t.Fatalf("runs list with two --input filters: %+v", r.Runs)
 	}
-	if r := runJSON[runsJSON](t, "runs", "list", "--status", "failed"); len(r.Runs) != 1 || r.Runs[0].ID != sagaID {
+	if r := runJSON[wire.RunPage](t, "runs", "list", "--status", "failed"); len(r.Runs) != 1 || r.Runs[0].ID != sagaID {
 		t.Fatalf("runs list --status failed: %+v", r.Runs)
 	}
-	if r := runJSON[runsJSON](t, "runs", "list", "--status", "cancelled", "--workflow", "onboarding"); len(r.Runs) != 1 || r.Runs[0].ID != lateID {
+	if r := runJSON[wire.RunPage](t, "runs", "list", "--status", "cancelled", "--workflow", "onboarding"); len(r.Runs) != 1 || r.Runs[0].ID != lateID {
 		t.Fatalf("runs list --status cancelled: %+v", r.Runs)
 	}
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	if r := runJSON[runsJSON](t, "runs", "list", "--since", "1h", "--until", future); len(r.Runs) != 6 {
+	if r := runJSON[wire.RunPage](t, "runs", "list", "--since", "1h", "--until", future); len(r.Runs) != 6 {
 		t.Fatalf("runs list --since 1h --until %s: %d runs", future, len(r.Runs))
 	}
-	if r := runJSON[runsJSON](t, "runs", "list", "--since", future); len(r.Runs) != 0 {
+	if r := runJSON[wire.RunPage](t, "runs", "list", "--since", future); len(r.Runs) != 0 {
 		t.Fatalf("runs list --since %s: %d runs", future, len(r.Runs))
 	}
 	out = mustRun(t, "runs", "list", "--limit", "2")
 	matches(t, "runs list --limit", out, `more: --cursor \S+ \(or --all\)`)
-	page := runJSON[runsJSON](t, "runs", "list", "--limit", "2")
-	next := runJSON[runsJSON](t, "runs", "list", "--limit", "2", "--cursor", page.NextCursor)
+	page := runJSON[wire.RunPage](t, "runs", "list", "--limit", "2")
+	next := runJSON[wire.RunPage](t, "runs", "list", "--limit", "2", "--cursor", page.NextCursor)
 	if len(page.Runs) != 2 || len(next.Runs) != 2 || ids(page.Runs)[next.Runs[0].ID] {
 		t.Fatalf("pages: %+v then %+v", page, next)
 	}
-	paged := runJSON[runsJSON](t, "runs", "list", "--limit", "2", "--all")
+	paged := runJSON[wire.RunPage](t, "runs", "list", "--limit", "2", "--all")
 	if len(paged.Runs) != 6 || paged.NextCursor != "" || len(ids(paged.Runs)) != 6 {
 		t.Fatalf("runs list --all: %d runs (%d distinct), cursor %q", len(paged.Runs), len(ids(paged.Runs)), paged.NextCursor)
 	}
@@ -335,12 +305,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	out = mustRun(t, "workflows", "list")
 	matches(t, "workflows list", out, `(?m)^NAME\s+LATEST\s+VERSIONS\s+RUNS\s+BY STATUS$`,
 		`steps\s+1\s+1\s+2\s+completed=2`, `onboarding\s+1\s+1\s+3\s+completed=2 cancelled=1`, `order-saga\s+1\s+1\s+1\s+failed=1`, `poll\s+1\s+1\s+0\s+-`)
-	wfs := runJSON[struct {
-		Workflows []struct {
-			Name      string         `json:"name"`
-			RunCounts map[string]int `json:"runCounts"`
-		} `json:"workflows"`
-	}](t, "workflows", "list")
+	wfs := runJSON[wire.WorkflowPage](t, "workflows", "list")
 	if len(wfs.Workflows) != 4 {
 		t.Fatalf("workflows list --json: %+v", wfs)
 	}
@@ -356,7 +321,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	matches(t, "a revoked token", mustFail(t, "workflows", "list", "--token", ciSecret), `unauthorized \(HTTP 401\): the bearer token is unknown or revoked`)
 	matches(t, "tokens list after revoke", mustRun(t, "tokens", "list"), ciID+`\s+ci\s+\S+\s+\d{4}-`)
 
-	ops := runJSON[struct{ ID, Tenant, Name, Secret string }](t, "tokens", "create", "--tenant", "acme", "--name", "ops")
+	ops := runJSON[wire.Token](t, "tokens", "create", "--tenant", "acme", "--name", "ops")
 	if ops.Tenant != "acme" || ops.Name != "ops" || !strings.HasPrefix(ops.Secret, "wfh_") {
 		t.Fatalf("tokens create --tenant --json: %+v", ops)
 	}

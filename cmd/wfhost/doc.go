@@ -1,5 +1,8 @@
 // Command wfhost is the durable workflow daemon (`wfhost run`), its migrator, the tool for the
-// keys that encrypt secrets (`wfhost secret-keys new|rewrap`), and a client for its REST API. Every flag can also be set through the WFHOST_* variable named in its help.
+// keys that encrypt secrets (`wfhost secret-keys new|rewrap`), and a client for its REST API.
+// Every flag can also be set through the WFHOST_* variable named in its help. The daemon's
+// flags cover every engine setting, every tenant limit's default (limits.go) and every
+// outbound bound; their defaults are internal/defaults', read through the engine and the host.
 //
 // The client commands print tables for people and, with --json, the server's JSON:
 //

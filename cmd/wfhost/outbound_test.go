@@ -41,19 +41,20 @@ func TestOutboundFlags(t *testing.T) {
 	for _, f := range runCommand().Flags {
 		names = append(names, f.Names()...)
 	}
-	for _, want := range []string{"allow-private-hosts", "http-max-request-bytes", "http-max-response-bytes", "http-timeout"} {
+	for _, want := range []string{"allow-private-hosts", "http-max-request-bytes", "http-max-response-bytes", "http-timeout", "http-max-redirects"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("wfhost run has no --%s", want)
 		}
 	}
 
 	cfg, logs, err := outboundConfig(t)
-	if err != nil || cfg.AllowPrivateHosts || cfg.MaxHTTPRequestBytes != host.DefaultOutbound.MaxRequestBytes ||
-		cfg.MaxHTTPResponseBytes != host.DefaultOutbound.MaxResponseBytes || cfg.HTTPTimeout != host.DefaultOutbound.Timeout || logs != "" {
+	defaults := host.DefaultOutbound()
+	if err != nil || cfg.AllowPrivateHosts || cfg.MaxHTTPRequestBytes != defaults.MaxRequestBytes ||
+		cfg.MaxHTTPResponseBytes != defaults.MaxResponseBytes || cfg.HTTPTimeout != defaults.Timeout || cfg.MaxHTTPRedirects != defaults.MaxRedirects || logs != "" {
 		t.Fatalf("defaults: %+v %q %v", cfg, logs, err)
 	}
-	cfg, logs, err = outboundConfig(t, "--allow-private-hosts", "--http-max-request-bytes", "10", "--http-max-response-bytes", "20", "--http-timeout", "3s")
-	if err != nil || !cfg.AllowPrivateHosts || cfg.MaxHTTPRequestBytes != 10 || cfg.MaxHTTPResponseBytes != 20 || cfg.HTTPTimeout.String() != "3s" ||
+	cfg, logs, err = outboundConfig(t, "--allow-private-hosts", "--http-max-request-bytes", "10", "--http-max-response-bytes", "20", "--http-timeout", "3s", "--http-max-redirects", "2")
+	if err != nil || !cfg.AllowPrivateHosts || cfg.MaxHTTPRequestBytes != 10 || cfg.MaxHTTPResponseBytes != 20 || cfg.HTTPTimeout.String() != "3s" || cfg.MaxHTTPRedirects != 2 ||
 		!strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "allow-private-hosts") {
 		t.Fatalf("flags: %+v %q %v", cfg, logs, err)
 	}
@@ -61,7 +62,7 @@ func TestOutboundFlags(t *testing.T) {
 	if cfg, _, err = outboundConfig(t); err != nil || !cfg.AllowPrivateHosts {
 		t.Fatalf("WFHOST_ALLOW_PRIVATE_HOSTS=true: %+v %v", cfg, err)
 	}
-	for _, bad := range [][]string{{"--http-max-request-bytes", "0"}, {"--http-max-response-bytes", "-1"}, {"--http-timeout", "0s"}} {
+	for _, bad := range [][]string{{"--http-max-request-bytes", "0"}, {"--http-max-response-bytes", "-1"}, {"--http-timeout", "0s"}, {"--http-max-redirects", "-1"}} {
 		if _, _, err := outboundConfig(t, bad...); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: %v, want an error naming the flag", bad, err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/wfhost/wfhost/api"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/defaults"
 	"github.com/wfhost/wfhost/store"
 	"github.com/wfhost/wfhost/store/embedded"
 	"github.com/wfhost/wfhost/store/postgres"
@@ -49,33 +50,66 @@ func defaultDataDir() string {
 }
 
 func runCommand() *cli.Command {
+	flags := append(dbFlags(),
+		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", EnvVars: []string{"WFHOST_LISTEN"}, Usage: "HTTP listen address"},
+		dataDirFlag(),
+		&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "a token of the default tenant, created if new (default: one kept in --data-dir/token)"},
+		&cli.StringFlag{Name: "admin-token", EnvVars: []string{"WFHOST_ADMIN_TOKEN"}, Usage: "the token of the admin API (tenants and their tokens); without it the admin API is off"},
+		&cli.StringFlag{Name: "owner", EnvVars: []string{"WFHOST_OWNER"}, Usage: "this host's name in leases (default: random)"},
+		&cli.StringSliceFlag{Name: "deploy", EnvVars: []string{"WFHOST_DEPLOY"}, Usage: "deploy these .wasm modules at start"},
+		&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"WFHOST_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
+		&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"WFHOST_LOG_FORMAT"}, Usage: "text or json"},
+	)
+	flags = append(flags, engineFlags()...)
+	flags = append(flags, tenantLimitFlags()...)
+	flags = append(flags, outboundFlags()...)
+	flags = append(flags, telemetryFlags()...)
+	flags = append(flags, secretKeyFlags()...)
 	return &cli.Command{
-		Name:  "run",
-		Usage: "run the daemon: REST API, activations, timers",
-		Flags: append(append(dbFlags(),
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", EnvVars: []string{"WFHOST_LISTEN"}, Usage: "HTTP listen address"},
-			dataDirFlag(),
-			&cli.IntFlag{Name: "concurrency", Value: 32, EnvVars: []string{"WFHOST_CONCURRENCY"}, Usage: "activations running at once"},
-			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, EnvVars: []string{"WFHOST_LEASE"}, Usage: "how long a claim lasts without renewal; a crashed host's runs wait this long"},
-			&cli.DurationFlag{Name: "poll-interval", Value: 10 * time.Second, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
-			&cli.DurationFlag{Name: "shutdown-grace", Value: 10 * time.Second, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
-			&cli.IntFlag{Name: "fault-limit", Value: 10, EnvVars: []string{"WFHOST_FAULT_LIMIT"}, Usage: "activations in a row that may end in a fault (store errors, a host dying) without journal progress before the run fails with no_progress"},
-			&cli.DurationFlag{Name: "activation-timeout", Value: host.DefaultLimits.WallTime, EnvVars: []string{"WFHOST_ACTIVATION_TIMEOUT"}, Usage: "default wall-time limit of one activation"},
-			&cli.UintFlag{Name: "memory-pages", Value: uint(host.DefaultLimits.MemoryPages), EnvVars: []string{"WFHOST_MEMORY_PAGES"}, Usage: "default memory limit of an instance, in 64 KiB pages"},
-			&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "a token of the default tenant, created if new (default: one kept in --data-dir/token)"},
-			&cli.StringFlag{Name: "admin-token", EnvVars: []string{"WFHOST_ADMIN_TOKEN"}, Usage: "the token of the admin API (tenants and their tokens); without it the admin API is off"},
-			&cli.IntFlag{Name: "default-retention-days", Value: 30, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
-			&cli.IntFlag{Name: "max-retention-days", Value: 365, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
-			&cli.DurationFlag{Name: "sweeper-interval", Value: 5 * time.Minute, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted"},
-			&cli.DurationFlag{Name: "broadcast-window", Value: 24 * time.Hour, EnvVars: []string{"WFHOST_BROADCAST_WINDOW"}, Usage: "how long a broadcast event is kept for waits reached after it, and how long its event id deduplicates"},
-			&cli.IntFlag{Name: "tenant-concurrency", Value: 100, EnvVars: []string{"WFHOST_TENANT_CONCURRENCY"}, Usage: "default cap on one tenant's activations at once, over all hosts"},
-			&cli.StringFlag{Name: "owner", EnvVars: []string{"WFHOST_OWNER"}, Usage: "this host's name in leases (default: random)"},
-			&cli.StringSliceFlag{Name: "deploy", EnvVars: []string{"WFHOST_DEPLOY"}, Usage: "deploy these .wasm modules at start"},
-			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"WFHOST_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
-			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"WFHOST_LOG_FORMAT"}, Usage: "text or json"},
-		), append(telemetryFlags(), append(outboundFlags(), secretKeyFlags()...)...)...),
+		Name:   "run",
+		Usage:  "run the daemon: REST API, activations, timers",
+		Flags:  flags,
 		Action: runDaemon,
 	}
+}
+
+// engineFlags are the engine's own settings; their defaults are internal/defaults', which the
+// engine takes for a zero field too.
+func engineFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "concurrency", Value: defaults.Concurrency, EnvVars: []string{"WFHOST_CONCURRENCY"}, Usage: "activations running at once"},
+		&cli.DurationFlag{Name: "lease", Value: defaults.LeaseFor, EnvVars: []string{"WFHOST_LEASE"}, Usage: "how long a claim lasts without renewal; a crashed host's runs wait this long"},
+		&cli.DurationFlag{Name: "poll-interval", Value: defaults.PollInterval, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
+		&cli.DurationFlag{Name: "shutdown-grace", Value: defaults.ShutdownGrace, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
+		&cli.IntFlag{Name: "fault-limit", Value: defaults.FaultLimit, EnvVars: []string{"WFHOST_FAULT_LIMIT"}, Usage: "activations in a row that may end in a fault (store errors, a host dying) without journal progress before the run fails with no_progress"},
+		&cli.IntFlag{Name: "default-retention-days", Value: defaults.DefaultRetentionDays, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
+		&cli.IntFlag{Name: "max-retention-days", Value: defaults.MaxRetentionDays, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
+		&cli.DurationFlag{Name: "sweeper-interval", Value: defaults.SweepInterval, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted"},
+		&cli.DurationFlag{Name: "broadcast-window", Value: defaults.BroadcastWindow, EnvVars: []string{"WFHOST_BROADCAST_WINDOW"}, Usage: "how long a broadcast event is kept for waits reached after it, and how long its event id deduplicates"},
+	}
+}
+
+// engineConfig is the engine's configuration from the flags, without what the daemon opens
+// (store, runtime, telemetry, keys). engine.New checks the settings the flags do not.
+func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
+	limits, err := tenantDefaults(c)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	return withOutbound(c, log, engine.Config{
+		Logger:               log,
+		Owner:                c.String("owner"),
+		Concurrency:          c.Int("concurrency"),
+		LeaseFor:             c.Duration("lease"),
+		PollInterval:         c.Duration("poll-interval"),
+		ShutdownGrace:        c.Duration("shutdown-grace"),
+		FaultLimit:           c.Int("fault-limit"),
+		TenantDefaults:       limits,
+		DefaultRetentionDays: c.Int("default-retention-days"),
+		MaxRetentionDays:     c.Int("max-retention-days"),
+		SweepInterval:        c.Duration("sweeper-interval"),
+		BroadcastWindow:      c.Duration("broadcast-window"),
+	})
 }
 
 func newLogger(c *cli.Context) (*slog.Logger, error) {
@@ -132,13 +166,21 @@ func runDaemon(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// The flags first: a mistake in one is a startup error before anything is opened.
+	cfg, err := engineConfig(c, log)
+	if err != nil {
+		return err
+	}
 
 	st, storeName, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "cache"), Logger: log})
+	// The host refuses modules over its own bound before any tenant's limit is asked; it is
+	// raised with --max-module-bytes, so the default limit can be above 32 MiB.
+	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "cache"), Logger: log,
+		MaxModuleBytes: max(cfg.TenantDefaults.MaxModuleBytes, defaults.MaxModuleBytes)})
 	if err != nil {
 		return err
 	}
@@ -162,27 +204,7 @@ func runDaemon(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := withOutbound(c, log, engine.Config{
-		Store: st, Runtime: rt, Logger: log, Metrics: reg, TracerProvider: tp, SecretKeys: secretKeys,
-		Owner:         c.String("owner"),
-		Concurrency:   c.Int("concurrency"),
-		LeaseFor:      c.Duration("lease"),
-		PollInterval:  c.Duration("poll-interval"),
-		ShutdownGrace: c.Duration("shutdown-grace"),
-		FaultLimit:    c.Int("fault-limit"),
-		TenantDefaults: store.Limits{
-			ActivationTimeoutMs: c.Duration("activation-timeout").Milliseconds(),
-			MemoryPages:         int(c.Uint("memory-pages")),
-			Concurrency:         c.Int("tenant-concurrency"),
-		},
-		DefaultRetentionDays: c.Int("default-retention-days"),
-		MaxRetentionDays:     c.Int("max-retention-days"),
-		SweepInterval:        c.Duration("sweeper-interval"),
-		BroadcastWindow:      c.Duration("broadcast-window"),
-	})
-	if err != nil {
-		return err
-	}
+	cfg.Store, cfg.Runtime, cfg.Metrics, cfg.TracerProvider, cfg.SecretKeys = st, rt, reg, tp, secretKeys
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err

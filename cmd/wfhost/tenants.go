@@ -6,32 +6,19 @@ import (
 	"net/url"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/wfhost/wfhost/api/client"
+	"github.com/wfhost/wfhost/api/wire"
 )
 
 // Tenants and their tokens. Tenants are the operator's (the admin token); tokens are both: a
 // tenant manages its own with one of its tokens, and the operator any tenant's with --tenant.
 
-type tenant struct {
-	ID string `json:"id"`
-	// Limits are raw so numbers print as sent and limits added to the server need no change here.
-	Limits          map[string]json.RawMessage `json:"limits"`
-	EffectiveLimits map[string]json.RawMessage `json:"effectiveLimits"`
-	CreatedAt       time.Time                  `json:"createdAt"`
-}
-
-type token struct {
-	ID        string     `json:"id"`
-	Tenant    string     `json:"tenant"`
-	Name      string     `json:"name"`
-	CreatedAt time.Time  `json:"createdAt"`
-	RevokedAt *time.Time `json:"revokedAt"`
-	Secret    string     `json:"secret"`
-}
+// --limits goes to the server as given, not through wire.Limits: the server reads it strictly
+// and names a misspelt or mistyped limit, where encoding/json here would match a key in any
+// case and drop one it does not know.
 
 func limitsFlag(required bool) cli.Flag {
 	return &cli.StringFlag{Name: "limits", Required: required, EnvVars: []string{"WFHOST_LIMITS"},
@@ -66,11 +53,7 @@ func tenantsCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					type created struct {
-						Tenant tenant `json:"tenant"`
-						Token  token  `json:"token"`
-					}
-					return render(c, raw, func(w *tabwriter.Writer, res created) {
+					return render(c, raw, func(w *tabwriter.Writer, res wire.TenantCreated) {
 						printTenant(w, res.Tenant)
 						fmt.Fprintf(w, "\ntoken\t%s\nsecret\t%s\n", res.Token.ID, res.Token.Secret)
 						fmt.Fprintln(w, "\nThe secret is shown once, now: store it. Use it as --token or WFHOST_TOKEN.")
@@ -87,15 +70,13 @@ func tenantsCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					type tenants struct {
-						Tenants []tenant `json:"tenants"`
-					}
-					return render(c, raw, func(w *tabwriter.Writer, ts tenants) {
+					return render(c, raw, func(w *tabwriter.Writer, ts wire.TenantPage) {
 						fmt.Fprintln(w, "ID\tCREATED\tLIMITS")
 						for _, t := range ts.Tenants {
 							var own []string
-							for _, k := range sortedKeys(t.Limits) {
-								own = append(own, k+"="+string(t.Limits[k]))
+							limits := limitValues(&t.Limits)
+							for _, k := range sortedKeys(limits) {
+								own = append(own, k+"="+limits[k])
 							}
 							fmt.Fprintf(w, "%s\t%s\t%s\n", t.ID, timeText(t.CreatedAt), orDash(strings.Join(own, " ")))
 						}
@@ -161,23 +142,40 @@ func adminCall(c *cli.Context, method, path string, body any) (json.RawMessage, 
 
 // printTenant shows each limit that applies with where it comes from: the tenant's own
 // setting or the daemon's default.
-func printTenant(w *tabwriter.Writer, t tenant) {
+func printTenant(w *tabwriter.Writer, t wire.Tenant) {
 	fmt.Fprintf(w, "tenant\t%s\ncreated\t%s\n", t.ID, timeText(t.CreatedAt))
-	if len(t.EffectiveLimits) == 0 && len(t.Limits) == 0 {
+	own, effective := limitValues(&t.Limits), limitValues(t.EffectiveLimits)
+	if len(effective) == 0 && len(own) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\nLIMIT\tVALUE\tSET BY")
-	effective := t.EffectiveLimits
 	if effective == nil {
-		effective = t.Limits
+		effective = own
 	}
 	for _, k := range sortedKeys(effective) {
 		by := "default"
-		if _, ok := t.Limits[k]; ok {
+		if _, ok := own[k]; ok {
 			by = "tenant"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", k, effective[k], by)
 	}
+}
+
+// limitValues are the limits that are set, by their JSON names, as JSON text: the table
+// names each limit as the API and --limits do. Nil for no limits.
+func limitValues(l *wire.Limits) map[string]string {
+	if l == nil {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if b, err := json.Marshal(l); err != nil || json.Unmarshal(b, &fields) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(fields))
+	for k, v := range fields {
+		out[k] = string(v)
+	}
+	return out
 }
 
 func tokensCommand() *cli.Command {
@@ -200,15 +198,11 @@ func tokensCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					body := map[string]any{}
-					if n := c.String("name"); n != "" {
-						body["name"] = n
-					}
-					raw, err := cl.Do(c.Context, "POST", path, body)
+					raw, err := cl.Do(c.Context, "POST", path, wire.CreateToken{Name: c.String("name")})
 					if err != nil {
 						return err
 					}
-					return render(c, raw, func(w *tabwriter.Writer, t token) {
+					return render(c, raw, func(w *tabwriter.Writer, t wire.Token) {
 						fmt.Fprintf(w, "token\t%s\ntenant\t%s\nname\t%s\nsecret\t%s\n", t.ID, t.Tenant, orDash(t.Name), t.Secret)
 						fmt.Fprintln(w, "\nThe secret is shown once, now: store it. Use it as --token or WFHOST_TOKEN.")
 					})
@@ -228,10 +222,7 @@ func tokensCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					type tokens struct {
-						Tokens []token `json:"tokens"`
-					}
-					return render(c, raw, func(w *tabwriter.Writer, ts tokens) {
+					return render(c, raw, func(w *tabwriter.Writer, ts wire.TokenPage) {
 						fmt.Fprintln(w, "ID\tNAME\tCREATED\tREVOKED")
 						for _, t := range ts.Tokens {
 							fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, orDash(t.Name), timeText(t.CreatedAt), optionalTime(t.RevokedAt))
@@ -254,7 +245,7 @@ func tokensCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					return render(c, raw, func(w *tabwriter.Writer, t token) {
+					return render(c, raw, func(w *tabwriter.Writer, t wire.Token) {
 						fmt.Fprintf(w, "token %s of tenant %s revoked at %s\n", t.ID, t.Tenant, optionalTime(t.RevokedAt))
 					})
 				},

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/wfhost/wfhost/api/client"
+	"github.com/wfhost/wfhost/api/wire"
 )
 
 // The tenant's commands: modules, workflows, runs and events.
@@ -44,16 +45,7 @@ func deployCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			type deployed struct {
-				Digest    string `json:"digest"`
-				Size      int    `json:"size"`
-				Workflows []struct {
-					Name     string   `json:"name"`
-					Version  string   `json:"version"`
-					Triggers []string `json:"triggers"`
-				} `json:"workflows"`
-			}
-			return render(c, raw, func(w *tabwriter.Writer, d deployed) {
+			return render(c, raw, func(w *tabwriter.Writer, d wire.Deployed) {
 				fmt.Fprintf(w, "module %s (%s)\n\n", d.Digest, byteSize(d.Size))
 				fmt.Fprintln(w, "WORKFLOW\tVERSION\tTRIGGERS")
 				for _, wf := range d.Workflows {
@@ -77,15 +69,7 @@ func modulesCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				type modules struct {
-					Modules []struct {
-						Digest     string    `json:"digest"`
-						Size       int       `json:"size"`
-						ABIVersion int       `json:"abiVersion"`
-						CreatedAt  time.Time `json:"createdAt"`
-					} `json:"modules"`
-				}
-				return render(c, raw, func(w *tabwriter.Writer, ms modules) {
+				return render(c, raw, func(w *tabwriter.Writer, ms wire.ModulePage) {
 					fmt.Fprintln(w, "DIGEST\tSIZE\tABI\tDEPLOYED")
 					for _, m := range ms.Modules {
 						fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", m.Digest, byteSize(m.Size), m.ABIVersion, timeText(m.CreatedAt))
@@ -96,8 +80,15 @@ func modulesCommand() *cli.Command {
 	}
 }
 
-// runStatuses is the order in which tables show run counts: the run's life, then its ends.
-var runStatuses = []string{"pending", "running", "completed", "failed", "cancelled", "nondeterministic"}
+// runStatuses are the run statuses in the order tables show them: the run's life, then its
+// ends.
+func runStatuses() []string {
+	var out []string
+	for _, s := range wire.RunStatuses() {
+		out = append(out, string(s))
+	}
+	return out
+}
 
 func workflowsCommand() *cli.Command {
 	return &cli.Command{
@@ -112,21 +103,13 @@ func workflowsCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				type workflows struct {
-					Workflows []struct {
-						Name          string         `json:"name"`
-						LatestVersion string         `json:"latestVersion"`
-						Versions      []string       `json:"versions"`
-						RunCounts     map[string]int `json:"runCounts"`
-					} `json:"workflows"`
-				}
-				return render(c, raw, func(w *tabwriter.Writer, wfs workflows) {
+				return render(c, raw, func(w *tabwriter.Writer, wfs wire.WorkflowPage) {
 					fmt.Fprintln(w, "NAME\tLATEST\tVERSIONS\tRUNS\tBY STATUS")
 					for _, wf := range wfs.Workflows {
 						total, byStatus := 0, []string{}
 						seen := map[string]bool{}
 						// Known statuses in life order, then any the server adds later.
-						for _, s := range append(append([]string{}, runStatuses...), sortedKeys(wf.RunCounts)...) {
+						for _, s := range append(runStatuses(), sortedKeys(wf.RunCounts)...) {
 							if n := wf.RunCounts[s]; n > 0 && !seen[s] {
 								seen[s] = true
 								total += n
@@ -183,24 +166,13 @@ func startCommand() *cli.Command {
 				return err
 			}
 			// Only what was given: the server fills in the rest (latest version, retention).
-			body := map[string]any{}
-			if input != nil {
-				body["input"] = input
-			}
-			if v := c.String("version"); v != "" {
-				body["version"] = v
-			}
-			if k := c.String("idempotency-key"); k != "" {
-				body["idempotencyKey"] = k
-			}
-			if d := c.Int("retention-days"); d > 0 {
-				body["retentionDays"] = d
-			}
+			body := wire.StartRun{Input: input, Version: c.String("version"),
+				IdempotencyKey: c.String("idempotency-key"), RetentionDays: c.Int("retention-days")}
 			raw, err := cl.Do(c.Context, "POST", workflowPath(a[0])+"/runs", body)
 			if err != nil {
 				return err
 			}
-			var r run
+			var r wire.Run
 			if err := json.Unmarshal(raw, &r); err != nil {
 				return fmt.Errorf("decoding the server's response: %w", err)
 			}
@@ -212,13 +184,13 @@ func startCommand() *cli.Command {
 					return fmt.Errorf("decoding the server's response: %w", err)
 				}
 			}
-			if err := render(c, raw, func(w *tabwriter.Writer, r run) { printRun(w, r) }); err != nil {
+			if err := render(c, raw, func(w *tabwriter.Writer, r wire.Run) { printRun(w, r) }); err != nil {
 				return err
 			}
-			if c.Bool("wait") && r.Status != "completed" {
+			if c.Bool("wait") && r.Status != wire.RunCompleted {
 				msg := fmt.Sprintf("run %s ended %s", r.ID, r.Status)
 				if r.Error != nil {
-					msg += ": " + r.Error.String()
+					msg += ": " + r.Error.Error()
 				}
 				return errors.New(msg)
 			}
@@ -240,11 +212,11 @@ func waitForRun(ctx context.Context, cl *client.Client, workflow, id string, tim
 		if err != nil {
 			return nil, err
 		}
-		var r run
+		var r wire.Run
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, fmt.Errorf("decoding the server's response: %w", err)
 		}
-		if r.terminal() {
+		if r.Status.Ended() {
 			return raw, nil
 		}
 		select {
@@ -299,7 +271,7 @@ func showRun(c *cli.Context, method, path string) error {
 	if err != nil {
 		return err
 	}
-	return render(c, raw, func(w *tabwriter.Writer, r run) { printRun(w, r) })
+	return render(c, raw, func(w *tabwriter.Writer, r wire.Run) { printRun(w, r) })
 }
 
 func runSteps(c *cli.Context) error {
@@ -311,33 +283,19 @@ func runSteps(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	type steps struct {
-		Steps []struct {
-			Seq        int             `json:"seq"`
-			Key        string          `json:"key"`
-			Kind       string          `json:"kind"`
-			Status     string          `json:"status"`
-			Attempt    int             `json:"attempt"`
-			Output     json.RawMessage `json:"output"`
-			Error      *errorInfo      `json:"error"`
-			WakeAt     *time.Time      `json:"wakeAt"`
-			Event      string          `json:"event"`
-			DurationMs *float64        `json:"durationMs"`
-		} `json:"steps"`
-	}
-	return render(c, raw, func(w *tabwriter.Writer, res steps) {
+	return render(c, raw, func(w *tabwriter.Writer, res wire.StepPage) {
 		fmt.Fprintln(w, "SEQ\tKEY\tKIND\tSTATUS\tATTEMPT\tMS\tRESULT")
 		for _, s := range res.Steps {
 			var result string
 			switch {
 			case s.Error != nil:
-				result = s.Error.String()
-				if s.Status == "retrying" && s.WakeAt != nil {
+				result = s.Error.Error()
+				if s.Status == wire.StepRetrying && s.WakeAt != nil {
 					result += ", next attempt " + timeText(*s.WakeAt)
 				}
 			case len(s.Output) > 0:
 				result = compactJSON(s.Output)
-			case s.Status == "waiting":
+			case s.Status == wire.StepWaiting:
 				result = "waiting for " + s.Event + ", until " + optionalTime(s.WakeAt)
 			case s.WakeAt != nil:
 				result = "until " + timeText(*s.WakeAt)
@@ -355,11 +313,6 @@ func runSteps(c *cli.Context) error {
 	})
 }
 
-type runPage struct {
-	Runs       []run  `json:"runs"`
-	NextCursor string `json:"nextCursor"`
-}
-
 func runsListCommand() *cli.Command {
 	return &cli.Command{
 		Name: "list", Usage: "list runs, newest first, of one workflow or all", ArgsUsage: "[WORKFLOW]",
@@ -367,7 +320,7 @@ func runsListCommand() *cli.Command {
 			`{"customer":{"id":42}}: a value that parses as JSON is that JSON, anything else a string.`,
 		Flags: clientFlags(
 			&cli.StringFlag{Name: "workflow", EnvVars: []string{"WFHOST_WORKFLOW"}, Usage: "only runs of this workflow (also the optional argument)"},
-			&cli.StringFlag{Name: "status", EnvVars: []string{"WFHOST_STATUS"}, Usage: "only runs in this status: " + strings.Join(runStatuses, ", ")},
+			&cli.StringFlag{Name: "status", EnvVars: []string{"WFHOST_STATUS"}, Usage: "only runs in this status: " + strings.Join(runStatuses(), ", ")},
 			&cli.StringFlag{Name: "since", EnvVars: []string{"WFHOST_SINCE"}, Usage: "only runs created at or after this time: RFC 3339, a date, or a duration ago (24h)"},
 			&cli.StringFlag{Name: "until", EnvVars: []string{"WFHOST_UNTIL"}, Usage: "only runs created before this time, as --since"},
 			&cli.GenericFlag{Name: "input", Value: &repeatable{}, EnvVars: []string{"WFHOST_INPUT_FILTER"}, Usage: "only runs whose input has key.path=value; repeatable"},
@@ -427,7 +380,7 @@ func listRuns(c *cli.Context) error {
 		path = workflowPath(workflow) + "/runs"
 	}
 	// With --all the pages are joined into one document in the shape of a page. The runs
-	// stay as the server sent them, so --json shows every field whatever this CLI knows of.
+	// stay as the server sent them, so --json shows each as the server wrote it.
 	var all []json.RawMessage
 	cursor := c.String("cursor")
 	seen := map[string]bool{}
@@ -467,10 +420,10 @@ func listRuns(c *cli.Context) error {
 	return render(c, raw, printRuns)
 }
 
-func printRuns(w *tabwriter.Writer, p runPage) {
+func printRuns(w *tabwriter.Writer, p wire.RunPage) {
 	fmt.Fprintln(w, "ID\tWORKFLOW\tVERSION\tSTATUS\tCREATED\tDURATION")
 	for _, r := range p.Runs {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Version, r.Status, timeText(r.CreatedAt), r.duration())
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Version, r.Status, timeText(r.CreatedAt), runDuration(r))
 	}
 	if p.NextCursor != "" {
 		fmt.Fprintf(w, "\nmore: --cursor %s (or --all)\n", p.NextCursor)
@@ -494,15 +447,11 @@ func signalCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			type signalled struct {
-				Event string `json:"event"`
-				State string `json:"state"`
-			}
-			return render(c, raw, func(w *tabwriter.Writer, s signalled) {
+			return render(c, raw, func(w *tabwriter.Writer, s wire.SignalResult) {
 				switch s.State {
-				case "delivered":
+				case wire.SignalDelivered:
 					fmt.Fprintf(w, "event %s delivered to run %s\n", s.Event, a[1])
-				case "buffered":
+				case wire.SignalBuffered:
 					fmt.Fprintf(w, "event %s buffered for run %s until one of its waits takes it\n", s.Event, a[1])
 				default:
 					fmt.Fprintf(w, "event %s %s for run %s\n", s.Event, s.State, a[1])
@@ -532,14 +481,7 @@ func eventsCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				type broadcast struct {
-					Event     string `json:"event"`
-					EventID   string `json:"eventId"`
-					Resolved  int    `json:"resolved"`
-					Started   []run  `json:"started"`
-					Duplicate bool   `json:"duplicate"`
-				}
-				return render(c, raw, func(w *tabwriter.Writer, b broadcast) {
+				return render(c, raw, func(w *tabwriter.Writer, b wire.BroadcastResult) {
 					fmt.Fprintf(w, "event\t%s\n", b.Event)
 					if b.EventID != "" {
 						fmt.Fprintf(w, "event id\t%s\n", b.EventID)

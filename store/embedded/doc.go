@@ -12,5 +12,6 @@
 //
 // SQL lives in queries/ and numbered migrations/, embedded.
 //
-// Imports: store, abi, modernc.org/sqlite and the standard library; never host or engine.
+// Imports: store, its helpers in store/internal, abi, modernc.org/sqlite and the standard
+// library; never host or engine.
 package embedded

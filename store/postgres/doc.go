@@ -2,8 +2,9 @@
 //
 // Tables live in one schema (Config.Schema), created and upgraded by Migrate from the numbered
 // files in migrations/; every query is a file in queries/, embedded. A step commit is one
-// statement (fence, lease renewal and journal row together), so one transaction and one round
-// trip. Notices travel on LISTEN/NOTIFY channels named after the schema.
+// statement (the fence, the journal row, and the lease's renewal once half of it has gone),
+// group-committed with other activations' writes: one transaction and one round trip for all
+// of them (groupcommit.go). Notices travel on LISTEN/NOTIFY channels named after the schema.
 //
 // Every exported method classifies its error once (errors.go): store.ErrUnavailable when the
 // database cannot serve now (connection errors, shutdown and startup, a read-only standby, disk

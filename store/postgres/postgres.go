@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -61,6 +62,8 @@ type Store struct {
 	appName string
 	// commits groups the fenced writes of concurrent activations (groupcommit.go).
 	commits *groupCommitter
+	// closed makes Close happen once, however often and from wherever it is called.
+	closed sync.Once
 }
 
 var _ store.Store = (*Store)(nil)
@@ -133,10 +136,13 @@ func (s *Store) q(name string) string {
 	return sql
 }
 
-// Close stops the group committers, then closes the pool.
+// Close stops the group committers, then closes the pool. Closing again, or from several
+// goroutines at once, is safe: later calls return once the first has closed the store.
 func (s *Store) Close() {
-	s.commits.close()
-	s.pool.Close()
+	s.closed.Do(func() {
+		s.commits.close()
+		s.pool.Close()
+	})
 }
 
 // Ping checks that Postgres answers and takes writes. A standby answers reads and refuses every

@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite every store.Store implementation must pass:
-// store/postgres today, store/embedded later. A behaviour the engine relies on belongs here,
+// store/postgres and store/embedded. A behaviour the engine relies on belongs here,
 // written once, so that the implementations cannot drift apart.
 //
 // Call Exercise from the implementation's own test with a constructor that returns a fresh,

@@ -1,0 +1,166 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+)
+
+// RunStatus is where a run stands.
+type RunStatus string
+
+// Run statuses. Pending and running runs are live; completed, failed and cancelled are final;
+// a nondeterministic run waits for a deploy of compatible code (or a cancel).
+const (
+	RunPending          RunStatus = "pending"
+	RunRunning          RunStatus = "running"
+	RunCompleted        RunStatus = "completed"
+	RunFailed           RunStatus = "failed"
+	RunCancelled        RunStatus = "cancelled"
+	RunNondeterministic RunStatus = "nondeterministic"
+)
+
+// RunStatuses returns every run status in the order of a run's life, then its ends.
+func RunStatuses() []RunStatus {
+	return []RunStatus{RunPending, RunRunning, RunCompleted, RunFailed, RunCancelled, RunNondeterministic}
+}
+
+// Ended reports whether a run in status s has stopped and will not move on its own: it is
+// final, or nondeterministic (which only a deploy or a cancel moves). This is what a caller
+// waiting for a run's end waits for.
+func (s RunStatus) Ended() bool {
+	switch s {
+	case RunCompleted, RunFailed, RunCancelled, RunNondeterministic:
+		return true
+	}
+	return false
+}
+
+// Run is one run of a workflow: GET /v1/workflows/{name}/runs/{id}, the answer of a start and
+// a cancel, and each item of a run listing.
+type Run struct {
+	ID       string          `json:"id"`
+	Workflow string          `json:"workflow"`
+	Version  string          `json:"version"`
+	Status   RunStatus       `json:"status"`
+	Input    json.RawMessage `json:"input"`
+	// Output is a completed run's result.
+	Output json.RawMessage `json:"output,omitempty"`
+	// Error is why a failed, cancelled or nondeterministic run ended.
+	Error          *abi.ErrorInfo `json:"error,omitempty"`
+	IdempotencyKey string         `json:"idempotencyKey,omitempty"`
+	RetentionDays  int            `json:"retentionDays"`
+	ModuleDigest   string         `json:"moduleDigest"`
+	// Activations counts the passes the run has had.
+	Activations int        `json:"activations"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	StartedAt   *time.Time `json:"startedAt,omitempty"`
+	CompletedAt *time.Time `json:"completedAt,omitempty"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+}
+
+// RunPage is one page of a run listing, newest first; NextCursor is "" on the last page.
+type RunPage struct {
+	Runs       []Run  `json:"runs"`
+	NextCursor string `json:"nextCursor"`
+}
+
+// StartRun is the body of POST /v1/workflows/{name}/runs. Every field may be left out: no
+// input is null, no version the latest, no retention the workflow's or the daemon's.
+type StartRun struct {
+	Input          json.RawMessage `json:"input,omitempty"`
+	Version        string          `json:"version,omitempty"`
+	IdempotencyKey string          `json:"idempotencyKey,omitempty"`
+	RetentionDays  int             `json:"retentionDays,omitempty"`
+}
+
+// Step kinds: the verb that made a journal entry.
+const (
+	StepKindRun   = "run"
+	StepKindSleep = "sleep"
+	StepKindWait  = "wait"
+)
+
+// Step statuses. Completed, timed out and failed are final; the others change in place.
+const (
+	StepCompleted = "completed" // run: Output; sleep: elapsed; wait: Output is the event's payload
+	StepTimedOut  = "timed_out" // wait: no matching event before WakeAt
+	StepFailed    = "failed"    // run: Error is final
+	StepRetrying  = "retrying"  // run: Attempt attempts failed, Error is the last; the next at WakeAt
+	StepSleeping  = "sleeping"  // sleep: until WakeAt
+	StepWaiting   = "waiting"   // wait: for Event matching Match, until WakeAt (none: forever)
+)
+
+// Step is one entry of a run's journal (GET .../steps).
+type Step struct {
+	Seq         int             `json:"seq"`
+	Key         string          `json:"key"`
+	Kind        string          `json:"kind"`
+	Status      string          `json:"status"`
+	Attempt     int             `json:"attempt,omitempty"`
+	Output      json.RawMessage `json:"output,omitempty"`
+	Error       *abi.ErrorInfo  `json:"error,omitempty"`
+	WakeAt      *time.Time      `json:"wakeAt,omitempty"`
+	Event       string          `json:"event,omitempty"`
+	Match       json.RawMessage `json:"match,omitempty"`
+	StartedAt   time.Time       `json:"startedAt"`
+	CompletedAt *time.Time      `json:"completedAt,omitempty"`
+	DurationMs  *float64        `json:"durationMs,omitempty"`
+	// Outbound are the HTTP requests the step made (or tried), in order.
+	Outbound []OutboundRecord `json:"outbound,omitempty"`
+}
+
+// StepPage is a run's whole journal, in order.
+type StepPage struct {
+	Steps []Step `json:"steps"`
+}
+
+// OutboundRecord is one hop of an outbound HTTP request in a run's audit trail: the request
+// the guest asked for (hop 0) and each redirect the host followed, refused ones included.
+type OutboundRecord struct {
+	Step      string `json:"step,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	Hop       int    `json:"hop"`
+	Method    string `json:"method"`
+	Scheme    string `json:"scheme,omitempty"`
+	Host      string `json:"host"`
+	Port      int    `json:"port,omitempty"`
+	Path      string `json:"path"`
+	// Status is the response's status; 0 when none came.
+	Status int `json:"status,omitempty"`
+	// Error is the host's code when the request was refused or failed.
+	Error      string    `json:"error,omitempty"`
+	BytesOut   int       `json:"bytesOut"`
+	BytesIn    int       `json:"bytesIn"`
+	DurationMs float64   `json:"durationMs"`
+	At         time.Time `json:"at"`
+}
+
+// OutboundPage is a run's whole outbound audit trail (GET .../outbound).
+type OutboundPage struct {
+	Outbound []OutboundRecord `json:"outbound"`
+}
+
+// Signal states: what became of an event sent to one run.
+const (
+	SignalDelivered = "delivered" // a wait of the run took it
+	SignalBuffered  = "buffered"  // kept for the run until one of its waits takes it
+)
+
+// SignalResult answers POST .../signals/{event}.
+type SignalResult struct {
+	Event string `json:"event"`
+	State string `json:"state"`
+}
+
+// BroadcastResult answers POST /v1/events/{event}: how many waiting runs the event resolved
+// and the runs it started. A Duplicate (an event id sent before) changed nothing, and repeats
+// the runs the first send started.
+type BroadcastResult struct {
+	Event     string `json:"event"`
+	EventID   string `json:"eventId"`
+	Resolved  int    `json:"resolved"`
+	Started   []Run  `json:"started"`
+	Duplicate bool   `json:"duplicate"`
+}
