@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/internal/wasmgen"
 )
@@ -69,25 +70,25 @@ func newTenant(t *testing.T, d *daemon, id string, limits map[string]any) *tenan
 
 // runToEnd starts a run of workflow and polls every 10 ms until it ends; it returns the run and
 // how long from the start request to seeing it ended.
-func (c *tenantClient) runToEnd(workflow string, input any) (apiRun, time.Duration, error) {
+func (c *tenantClient) runToEnd(workflow string, input any) (wire.Run, time.Duration, error) {
 	began := time.Now()
 	body, _ := json.Marshal(map[string]any{"input": input})
 	code, out, err := c.do(context.Background(), "POST", "/v1/workflows/"+workflow+"/runs", body)
 	if err != nil || code != 201 {
-		return apiRun{}, 0, fmt.Errorf("start %s: %d %v %s", workflow, code, err, out)
+		return wire.Run{}, 0, fmt.Errorf("start %s: %d %v %s", workflow, code, err, out)
 	}
-	var r apiRun
+	var r wire.Run
 	if err := json.Unmarshal(out, &r); err != nil {
-		return apiRun{}, 0, err
+		return wire.Run{}, 0, err
 	}
 	deadline := time.Now().Add(settle)
 	for {
 		code, out, err := c.do(context.Background(), "GET", "/v1/workflows/"+workflow+"/runs/"+r.ID, nil)
 		if err != nil || code != 200 {
-			return apiRun{}, 0, fmt.Errorf("get run %s: %d %v %s", r.ID, code, err, out)
+			return wire.Run{}, 0, fmt.Errorf("get run %s: %d %v %s", r.ID, code, err, out)
 		}
 		if err := json.Unmarshal(out, &r); err != nil {
-			return apiRun{}, 0, err
+			return wire.Run{}, 0, err
 		}
 		switch r.Status {
 		case "completed", "failed", "cancelled", "nondeterministic":

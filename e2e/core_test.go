@@ -22,13 +22,6 @@ import (
 // assertion.
 const settle = 60 * time.Second
 
-// apiRun and runView are wire.Run under the names this package's tests had for it, which the
-// e2e files of branches written alongside this one still use; new code says wire.Run.
-type (
-	apiRun  = wire.Run
-	runView = wire.Run
-)
-
 func (d *daemon) deployFixture(name string) {
 	d.t.Helper()
 	wasm, err := os.ReadFile("../testdata/" + name)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wfhost/wfhost/api/wire"
 )
 
 // The embedded store's faults: a full disk, and a process killed in the middle of writes. What
@@ -68,7 +70,7 @@ func TestEmbeddedStoreFullDisk(t *testing.T) {
 		case code == http.StatusCreated:
 			// A write that fitted in the WAL's pages already on disk.
 			created++
-			var r runView
+			var r wire.Run
 			_ = json.Unmarshal(out, &r)
 			fullIDs = append(fullIDs, r.ID)
 		default:
@@ -131,7 +133,7 @@ func testKilledMidWrite(t *testing.T, b backend) {
 				mu.Lock()
 				starts++
 				if err == nil && code == http.StatusCreated {
-					var r runView
+					var r wire.Run
 					_ = json.Unmarshal(out, &r)
 					acked = append(acked, r.ID)
 				}
@@ -157,7 +159,7 @@ func testKilledMidWrite(t *testing.T, b backend) {
 			id := acked[rand.IntN(len(acked))]
 			mu.Unlock()
 			code, out, err := d.do("GET", "/v1/workflows/steps/runs/"+id, nil)
-			var r runView
+			var r wire.Run
 			if err == nil && code == http.StatusOK && json.Unmarshal(out, &r) == nil && r.Status == "completed" {
 				mu.Lock()
 				seen[id] = string(r.Output)

@@ -18,6 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wfhost/wfhost/internal/testenv"
 )
 
 // Postgres clusters of a test's own, for the tests that restart Postgres or fail it over: the
@@ -204,28 +206,24 @@ func (c *pgCluster) stop(mode string) {
 func (c *pgCluster) promote() {
 	c.t.Helper()
 	run(c.t, "pg_ctlcluster", c.version, c.name, "promote")
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testenv.Await(c.t, 30*time.Second, func() error {
 		var inRecovery bool
-		if err := c.queryRow("postgres", "SELECT pg_is_in_recovery()", &inRecovery); err == nil && !inRecovery {
-			return
+		if err := c.queryRow("postgres", "SELECT pg_is_in_recovery()", &inRecovery); err != nil || inRecovery {
+			return fmt.Errorf("cluster %s is still in recovery after promote (%v)", c.name, err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.t.Fatalf("cluster %s still in recovery 30s after promote", c.name)
+		return nil
+	})
 }
 
 func (c *pgCluster) waitReady() {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testenv.Await(c.t, 30*time.Second, func() error {
 		var one int
-		if err := c.queryRow("postgres", "SELECT 1", &one); err == nil {
-			return
+		if err := c.queryRow("postgres", "SELECT 1", &one); err != nil {
+			return fmt.Errorf("cluster %s does not accept connections: %w", c.name, err)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	c.t.Fatalf("cluster %s did not accept connections within 30s", c.name)
+		return nil
+	})
 }
 
 // exec runs sql in database db.
@@ -284,19 +282,18 @@ func (b *clusterBackend) table(name string) string { return pgx.Identifier{b.sch
 // query runs fn on the pool, trying again for up to a minute while the database is away.
 func (b *clusterBackend) query(t *testing.T, what string, fn func(ctx context.Context) error) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testenv.Await(t, time.Minute, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		err := fn(ctx)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) || errors.Is(err, pgx.ErrNoRows) {
+		if errors.Is(err, pgx.ErrNoRows) {
 			t.Fatalf("%s: %v", what, err)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	})
 }
 
 func (b *clusterBackend) count(t *testing.T, sql string) int {

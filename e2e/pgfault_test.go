@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfhost/wfhost/api"
+	"github.com/wfhost/wfhost/api/wire"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 	"github.com/wfhost/wfhost/store/postgres"
 )
@@ -60,7 +62,7 @@ func startLoad(t *testing.T, d *daemon, n int) []string {
 					t.Errorf("start run %d: %d %v %s", i, code, err, out)
 					return
 				}
-				var r runView
+				var r wire.Run
 				_ = json.Unmarshal(out, &r)
 				ids[i] = r.ID
 			}
@@ -111,7 +113,7 @@ func startProber(d *daemon) *prober {
 			res.Body.Close()
 			a.status, a.retryAfter = res.StatusCode, res.Header.Get("Retry-After")
 			if a.status == http.StatusCreated {
-				var r runView
+				var r wire.Run
 				_ = json.Unmarshal(out, &r)
 				a.runID = r.ID
 			} else if a.status != http.StatusOK {
@@ -303,13 +305,12 @@ func checkResumed(t *testing.T, b *clusterBackend, d *daemon, down, up time.Time
 // awaitLoad waits until the load is under way: about one journal row per run.
 func awaitLoad(t *testing.T, b *clusterBackend, runs int) {
 	t.Helper()
-	deadline := time.Now().Add(faultFinish)
-	for b.stepsDone(t) < runs {
-		if time.Now().After(deadline) {
-			t.Fatalf("the load did not get going within %v", faultFinish)
+	testenv.Await(t, faultFinish, func() error {
+		if n := b.stepsDone(t); n < runs {
+			return fmt.Errorf("the load has not got going: %d journal rows for %d runs", n, runs)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestPostgresRestartUnderLoad restarts Postgres (a fast shutdown, a second down, a start)
@@ -367,13 +368,14 @@ func TestPostgresFailoverUnderLoad(t *testing.T) {
 	primary.writeConf("synchronous_standby_names = '*'", "synchronous_commit = on")
 	primary.reload()
 	var syncState string
-	deadline := time.Now().Add(30 * time.Second)
-	for syncState != "sync" && time.Now().Before(deadline) {
-		_ = primary.queryRow("postgres", "SELECT sync_state FROM pg_stat_replication", &syncState)
-		time.Sleep(50 * time.Millisecond)
-	}
-	if syncState != "sync" {
-		t.Fatalf("the replica is not synchronous: %q", syncState)
+	err := testenv.Poll(t, 30*time.Second, func() error {
+		if err := primary.queryRow("postgres", "SELECT sync_state FROM pg_stat_replication", &syncState); err != nil || syncState != "sync" {
+			return fmt.Errorf("the replica's sync_state is %q (%v)", syncState, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the replica is not synchronous: %v", err)
 	}
 	url := fmt.Sprintf("postgres://postgres@%s,%s/test?target_session_attrs=read-write&sslmode=disable&connect_timeout=5",
 		primary.hostPort(), replica.hostPort())
@@ -530,17 +532,12 @@ func checkStandbyNotReady(t *testing.T, standby *pgCluster) {
 	}
 	defer st.Close()
 	// The daemon's schema reaches the standby a moment after the daemon migrated it.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := st.GetTenant(ctx, "default")
-		if err == nil {
-			break
+	testenv.Await(t, 30*time.Second, func() error {
+		if _, err := st.GetTenant(ctx, "default"); err != nil {
+			return fmt.Errorf("the standby does not have the daemon's schema: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the standby does not have the daemon's schema: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := api.StoreReady(st)(ctx); err == nil {
 		t.Error("a store on a read-only standby calls itself ready")
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -278,9 +279,12 @@ func TestRunResumesAsSoonAsTheStoreIsBack(t *testing.T) {
 	}
 	defer eng.Stop()
 	run := h.start("steps", map[string]any{"n": 3})
-	for !st.down.Load() {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Await(t, settle, func() error {
+		if !st.down.Load() {
+			return errors.New("the store has not gone down")
+		}
+		return nil
+	})
 	time.Sleep(500 * time.Millisecond) // the outage
 	st.down.Store(false)
 	back := time.Now()
@@ -427,18 +431,14 @@ func TestGracefulShutdownIsNoFault(t *testing.T) {
 // awaitActivations polls until the run has been activated at least n times.
 func (h *harness) awaitActivations(runID string, n int) {
 	h.t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
+	testenv.Await(h.t, settle, func() error {
 		r, err := h.store.GetRun(context.Background(), store.DefaultTenant, runID)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		if r.Activations >= n {
-			return
+		if r.Activations < n {
+			return fmt.Errorf("run %s activated %d times, want %d", runID, r.Activations, n)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("run %s activated %d times after %v, want %d", runID, r.Activations, settle, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
