@@ -1,7 +1,11 @@
 // Package abi is the contract between the wfhost host and a workflow module: import and export
-// names, reply statuses, payload types and their JSON encoding, and the ABI version.
+// names and their signatures (one table, contract.go, from which the host's native and Extism
+// transports and its load checks derive theirs), reply statuses, error codes, payload types,
+// and the rules by which the host reads what a guest hands it (decode.go, storable.go), so that
+// no rule of the contract is written anywhere else.
 //
-// ABI.md in this directory is the normative text; this package is its Go form, shared by the
-// host and by the Go guest SDK. It imports nothing outside the standard library, so a guest
-// can depend on it without pulling in any of the host.
+// ABI.md in this directory is the normative text; this package is its Go form, and a test
+// (contract_test.go) fails when the two disagree. It imports nothing outside the standard
+// library, so a guest can depend on it without pulling in any of the host. RATIONALE.md records
+// the decisions that shaped it.
 package abi
