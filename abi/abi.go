@@ -9,45 +9,6 @@ const Version = 1
 // ImportModule is the wasm import module name of every wfhost host function.
 const ImportModule = "wfhost"
 
-// Host functions, imported by the guest from ImportModule. Their signatures are HostFuncs'
-// rows (contract.go); the normative description of each is in ABI.md §4.
-const (
-	FuncStepRun    = "step_run"
-	FuncStepDone   = "step_done"
-	FuncSleep      = "sleep"
-	FuncSleepUntil = "sleep_until"
-	FuncWaitEvent  = "wait_event"
-	// FuncTake copies the pending reply data into guest memory (native modules only).
-	FuncTake     = "take"
-	FuncLog      = "log"
-	FuncComplete = "complete"
-	FuncFail     = "fail"
-	// FuncHTTPRequest is an outbound HTTP request (an HTTPRequest JSON), allowed only inside
-	// a step callback; StatusOK with an HTTPResponse JSON, or StatusError with an ErrorInfo
-	// JSON saying why not.
-	FuncHTTPRequest = "http_request"
-	// FuncSecretGet is a tenant secret's value, only inside a step callback; StatusOK with the
-	// value's bytes, or StatusError.
-	FuncSecretGet = "secret_get"
-)
-
-// Guest exports. Their signatures are GuestExports' and ExtismExports' rows (contract.go).
-const (
-	// ExportMemory is the guest's linear memory.
-	ExportMemory = "memory"
-	// ExportABIVersion returns the ABI version the guest speaks.
-	ExportABIVersion = "wfhost_abi_version"
-	// ExportAlloc returns a buffer of at least size bytes that stays valid until the next
-	// ExportRun call returns.
-	ExportAlloc = "wfhost_alloc"
-	// ExportDescribe returns a packed (ptr<<32 | len) of the Description JSON.
-	ExportDescribe = "wfhost_describe"
-	// ExportRun runs one workflow pass.
-	ExportRun = "wfhost_run"
-	// ExportInitialize is the WASI reactor initialiser; run once per instance if present.
-	ExportInitialize = "_initialize"
-)
-
 // Status is the low half of a host function's i64 reply.
 type Status int32
 

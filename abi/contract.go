@@ -5,10 +5,49 @@ import (
 	"strings"
 )
 
-// The contract's signatures as data: every host function (HostFuncs) and every guest export
-// (GuestExports, ExtismExports) once, with abi's own value types, so that the host's two
+// The contract's names and signatures as data: every host function (HostFuncs) and every guest
+// export (GuestExports, ExtismExports) once, with abi's own value types, so that the host's two
 // transports, its load checks and ABI.md's test all read the same rows. A new host function is
-// a row here; the native signature (ABI.md §4) and the Extism one (§9) follow from it.
+// a name and a row here; the native signature (ABI.md §4) and the Extism one (§9) follow from it.
+
+// Host functions, imported by the guest from ImportModule. Their signatures are HostFuncs'
+// rows below; the normative description of each is in ABI.md §4.
+const (
+	FuncStepRun    = "step_run"
+	FuncStepDone   = "step_done"
+	FuncSleep      = "sleep"
+	FuncSleepUntil = "sleep_until"
+	FuncWaitEvent  = "wait_event"
+	// FuncTake copies the pending reply data into guest memory (native modules only).
+	FuncTake     = "take"
+	FuncLog      = "log"
+	FuncComplete = "complete"
+	FuncFail     = "fail"
+	// FuncHTTPRequest is an outbound HTTP request (an HTTPRequest JSON), allowed only inside
+	// a step callback; StatusOK with an HTTPResponse JSON, or StatusError with an ErrorInfo
+	// JSON saying why not.
+	FuncHTTPRequest = "http_request"
+	// FuncSecretGet is a tenant secret's value, only inside a step callback; StatusOK with the
+	// value's bytes, or StatusError.
+	FuncSecretGet = "secret_get"
+)
+
+// Guest exports. Their signatures are GuestExports' and ExtismExports' rows below.
+const (
+	// ExportMemory is the guest's linear memory.
+	ExportMemory = "memory"
+	// ExportABIVersion returns the ABI version the guest speaks.
+	ExportABIVersion = "wfhost_abi_version"
+	// ExportAlloc returns a buffer of at least size bytes that stays valid until the next
+	// ExportRun call returns.
+	ExportAlloc = "wfhost_alloc"
+	// ExportDescribe returns a packed (ptr<<32 | len) of the Description JSON.
+	ExportDescribe = "wfhost_describe"
+	// ExportRun runs one workflow pass.
+	ExportRun = "wfhost_run"
+	// ExportInitialize is the WASI reactor initialiser; run once per instance if present.
+	ExportInitialize = "_initialize"
+)
 
 // ValueType is a WebAssembly value type of a signature, numbered as in the binary format.
 type ValueType byte
@@ -19,6 +58,7 @@ const (
 	I64 ValueType = 0x7e
 )
 
+// String names the type as ABI.md writes it.
 func (t ValueType) String() string {
 	switch t {
 	case I32:
