@@ -9,54 +9,6 @@ const Version = 1
 // ImportModule is the wasm import module name of every wfhost host function.
 const ImportModule = "wfhost"
 
-// Host functions, imported by the guest from ImportModule. Signatures use wasm types;
-// "ptr, len" pairs are i32 offsets and byte lengths in the guest's exported memory.
-// The normative description of each is in ABI.md.
-const (
-	// FuncStepRun: (name_ptr, name_len, opts_ptr, opts_len i32) -> i64 reply.
-	FuncStepRun = "step_run"
-	// FuncStepDone: (outcome, data_ptr, data_len i32) -> i64 reply.
-	FuncStepDone = "step_done"
-	// FuncSleep: (name_ptr, name_len i32, duration_ms i64) -> i64 reply.
-	FuncSleep = "sleep"
-	// FuncSleepUntil: (name_ptr, name_len i32, unix_ms i64) -> i64 reply.
-	FuncSleepUntil = "sleep_until"
-	// FuncWaitEvent: (name_ptr, name_len, opts_ptr, opts_len i32) -> i64 reply.
-	FuncWaitEvent = "wait_event"
-	// FuncTake: (ptr, len i32) -> (). Copies the pending reply data into guest memory.
-	FuncTake = "take"
-	// FuncLog: (level, msg_ptr, msg_len i32) -> ().
-	FuncLog = "log"
-	// FuncComplete: (output_ptr, output_len i32) -> (). Records the run's output.
-	FuncComplete = "complete"
-	// FuncFail: (error_ptr, error_len i32) -> (). Records the run's error.
-	FuncFail = "fail"
-	// FuncHTTPRequest: (req_ptr, req_len i32) -> i64 reply. An outbound HTTP request (an
-	// HTTPRequest JSON), allowed only inside a step callback; StatusOK with an HTTPResponse
-	// JSON, or StatusError with an ErrorInfo JSON saying why not.
-	FuncHTTPRequest = "http_request"
-	// FuncSecretGet: (name_ptr, name_len i32) -> i64 reply. A tenant secret's value, only
-	// inside a step callback; StatusOK with the value's bytes, or StatusError.
-	FuncSecretGet = "secret_get"
-)
-
-// Guest exports the host requires (besides "memory").
-const (
-	// ExportMemory is the guest's linear memory.
-	ExportMemory = "memory"
-	// ExportABIVersion: () -> i32, returns the ABI version the guest speaks.
-	ExportABIVersion = "wfhost_abi_version"
-	// ExportAlloc: (size i32) -> i32 ptr. Returns a buffer of at least size bytes that stays
-	// valid until the next ExportRun call returns.
-	ExportAlloc = "wfhost_alloc"
-	// ExportDescribe: () -> i64, a packed (ptr<<32 | len) of the Description JSON.
-	ExportDescribe = "wfhost_describe"
-	// ExportRun: (name_ptr, name_len, input_ptr, input_len i32) -> (). Runs one workflow pass.
-	ExportRun = "wfhost_run"
-	// ExportInitialize is the WASI reactor initialiser; run once per instance if present.
-	ExportInitialize = "_initialize"
-)
-
 // Status is the low half of a host function's i64 reply.
 type Status int32
 
@@ -77,7 +29,10 @@ const (
 	StatusError Status = 4
 )
 
-// String names the status for logs and errors.
+// Statuses are every reply status, in ABI.md §4.1's order. Read-only.
+var Statuses = []Status{StatusOK, StatusExecute, StatusStepFailed, StatusTimeout, StatusError}
+
+// String names the status for logs and errors; ABI.md writes it in capitals.
 func (s Status) String() string {
 	switch s {
 	case StatusOK:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -16,7 +17,8 @@ type Description struct {
 type WorkflowDecl struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
-	// RetentionDays is how long a terminal run is kept; 0 means the operator's default.
+	// RetentionDays is how long a terminal run is kept, 0 to MaxRetentionDays; 0 means the
+	// operator's default.
 	RetentionDays int `json:"retentionDays,omitempty"`
 	// Retry is the default policy of the workflow's steps; nil means DefaultRetry.
 	Retry *RetryPolicy `json:"retry,omitempty"`
@@ -72,11 +74,17 @@ func (p RetryPolicy) Merge(under RetryPolicy) RetryPolicy {
 	return p
 }
 
-// Validate reports a policy no host could follow.
+// MaxDelay is the longest time the contract waits for anything: a sleep, a wait's timeout or a
+// retry's delay past it is taken as MaxDelay (ABI.md §4.6, §4.7, §7), so every time computed
+// from one stays far from overflowing a time.Duration (292 years).
+const MaxDelay = 100 * 365 * 24 * time.Hour
+
+// Validate reports a policy no host could follow (ABI.md §7). Zero fields are valid: they take
+// the value of the policy below.
 func (p RetryPolicy) Validate() error {
 	switch {
 	case p.Attempts < 0 || p.Attempts > MaxAttempts:
-		return fmt.Errorf("retry attempts %d out of range 1..%d", p.Attempts, MaxAttempts)
+		return fmt.Errorf("retry attempts %d out of range 0..%d", p.Attempts, MaxAttempts)
 	case p.Backoff != "" && p.Backoff != BackoffFixed && p.Backoff != BackoffLinear && p.Backoff != BackoffExp:
 		return fmt.Errorf("retry backoff %q is not fixed, linear or exp", p.Backoff)
 	case p.BaseMs < 0 || p.MaxMs < 0:
@@ -88,7 +96,7 @@ func (p RetryPolicy) Validate() error {
 }
 
 // Delay is the wait before the attempt that follows failedAttempts failures (1 after the first
-// failure). r is a uniform random number in [0,1) used for jitter.
+// failure), at most MaxDelay. r is a uniform random number in [0,1) used for jitter.
 func (p RetryPolicy) Delay(failedAttempts int, r float64) time.Duration {
 	base := float64(p.BaseMs)
 	var d float64
@@ -107,25 +115,25 @@ func (p RetryPolicy) Delay(failedAttempts int, r float64) time.Duration {
 		d = float64(p.MaxMs)
 	}
 	d *= 1 + p.Jitter*(2*r-1)
-	if d < 0 {
-		d = 0
-	}
+	// Clamped before the conversion, which would wrap a delay past 292 years to a negative one.
+	d = min(max(d, 0), float64(MaxDelay.Milliseconds()))
 	return time.Duration(d * float64(time.Millisecond))
 }
 
-// StepOptions is step_run's opts JSON. Empty opts (len 0) mean all defaults.
+// StepOptions is step_run's opts JSON (DecodeStepOptions). Empty opts (len 0) mean all defaults.
 type StepOptions struct {
 	Retry *RetryPolicy `json:"retry,omitempty"`
 }
 
-// WaitOptions is wait_event's opts JSON.
+// WaitOptions is wait_event's opts JSON (DecodeWaitOptions).
 type WaitOptions struct {
 	// Event is the event name to wait for; required.
 	Event string `json:"event"`
-	// Match, if set, must be a JSON object; an event resolves the wait only if its payload is a
-	// JSON superset of Match (Postgres `payload @> match`).
+	// Match, if set, is a JSON object that CheckJSON accepts; an event resolves the wait only if
+	// its payload is a JSON superset of Match (Postgres `payload @> match`).
 	Match json.RawMessage `json:"match,omitempty"`
-	// TimeoutMs > 0 resolves the wait with StatusTimeout after that long; 0 waits forever.
+	// TimeoutMs > 0 resolves the wait with StatusTimeout after that long (at most MaxDelay);
+	// 0 waits forever.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
 
@@ -148,6 +156,20 @@ func (e *ErrorInfo) Error() string {
 	}
 	return e.Code + ": " + e.Message
 }
+
+// HostCodes are the error codes the host assigns to a run's or a step's error (ABI.md §5), and
+// CapabilityCodes those of a capability call's StatusError reply (§4.11, §4.12). Read-only.
+var (
+	HostCodes = []string{
+		CodeWorkflowError, CodeTrap, CodeDeadline, CodeABIViolation, CodePayloadTooLarge,
+		CodeNondeterministic, CodeCancelled, CodeNoResult, CodeUnknownWorkflow, CodeStepLimit,
+		CodeMemoryLimit, CodeNotStorable, CodeStoreRefused, CodeNoProgress,
+	}
+	CapabilityCodes = []string{
+		CodeOutsideStep, CodeHTTPDenied, CodeHTTPFailed, CodeHTTPTimeout, CodeHTTPTooLarge,
+		CodeSecretNotFound,
+	}
+)
 
 // Error codes the host assigns.
 const (
@@ -204,6 +226,17 @@ type HTTPResponse struct {
 	Status  int                 `json:"status"`
 	Headers map[string][]string `json:"headers,omitempty"`
 	Body    []byte              `json:"body,omitempty"` // base64 in JSON
+}
+
+// StepAttempt is the pending data of step_run's StatusExecute reply: which try of the step
+// the callback about to run is, 1 on the first and counting up with each retry.
+type StepAttempt struct {
+	Attempt int `json:"attempt"`
+}
+
+// JSON is a's encoding, {"attempt":N}.
+func (a StepAttempt) JSON() []byte {
+	return []byte(`{"attempt":` + strconv.Itoa(a.Attempt) + `}`)
 }
 
 // WaitTimeout is the JSON a timed-out wait journals.

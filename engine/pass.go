@@ -167,13 +167,9 @@ func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (
 	if err != nil {
 		return host.Reply{}, err
 	}
+	// The host decoded and validated opts (abi.DecodeStepOptions) before calling.
 	policy := p.retry
 	if opts.Retry != nil {
-		if err := opts.Retry.Validate(); err != nil {
-			return host.Reply{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{
-				Code: abi.CodeABIViolation, Message: fmt.Sprintf("step %q: %v", key, err),
-			}}
-		}
 		policy = opts.Retry.Merge(p.retry)
 	}
 	attempt := 1
@@ -200,7 +196,7 @@ func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (
 	started := now()
 	p.inStep = &openStep{key: key, seq: seq, attempt: attempt, policy: policy, startedAt: started,
 		span: p.e.tracing.startStep(ctx, key, store.KindRun, attempt, started)}
-	return host.Reply{Status: abi.StatusExecute, Data: []byte(`{"attempt":` + strconv.Itoa(attempt) + `}`)}, nil
+	return host.Reply{Status: abi.StatusExecute, Data: abi.StepAttempt{Attempt: attempt}.JSON()}, nil
 }
 
 func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (host.Reply, error) {
@@ -222,7 +218,7 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 		p.advance(&done)
 		return host.Reply{Status: abi.StatusOK}, nil
 	}
-	info := decodeErrorInfo(data)
+	info := abi.DecodeErrorInfo(data) // the host's own encoding of what it decoded: the same value
 	row.Error = &info
 	if !info.NonRetryable && st.attempt < st.policy.Attempts {
 		wake := done.Add(st.policy.Delay(st.attempt, rand.Float64())).Truncate(time.Microsecond)
@@ -307,11 +303,6 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	if err != nil {
 		return host.Reply{}, err
 	}
-	if err := validWait(opts); err != nil {
-		return host.Reply{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{
-			Code: abi.CodeABIViolation, Message: fmt.Sprintf("wait %q: %v", key, err),
-		}}
-	}
 	t := now()
 	// A completed wait that ends the claimed journal was resolved while the run was suspended:
 	// this pass is the first to see it (a crash before the next commit would count it again).
@@ -389,35 +380,6 @@ func waitSuspended(key, event string, timeout *time.Time) *suspended {
 		out.wakeAt = *timeout
 	}
 	return out
-}
-
-func validWait(o abi.WaitOptions) error {
-	if err := validName("event", o.Event); err != nil {
-		return err
-	}
-	if len(o.Match) > 0 && string(o.Match) != "null" {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(o.Match, &obj) != nil {
-			return errors.New("match must be a JSON object")
-		}
-	}
-	if o.TimeoutMs < 0 {
-		return errors.New("timeoutMs must not be negative")
-	}
-	return nil
-}
-
-// decodeErrorInfo reads a guest's error JSON; anything unreadable becomes its message, so the
-// guest's words are never lost.
-func decodeErrorInfo(data []byte) abi.ErrorInfo {
-	var info abi.ErrorInfo
-	if err := json.Unmarshal(data, &info); err != nil || info.Message == "" && info.Code == "" {
-		info = abi.ErrorInfo{Message: string(data)}
-	}
-	if info.Code == "" {
-		info.Code = abi.CodeWorkflowError
-	}
-	return info
 }
 
 func errorJSON(info *abi.ErrorInfo) []byte {

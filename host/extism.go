@@ -10,7 +10,6 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/wfhost/wfhost/abi"
@@ -32,14 +31,6 @@ const (
 	// ExtismConfigWorkflow is the Extism config key that names the workflow wfhost_run runs.
 	ExtismConfigWorkflow = "wfhost.workflow"
 )
-
-// extismExports are the functions an Extism module must export: Extism plug-in functions
-// (no parameters, an i32 return code), input and output through the kernel.
-var extismExports = map[string]signature{
-	abi.ExportABIVersion: {nil, []api.ValueType{i32}},
-	abi.ExportDescribe:   {nil, []api.ValueType{i32}},
-	abi.ExportRun:        {nil, []api.ValueType{i32}},
-}
 
 // isExtismModule reports whether wasm imports anything from ExtismEnvModule. A module whose
 // import section cannot be read is not one; compiling it will say what is wrong.
@@ -293,7 +284,7 @@ func checkExtismShape(cm wazero.CompiledModule) error {
 		mod, name, _ := mem.Import()
 		return fmt.Errorf("module imports memory %s.%s; it must define its own", mod, name)
 	}
-	return checkExports(cm, extismExports)
+	return checkExports(cm, abi.ExtismExports)
 }
 
 // describeExtism instantiates the plug-in once to read its ABI version and description.

@@ -14,22 +14,8 @@ import (
 // namespace whose data arguments are offsets of blocks in Extism's kernel memory (the PDKs'
 // Memory type) and whose replies come back as one such block, so no take is needed: the kernel
 // is a module of its own, and allocating in it from a host function does not re-enter the
-// guest (the reason the native ABI leaves replies pending).
-
-// extismImports are the functions an Extism module may import from ExtismUserModule: the
-// native verbs with each (ptr, len) pair replaced by an i64 block offset.
-var extismImports = map[string]signature{
-	abi.FuncStepRun:     {[]api.ValueType{i64, i64}, []api.ValueType{i64}},
-	abi.FuncStepDone:    {[]api.ValueType{i32, i64}, []api.ValueType{i64}},
-	abi.FuncSleep:       {[]api.ValueType{i64, i64}, []api.ValueType{i64}},
-	abi.FuncSleepUntil:  {[]api.ValueType{i64, i64}, []api.ValueType{i64}},
-	abi.FuncWaitEvent:   {[]api.ValueType{i64, i64}, []api.ValueType{i64}},
-	abi.FuncLog:         {[]api.ValueType{i32, i64}, nil},
-	abi.FuncComplete:    {[]api.ValueType{i64}, nil},
-	abi.FuncFail:        {[]api.ValueType{i64}, nil},
-	abi.FuncHTTPRequest: {[]api.ValueType{i64}, []api.ValueType{i64}},
-	abi.FuncSecretGet:   {[]api.ValueType{i64}, []api.ValueType{i64}},
-}
+// guest (the reason the native ABI leaves replies pending). Its functions and their signatures
+// are abi.HostFuncs'; nothing here names one.
 
 // extismCall is one Extism host call: the activation, the plugin whose kernel holds the
 // blocks, and the kernel's memory.
@@ -41,48 +27,40 @@ type extismCall struct {
 	fn  string
 }
 
-// extismHostFunctions are the Extism host functions of every Extism plugin. Like the native
-// module they find their activation through the call's context.
+// extismHostFunctions are the Extism host functions of every Extism plugin: one per row of
+// abi.HostFuncs offered to Extism modules, with the row's Extism signature (each data span one
+// block offset), calling the row's verb. Like the native module they find their activation
+// through the call's context. A row without a verb is a bug that TestEveryHostFuncHasAVerb
+// catches; it would panic here.
 func extismHostFunctions() []extism.HostFunction {
 	var fns []extism.HostFunction
-	fn := func(name string, f func(c *extismCall, stack []uint64)) {
-		sig := extismImports[name]
-		h := extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
-			f(&extismCall{ctx: ctx, st: enter(ctx, name), cp: cp, mem: cp.Memory(), fn: name}, stack)
+	for _, f := range abi.HostFuncs {
+		if f.NativeOnly {
+			continue
+		}
+		v, ok := verbs[f.Name]
+		if !ok {
+			panic("host function " + f.Name + " has no verb")
+		}
+		sig := wasmSignature(f.Extism())
+		h := extism.NewHostFunctionWithStack(f.Name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+			c := &extismCall{ctx: ctx, st: enter(ctx, f.Name), cp: cp, mem: cp.Memory(), fn: f.Name}
+			var a args
+			for i, p := range f.Params {
+				if p.Kind == abi.Data {
+					a[i].span = c.block(stack[i])
+				} else {
+					a[i].scalar = stack[i]
+				}
+			}
+			r := v(ctx, c.st, c.mem, a)
+			if f.Reply {
+				stack[0] = c.reply(r)
+			}
 		}, sig.params, sig.results)
 		h.SetNamespace(ExtismUserModule)
 		fns = append(fns, h)
 	}
-	fn(abi.FuncStepRun, func(c *extismCall, stack []uint64) {
-		stack[0] = c.reply(c.st.stepRun(c.ctx, c.mem, c.block(stack[0]), c.block(stack[1])))
-	})
-	fn(abi.FuncStepDone, func(c *extismCall, stack []uint64) {
-		stack[0] = c.reply(c.st.stepDone(c.ctx, c.mem, abi.Outcome(api.DecodeI32(stack[0])), c.block(stack[1])))
-	})
-	fn(abi.FuncSleep, func(c *extismCall, stack []uint64) {
-		stack[0] = c.reply(c.st.sleep(c.ctx, c.mem, c.block(stack[0]), int64(stack[1])))
-	})
-	fn(abi.FuncSleepUntil, func(c *extismCall, stack []uint64) {
-		stack[0] = c.reply(c.st.sleepUntil(c.ctx, c.mem, c.block(stack[0]), int64(stack[1])))
-	})
-	fn(abi.FuncWaitEvent, func(c *extismCall, stack []uint64) {
-		stack[0] = c.reply(c.st.waitEvent(c.ctx, c.mem, c.block(stack[0]), c.block(stack[1])))
-	})
-	fn(abi.FuncLog, func(c *extismCall, stack []uint64) {
-		c.st.log(c.ctx, c.mem, api.DecodeI32(stack[0]), c.block(stack[1]))
-	})
-	fn(abi.FuncComplete, func(c *extismCall, stack []uint64) {
-		c.st.complete(c.mem, c.block(stack[0]))
-	})
-	fn(abi.FuncFail, func(c *extismCall, stack []uint64) {
-		c.st.fail(c.mem, c.block(stack[0]))
-	})
-	fn(abi.FuncHTTPRequest, func(c *extismCall, stack []uint64) {
-		stack[0] = c.reply(c.st.httpRequest(c.ctx, c.mem, c.block(stack[0])))
-	})
-	fn(abi.FuncSecretGet, func(c *extismCall, stack []uint64) {
-		stack[0] = c.reply(c.st.secretGet(c.ctx, c.mem, c.block(stack[0])))
-	})
 	return append(fns, extismHTTPFunctions()...)
 }
 

@@ -19,8 +19,13 @@ type Reply struct {
 
 // Handler gives the host functions of one activation their meaning: the engine implements it
 // over the run's journal. The host calls it only from the activation's goroutine, after it has
-// read and validated the guest's arguments (names are 1..abi.MaxNameLen bytes of UTF-8 without
-// abi.SuffixSep, options decoded, step_done only after EXECUTE).
+// read the guest's arguments and checked them by abi's rules, so a Handler checks none of them
+// again: every name passes abi.CheckName; StepRun's options are abi.DecodeStepOptions' (any
+// retry policy valid) and WaitEvent's abi.DecodeWaitOptions' (the event a name, the match nil
+// or a storable object, the timeout 0 to abi.MaxDelay); StepDone comes only after a StepRun
+// that returned StatusExecute, with a storable step output, or an error that is the JSON of
+// an ErrorInfo as abi.DecodeErrorInfo returns it (storable, with a code). Secrets are already
+// redacted from all of them.
 //
 // A non-nil error aborts the guest: the host function panics with it, wazero unwinds the guest,
 // and Activate returns an error that wraps it (errors.As finds the handler's own error types,

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -11,51 +12,40 @@ import (
 
 // The native transport of the workflow verbs (verbs.go): the wfhost import module of
 // ABI.md §4, whose data arguments are (ptr, len) pairs in the guest's own memory and whose
-// replies leave their data pending for take.
+// replies leave their data pending for take. Its functions and their signatures are
+// abi.HostFuncs'; nothing here names one.
 
-// instantiateHostModule registers the wfhost import module in rt. The functions find their
-// activation through the context of the guest call, so one registration serves every instance.
+// instantiateHostModule registers the wfhost import module in rt: one function per row of
+// abi.HostFuncs, with the row's native signature, calling the row's verb. The functions find
+// their activation through the context of the guest call, so one registration serves every
+// instance.
 func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 	b := rt.NewHostModuleBuilder(abi.ImportModule)
-	fn := func(name string, f func(ctx context.Context, st *state, mem api.Memory, stack []uint64)) {
-		sig := hostImports[name]
+	for _, f := range abi.HostFuncs {
+		v, ok := verbs[f.Name]
+		if !ok {
+			return fmt.Errorf("host function %s has no verb", f.Name)
+		}
+		sig := wasmSignature(f.Native())
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
-			f(ctx, enter(ctx, name), mod.Memory(), stack)
-		}), sig.params, sig.results).Export(name)
+			st := enter(ctx, f.Name)
+			var a args
+			next := 0
+			for i, p := range f.Params {
+				if p.Kind == abi.Data {
+					a[i].span = pair(stack[next], stack[next+1])
+					next += 2
+				} else {
+					a[i].scalar = stack[next]
+					next++
+				}
+			}
+			r := v(ctx, st, mod.Memory(), a)
+			if f.Reply {
+				stack[0] = st.pend(r)
+			}
+		}), sig.params, sig.results).Export(f.Name)
 	}
-	fn(abi.FuncStepRun, func(ctx context.Context, st *state, mem api.Memory, stack []uint64) {
-		stack[0] = st.pend(st.stepRun(ctx, mem, pair(stack[0], stack[1]), pair(stack[2], stack[3])))
-	})
-	fn(abi.FuncStepDone, func(ctx context.Context, st *state, mem api.Memory, stack []uint64) {
-		stack[0] = st.pend(st.stepDone(ctx, mem, abi.Outcome(api.DecodeI32(stack[0])), pair(stack[1], stack[2])))
-	})
-	fn(abi.FuncSleep, func(ctx context.Context, st *state, mem api.Memory, stack []uint64) {
-		stack[0] = st.pend(st.sleep(ctx, mem, pair(stack[0], stack[1]), int64(stack[2])))
-	})
-	fn(abi.FuncSleepUntil, func(ctx context.Context, st *state, mem api.Memory, stack []uint64) {
-		stack[0] = st.pend(st.sleepUntil(ctx, mem, pair(stack[0], stack[1]), int64(stack[2])))
-	})
-	fn(abi.FuncWaitEvent, func(ctx context.Context, st *state, mem api.Memory, stack []uint64) {
-		stack[0] = st.pend(st.waitEvent(ctx, mem, pair(stack[0], stack[1]), pair(stack[2], stack[3])))
-	})
-	fn(abi.FuncTake, func(_ context.Context, st *state, mem api.Memory, stack []uint64) {
-		st.take(mem, pair(stack[0], stack[1]))
-	})
-	fn(abi.FuncLog, func(ctx context.Context, st *state, mem api.Memory, stack []uint64) {
-		st.log(ctx, mem, api.DecodeI32(stack[0]), pair(stack[1], stack[2]))
-	})
-	fn(abi.FuncComplete, func(_ context.Context, st *state, mem api.Memory, stack []uint64) {
-		st.complete(mem, pair(stack[0], stack[1]))
-	})
-	fn(abi.FuncFail, func(_ context.Context, st *state, mem api.Memory, stack []uint64) {
-		st.fail(mem, pair(stack[0], stack[1]))
-	})
-	fn(abi.FuncHTTPRequest, func(ctx context.Context, st *state, mem api.Memory, stack []uint64) {
-		stack[0] = st.pend(st.httpRequest(ctx, mem, pair(stack[0], stack[1])))
-	})
-	fn(abi.FuncSecretGet, func(ctx context.Context, st *state, mem api.Memory, stack []uint64) {
-		stack[0] = st.pend(st.secretGet(ctx, mem, pair(stack[0], stack[1])))
-	})
 	_, err := b.Instantiate(ctx)
 	return err
 }

@@ -5,13 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -29,27 +27,39 @@ var (
 
 type signature struct{ params, results []api.ValueType }
 
-// hostImports are the functions a guest may import from abi.ImportModule.
-var hostImports = map[string]signature{
-	abi.FuncStepRun:     {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
-	abi.FuncStepDone:    {[]api.ValueType{i32, i32, i32}, []api.ValueType{i64}},
-	abi.FuncSleep:       {[]api.ValueType{i32, i32, i64}, []api.ValueType{i64}},
-	abi.FuncSleepUntil:  {[]api.ValueType{i32, i32, i64}, []api.ValueType{i64}},
-	abi.FuncWaitEvent:   {[]api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
-	abi.FuncTake:        {[]api.ValueType{i32, i32}, nil},
-	abi.FuncLog:         {[]api.ValueType{i32, i32, i32}, nil},
-	abi.FuncComplete:    {[]api.ValueType{i32, i32}, nil},
-	abi.FuncFail:        {[]api.ValueType{i32, i32}, nil},
-	abi.FuncHTTPRequest: {[]api.ValueType{i32, i32}, []api.ValueType{i64}},
-	abi.FuncSecretGet:   {[]api.ValueType{i32, i32}, []api.ValueType{i64}},
+// wasmSignature is an abi signature in wazero's types.
+func wasmSignature(s abi.Signature) signature {
+	return signature{wasmTypes(s.ParamTypes()), wasmTypes(s.Results)}
 }
 
-// guestExports are the functions a module must export.
-var guestExports = map[string]signature{
-	abi.ExportABIVersion: {nil, []api.ValueType{i32}},
-	abi.ExportAlloc:      {[]api.ValueType{i32}, []api.ValueType{i32}},
-	abi.ExportDescribe:   {nil, []api.ValueType{i64}},
-	abi.ExportRun:        {[]api.ValueType{i32, i32, i32, i32}, nil},
+func wasmTypes(ts []abi.ValueType) []api.ValueType {
+	var out []api.ValueType
+	for _, t := range ts {
+		switch t {
+		case abi.I32:
+			out = append(out, i32)
+		case abi.I64:
+			out = append(out, i64)
+		default:
+			panic("abi value type " + t.String() + " has no wazero type")
+		}
+	}
+	return out
+}
+
+// nativeImports and extismImports are the functions a module may import, from abi.ImportModule
+// and from ExtismUserModule: abi.HostFuncs with their native and their Extism signatures.
+var nativeImports, extismImports = hostImports()
+
+func hostImports() (native, extism map[string]signature) {
+	native, extism = map[string]signature{}, map[string]signature{}
+	for _, f := range abi.HostFuncs {
+		native[f.Name] = wasmSignature(f.Native())
+		if !f.NativeOnly {
+			extism[f.Name] = wasmSignature(f.Extism())
+		}
+	}
+	return native, extism
 }
 
 const wasiModule = "wasi_snapshot_preview1"
@@ -199,7 +209,7 @@ func checkShape(cm wazero.CompiledModule) error {
 		mod, name, _ := f.Import()
 		switch mod {
 		case abi.ImportModule:
-			want, ok := hostImports[name]
+			want, ok := nativeImports[name]
 			if !ok {
 				return fmt.Errorf("module imports %s.%s, which wfhost does not provide", mod, name)
 			}
@@ -218,7 +228,7 @@ func checkShape(cm wazero.CompiledModule) error {
 	if _, ok := cm.ExportedMemories()[abi.ExportMemory]; !ok {
 		return fmt.Errorf("module does not export its memory as %q", abi.ExportMemory)
 	}
-	return checkExports(cm, guestExports)
+	return checkExports(cm, abi.GuestExports)
 }
 
 // checkImport requires an imported host function to have the signature the host gives it.
@@ -230,26 +240,22 @@ func checkImport(f api.FunctionDefinition, want signature) error {
 	return fmt.Errorf("module imports %s.%s as %s, want %s", mod, name, sigString(f.ParamTypes(), f.ResultTypes()), sigString(want.params, want.results))
 }
 
-// checkExports requires every export of want, with its signature, and allows _initialize
-// taking and returning nothing.
-func checkExports(cm wazero.CompiledModule, want map[string]signature) error {
+// checkExports requires every export of want but the optional ones, and every one present to
+// have its signature.
+func checkExports(cm wazero.CompiledModule, want []abi.Export) error {
 	exports := cm.ExportedFunctions()
-	names := make([]string, 0, len(want))
-	for name := range want {
-		names = append(names, name)
-	}
-	slices.Sort(names) // the first missing export named is the same every time
-	for _, name := range names {
-		f, ok := exports[name]
+	for _, e := range want {
+		f, ok := exports[e.Name]
 		if !ok {
-			return fmt.Errorf("module does not export %s", name)
+			if e.Optional {
+				continue
+			}
+			return fmt.Errorf("module does not export %s", e.Name)
 		}
-		if !sameSignature(f, want[name]) {
-			return fmt.Errorf("module exports %s as %s, want %s", name, sigString(f.ParamTypes(), f.ResultTypes()), sigString(want[name].params, want[name].results))
+		sig := wasmSignature(e.Signature())
+		if !sameSignature(f, sig) {
+			return fmt.Errorf("module exports %s as %s, want %s", e.Name, sigString(f.ParamTypes(), f.ResultTypes()), sigString(sig.params, sig.results))
 		}
-	}
-	if f, ok := exports[abi.ExportInitialize]; ok && !sameSignature(f, signature{}) {
-		return fmt.Errorf("module exports %s with parameters or results", abi.ExportInitialize)
 	}
 	return nil
 }
@@ -333,52 +339,13 @@ func (st *state) describeFailed(ctx context.Context, err error, limit time.Durat
 	return fmt.Errorf("%w: %s trapped: %s%s", ErrInvalidModule, abi.ExportDescribe, firstLine(err), st.stderrTail())
 }
 
-// describeAs parses and checks the description describe returned, and keeps it.
+// describeAs parses and checks the description describe returned (abi.DecodeDescription),
+// and keeps it.
 func (m *Module) describeAs(raw []byte) error {
-	var d abi.Description
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return fmt.Errorf("%w: describe returned invalid JSON: %v", ErrInvalidModule, err)
-	}
-	if err := validateDescription(d); err != nil {
+	d, err := abi.DecodeDescription(raw)
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidModule, err)
 	}
 	m.Description = d
 	return nil
 }
-
-func validateDescription(d abi.Description) error {
-	if len(d.Workflows) == 0 {
-		return errors.New("module declares no workflow")
-	}
-	seen := map[string]bool{}
-	for _, w := range d.Workflows {
-		if err := checkName("workflow", w.Name); err != nil {
-			return err
-		}
-		if w.Version == "" || len(w.Version) > abi.MaxNameLen || !utf8.ValidString(w.Version) {
-			return fmt.Errorf("workflow %q: version must be 1 to %d bytes of UTF-8", w.Name, abi.MaxNameLen)
-		}
-		k := w.Name + "\x00" + w.Version
-		if seen[k] {
-			return fmt.Errorf("workflow %q version %q is declared twice", w.Name, w.Version)
-		}
-		seen[k] = true
-		if w.RetentionDays < 0 {
-			return fmt.Errorf("workflow %q: retentionDays must not be negative", w.Name)
-		}
-		if w.Retry != nil {
-			if err := w.Retry.Validate(); err != nil {
-				return fmt.Errorf("workflow %q: %v", w.Name, err)
-			}
-		}
-		for _, t := range w.Triggers {
-			if err := checkName("trigger event", t); err != nil {
-				return fmt.Errorf("workflow %q: %v", w.Name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// checkName applies ABI.md §4.2 (abi.CheckName).
-func checkName(what, name string) error { return abi.CheckName(what, name) }

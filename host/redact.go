@@ -294,24 +294,34 @@ func (st *state) redactName(name string) string {
 // the redaction, so no cut can leave part of a secret behind. Redacting before and after
 // StorableText also catches a secret that its replacement of invalid bytes would complete.
 func (st *state) storableText(b []byte, limit int) string {
-	s := st.redactText(abi.StorableText(st.redactText(string(b))))
-	if limit > 0 && len(s) > limit {
-		cut := limit
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		// The cut keeps a prefix of redacted text; only its renderings can differ.
-		s = st.redactText(s[:cut])
-	}
-	return s
+	return st.cutText(st.redactText(abi.StorableText(st.redactText(string(b)))), limit)
 }
 
-// storableError is a guest's ErrorInfo made storable (abi.ErrorInfo.Storable) and redacted.
-func (st *state) storableError(info abi.ErrorInfo) abi.ErrorInfo {
-	info = info.Storable()
-	if len(st.secrets) == 0 {
-		return info
+// cutText is redacted text s cut to at most limit bytes (limit <= 0: no cut) on a rune
+// boundary, and redacted again.
+func (st *state) cutText(s string, limit int) string {
+	if limit <= 0 || len(s) <= limit {
+		return s
 	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	// The cut keeps a prefix of redacted text; only its renderings can differ.
+	return st.redactText(s[:cut])
+}
+
+// storableError is a guest's ErrorInfo made storable (abi.ErrorInfo.Storable) and redacted. Its
+// code and message are redacted before they are made storable too, as storableText does: a
+// secret holding a NUL, which the guest may write as \u0000, would no longer be found once the
+// NUL became U+FFFD.
+func (st *state) storableError(info abi.ErrorInfo) abi.ErrorInfo {
+	if len(st.secrets) == 0 {
+		return info.Storable()
+	}
+	info.Code = st.redactText(info.Code)
+	info.Message = st.redactText(info.Message)
+	info = info.Storable()
 	info.Code = st.redactText(info.Code)
 	info.Message = st.redactText(info.Message)
 	if len(info.Details) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -25,15 +26,71 @@ import (
 // Extism module).
 type span struct{ ptr, n uint32 }
 
+// arg is one argument of a call as its transport decoded it: a data span (abi.Data), or a
+// scalar's bits.
+type arg struct {
+	span   span
+	scalar uint64
+}
+
+func (a arg) i32() int32 { return api.DecodeI32(a.scalar) }
+func (a arg) i64() int64 { return int64(a.scalar) }
+
+// args are a call's arguments in the order of its abi.HostFuncs row. An array passed by value,
+// so a call allocates nothing for them.
+type args [abi.MaxParams]arg
+
+// verb is a workflow verb as both transports call it. A verb whose row has no reply
+// (abi.HostFunc.Reply) returns the zero Reply, which the transport drops.
+type verb func(ctx context.Context, st *state, mem api.Memory, a args) Reply
+
+// verbs are the workflow verbs by host function name, each reading its arguments as its
+// abi.HostFuncs row orders them. Every row has one (TestEveryHostFuncHasAVerb).
+var verbs = map[string]verb{
+	abi.FuncStepRun: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.stepRun(ctx, mem, a[0].span, a[1].span)
+	},
+	abi.FuncStepDone: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.stepDone(ctx, mem, abi.Outcome(a[0].i32()), a[1].span)
+	},
+	abi.FuncSleep: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.sleep(ctx, mem, a[0].span, a[1].i64())
+	},
+	abi.FuncSleepUntil: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.sleepUntil(ctx, mem, a[0].span, a[1].i64())
+	},
+	abi.FuncWaitEvent: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.waitEvent(ctx, mem, a[0].span, a[1].span)
+	},
+	abi.FuncTake: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
+		st.take(mem, a[0].span)
+		return Reply{}
+	},
+	abi.FuncLog: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		st.log(ctx, mem, a[0].i32(), a[1].span)
+		return Reply{}
+	},
+	abi.FuncComplete: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
+		st.complete(mem, a[0].span)
+		return Reply{}
+	},
+	abi.FuncFail: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
+		st.fail(mem, a[0].span)
+		return Reply{}
+	},
+	abi.FuncHTTPRequest: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.httpRequest(ctx, mem, a[0].span)
+	},
+	abi.FuncSecretGet: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.secretGet(ctx, mem, a[0].span)
+	},
+}
+
 // maxOptionsBytes bounds the options JSON of step_run and wait_event.
 const maxOptionsBytes = 64 << 10
 
 // maxLogBytes bounds one guest log message; longer ones are cut.
 const maxLogBytes = 4 << 10
-
-// maxSleep keeps duration arithmetic far from overflow: a sleep of more than a century is
-// taken as a century.
-const maxSleep = 100 * 365 * 24 * time.Hour
 
 // enter starts every host call: it finds the activation and refuses calls that come from none
 // (a describe) or after the pass ended.
@@ -83,7 +140,7 @@ func (st *state) read(mem api.Memory, fn string, s span, limit int, what string)
 // the step's journal key, served by the API, carried by logs, traces and metrics.
 func (st *state) name(mem api.Memory, fn string, s span) string {
 	name := string(st.read(mem, fn, s, abi.MaxNameLen, "step name"))
-	if err := checkName("step", name); err != nil {
+	if err := abi.CheckName("step", name); err != nil {
 		st.violation("%s: %v", fn, err)
 	}
 	return st.redactName(name)
@@ -106,16 +163,9 @@ func (st *state) answer(r Reply, err error) Reply {
 func (st *state) stepRun(ctx context.Context, mem api.Memory, nameArg, optsArg span) Reply {
 	st.notInStep(abi.FuncStepRun)
 	name := st.name(mem, abi.FuncStepRun, nameArg)
-	var opts abi.StepOptions
-	if raw := st.read(mem, abi.FuncStepRun, optsArg, maxOptionsBytes, "options"); len(raw) > 0 {
-		if err := json.Unmarshal(raw, &opts); err != nil {
-			st.violation("%s %q: options are not a StepOptions JSON: %v", abi.FuncStepRun, name, err)
-		}
-		if opts.Retry != nil {
-			if err := opts.Retry.Validate(); err != nil {
-				st.violation("%s %q: %v", abi.FuncStepRun, name, err)
-			}
-		}
+	opts, err := abi.DecodeStepOptions(st.read(mem, abi.FuncStepRun, optsArg, maxOptionsBytes, "options"))
+	if err != nil {
+		st.violation("%s %q: %v", abi.FuncStepRun, name, err)
 	}
 	r, err := st.handler.StepRun(ctx, name, opts)
 	if err == nil && r.Status == abi.StatusExecute {
@@ -155,31 +205,17 @@ func (st *state) stepDone(ctx context.Context, mem api.Memory, outcome abi.Outco
 		}
 		return st.answer(st.handler.StepDone(ctx, abi.OutcomeOK, st.redactJSON(out)))
 	default:
-		raw := st.read(mem, abi.FuncStepDone, dataArg, st.limits.MaxStepOutputBytes, "step error")
-		var ok bool
-		if info, ok = decodeGuestError(raw); !ok {
-			info = abi.ErrorInfo{Message: st.storableText(raw, 0)}
-		}
+		info = abi.ParseErrorInfo(st.read(mem, abi.FuncStepDone, dataArg, st.limits.MaxStepOutputBytes, "step error"))
 	}
 	data, _ := json.Marshal(st.storableError(info))
 	return st.answer(st.handler.StepDone(ctx, abi.OutcomeError, data))
 }
 
-// decodeGuestError reads the ErrorInfo JSON a guest wrote; ok=false when raw is not one, and
-// the caller keeps raw as the message, so the guest's words are never lost. The result is not
-// yet storable: storableError makes it so.
-func decodeGuestError(raw []byte) (info abi.ErrorInfo, ok bool) {
-	if err := json.Unmarshal(raw, &info); err != nil || info.Message == "" && info.Code == "" {
-		return abi.ErrorInfo{}, false
-	}
-	return info, true
-}
-
 func (st *state) sleep(ctx context.Context, mem api.Memory, nameArg span, ms int64) Reply {
 	st.notInStep(abi.FuncSleep)
 	name := st.name(mem, abi.FuncSleep, nameArg)
-	d := maxSleep
-	if ms < int64(maxSleep/time.Millisecond) {
+	d := abi.MaxDelay
+	if ms < abi.MaxDelay.Milliseconds() {
 		d = time.Duration(ms) * time.Millisecond
 	}
 	return st.answer(st.handler.Sleep(ctx, name, d))
@@ -188,7 +224,7 @@ func (st *state) sleep(ctx context.Context, mem api.Memory, nameArg span, ms int
 func (st *state) sleepUntil(ctx context.Context, mem api.Memory, nameArg span, ms int64) Reply {
 	st.notInStep(abi.FuncSleepUntil)
 	name := st.name(mem, abi.FuncSleepUntil, nameArg)
-	limit := time.Now().Add(maxSleep).UnixMilli()
+	limit := time.Now().Add(abi.MaxDelay).UnixMilli()
 	ms = min(max(ms, 0), limit, math.MaxInt64)
 	return st.answer(st.handler.SleepUntil(ctx, name, time.UnixMilli(ms).UTC()))
 }
@@ -196,31 +232,18 @@ func (st *state) sleepUntil(ctx context.Context, mem api.Memory, nameArg span, m
 func (st *state) waitEvent(ctx context.Context, mem api.Memory, nameArg, optsArg span) Reply {
 	st.notInStep(abi.FuncWaitEvent)
 	name := st.name(mem, abi.FuncWaitEvent, nameArg)
-	raw := st.read(mem, abi.FuncWaitEvent, optsArg, maxOptionsBytes, "options")
-	var opts abi.WaitOptions
-	if err := json.Unmarshal(raw, &opts); err != nil {
-		st.violation("%s %q: options are not a WaitOptions JSON: %v", abi.FuncWaitEvent, name, err)
+	opts, err := abi.DecodeWaitOptions(st.read(mem, abi.FuncWaitEvent, optsArg, maxOptionsBytes, "options"))
+	if errors.Is(err, abi.ErrNotStorable) {
+		st.fault = guestError(abi.CodeNotStorable, "%s %q: %v", abi.FuncWaitEvent, name, err)
+		panic(st.fault)
 	}
-	if err := checkName("event", opts.Event); err != nil {
+	if err != nil {
 		st.violation("%s %q: %v", abi.FuncWaitEvent, name, err)
 	}
-	if m := bytes.TrimSpace(opts.Match); len(m) > 0 && !bytes.Equal(m, []byte("null")) && m[0] != '{' {
-		st.violation("%s %q: match must be a JSON object", abi.FuncWaitEvent, name)
-	}
-	if len(opts.Match) > 0 {
-		if err := abi.CheckJSON(opts.Match); err != nil {
-			st.fault = guestError(abi.CodeNotStorable, "%s %q: match cannot be stored: %v", abi.FuncWaitEvent, name, err)
-			panic(st.fault)
-		}
-		opts.Match = st.redactJSON(opts.Match)
-	}
-	// The event name is stored with the wait and labels its metrics.
+	// The event name and match are stored with the wait, and the name labels its metrics.
 	opts.Event = st.redactName(opts.Event)
-	if opts.TimeoutMs < 0 {
-		st.violation("%s %q: timeoutMs must not be negative", abi.FuncWaitEvent, name)
-	}
-	if opts.TimeoutMs > int64(maxSleep/time.Millisecond) {
-		opts.TimeoutMs = int64(maxSleep / time.Millisecond)
+	if opts.Match != nil {
+		opts.Match = st.redactJSON(opts.Match)
 	}
 	return st.answer(st.handler.WaitEvent(ctx, name, opts))
 }
@@ -270,14 +293,7 @@ func (st *state) fail(mem api.Memory, errArg span) {
 	// past the limit as a secret can reach, so the cut comes after the redaction.
 	limit := st.limits.MaxOutputBytes + abi.MaxSecretBytes
 	errArg.n = uint32(min(int64(errArg.n), int64(limit)))
-	raw := st.read(mem, abi.FuncFail, errArg, limit, "error")
-	info, ok := decodeGuestError(raw)
-	if !ok {
-		info = abi.ErrorInfo{Message: st.storableText(raw, st.limits.MaxOutputBytes)}
-	}
-	info = st.storableError(info)
-	if info.Code == "" {
-		info.Code = abi.CodeWorkflowError
-	}
+	info := st.storableError(abi.ParseErrorInfo(st.read(mem, abi.FuncFail, errArg, limit, "error")))
+	info.Message = st.cutText(info.Message, st.limits.MaxOutputBytes)
 	st.result = &Result{Error: &info}
 }

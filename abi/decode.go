@@ -1,0 +1,144 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// How the host reads what a guest hands it: one function per payload, each the whole of the
+// contract's rule for it (ABI.md §4.4, §4.5, §4.7, §4.10, §7). The host calls them before its
+// Handler sees anything, so the engine behind the Handler trusts what it is given and checks
+// none of it again. An error names the fault; the host adds the function and the step.
+
+// MaxRetentionDays bounds a declared workflow's retentionDays: both stores keep it in a 32-bit
+// integer column, and Postgres refuses anything larger at deploy.
+const MaxRetentionDays = math.MaxInt32
+
+// DecodeStepOptions reads step_run's opts: empty means all defaults; otherwise a StepOptions
+// JSON whose retry policy, if any, is valid (RetryPolicy.Validate).
+func DecodeStepOptions(raw []byte) (StepOptions, error) {
+	var o StepOptions
+	if len(raw) == 0 {
+		return o, nil
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return StepOptions{}, fmt.Errorf("options are not a StepOptions JSON: %v", err)
+	}
+	if o.Retry != nil {
+		if err := o.Retry.Validate(); err != nil {
+			return StepOptions{}, err
+		}
+	}
+	return o, nil
+}
+
+// DecodeWaitOptions reads wait_event's opts: a WaitOptions JSON naming its event (CheckName),
+// whose match is absent, null (returned as absent) or a JSON object, and whose timeoutMs is not
+// negative; a timeout past MaxDelay is returned as MaxDelay. A match that is an object but
+// breaks CheckJSON is the one fault that is not a broken call but a value no store keeps: its
+// error wraps ErrNotStorable.
+func DecodeWaitOptions(raw []byte) (WaitOptions, error) {
+	var o WaitOptions
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return WaitOptions{}, fmt.Errorf("options are not a WaitOptions JSON: %v", err)
+	}
+	if err := CheckName("event", o.Event); err != nil {
+		return WaitOptions{}, err
+	}
+	switch m := bytes.TrimSpace(o.Match); {
+	case len(m) == 0 || string(m) == "null":
+		o.Match = nil
+	case m[0] != '{':
+		return WaitOptions{}, errors.New("match must be a JSON object")
+	default:
+		if err := CheckJSON(m); err != nil {
+			return WaitOptions{}, fmt.Errorf("match cannot be stored: %w", err)
+		}
+		o.Match = m
+	}
+	if o.TimeoutMs < 0 {
+		return WaitOptions{}, errors.New("timeoutMs must not be negative")
+	}
+	o.TimeoutMs = min(o.TimeoutMs, MaxDelay.Milliseconds())
+	return o, nil
+}
+
+// DecodeErrorInfo reads the error a guest wrote (step_done's with OutcomeError, fail's) as
+// ABI.md §4.5 and §4.10 say: ParseErrorInfo, made storable (ErrorInfo.Storable). What it
+// returns, encoded, decodes to itself.
+func DecodeErrorInfo(raw []byte) ErrorInfo {
+	return ParseErrorInfo(raw).Storable()
+}
+
+// ParseErrorInfo is DecodeErrorInfo before the result is made storable, for a caller that must
+// see the guest's text as it was written first (the host redacts secrets from it, then makes it
+// storable). raw is an ErrorInfo JSON; anything that is not one, or one with neither code nor
+// message, becomes the message whole, so the guest's words are never lost; a missing code
+// becomes CodeWorkflowError.
+func ParseErrorInfo(raw []byte) ErrorInfo {
+	var info ErrorInfo
+	if err := json.Unmarshal(raw, &info); err != nil || info.Code == "" && info.Message == "" {
+		info = ErrorInfo{Message: string(raw)}
+	}
+	if info.Code == "" {
+		info.Code = CodeWorkflowError
+	}
+	return info
+}
+
+// DecodeDescription reads what ExportDescribe returned and checks it (Description.Validate).
+func DecodeDescription(raw []byte) (Description, error) {
+	var d Description
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return Description{}, fmt.Errorf("describe returned invalid JSON: %v", err)
+	}
+	if err := d.Validate(); err != nil {
+		return Description{}, err
+	}
+	return d, nil
+}
+
+// Validate applies ABI.md §7 to a module's description: at least one workflow; each named by
+// CheckName, with a version of 1 to MaxNameLen bytes that a store keeps (CheckText), declared
+// once per (name, version); retentionDays from 0 to MaxRetentionDays; a valid retry policy;
+// and triggers that are names.
+func (d Description) Validate() error {
+	if len(d.Workflows) == 0 {
+		return errors.New("module declares no workflow")
+	}
+	type nameVersion struct{ name, version string }
+	seen := make(map[nameVersion]bool, len(d.Workflows))
+	for _, w := range d.Workflows {
+		if err := CheckName("workflow", w.Name); err != nil {
+			return err
+		}
+		if w.Version == "" {
+			return fmt.Errorf("workflow %q: version is empty", w.Name)
+		}
+		if err := CheckText("version", w.Version, MaxNameLen); err != nil {
+			return fmt.Errorf("workflow %q: %v", w.Name, err)
+		}
+		k := nameVersion{w.Name, w.Version}
+		if seen[k] {
+			return fmt.Errorf("workflow %q version %q is declared twice", w.Name, w.Version)
+		}
+		seen[k] = true
+		if w.RetentionDays < 0 || w.RetentionDays > MaxRetentionDays {
+			return fmt.Errorf("workflow %q: retentionDays %d out of range 0..%d", w.Name, w.RetentionDays, MaxRetentionDays)
+		}
+		if w.Retry != nil {
+			if err := w.Retry.Validate(); err != nil {
+				return fmt.Errorf("workflow %q: %v", w.Name, err)
+			}
+		}
+		for _, t := range w.Triggers {
+			if err := CheckName("trigger event", t); err != nil {
+				return fmt.Errorf("workflow %q: %v", w.Name, err)
+			}
+		}
+	}
+	return nil
+}
