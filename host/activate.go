@@ -42,10 +42,16 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 		return Result{}, err
 	}
 	st := newActivationState(a)
-	gctx, cancel := context.WithTimeoutCause(ctx, a.Limits.WallTime, errWallTime)
-	defer cancel()
+	release, err := r.onTenantCore(ctx, st, a.Tenant)
+	if err != nil {
+		return Result{}, fmt.Errorf("activation %w", err)
+	}
+	defer release()
+	gctx, wall := startWallClock(ctx, a.Limits.WallTime, errWallTime)
+	defer wall.stop()
+	st.wall = wall
 	gctx = withState(gctx, st)
-	st.done = gctx.Done()
+	st.done, st.guest = gctx.Done(), gctx
 
 	pooled, made, terr := cm.take(gctx, rt, m, st)
 	if terr != nil {

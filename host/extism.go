@@ -245,7 +245,7 @@ func (r *Runtime) loadExtism(ctx context.Context, tenant string, m *Module) (*Mo
 		r.extism.forget(ctx, m.Digest)
 		return nil, err
 	}
-	if err := r.describeExtism(ctx, p.cp, m); err != nil {
+	if err := r.describeExtism(ctx, tenant, p.cp, m); err != nil {
 		r.extism.forget(ctx, m.Digest)
 		return nil, err
 	}
@@ -288,14 +288,21 @@ func checkExtismShape(cm wazero.CompiledModule) error {
 }
 
 // describeExtism instantiates the plug-in once to read its ABI version and description.
-func (r *Runtime) describeExtism(ctx context.Context, cp *extism.CompiledPlugin, m *Module) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
-	defer cancel()
-	return notTheModules(ctx, r.describeExtismIn(ctx, cp, m))
+// Its calls run on one of the uploading tenant's cores, like its activations.
+func (r *Runtime) describeExtism(ctx context.Context, tenant string, cp *extism.CompiledPlugin, m *Module) error {
+	st := newDescribeState()
+	release, err := r.onTenantCore(ctx, st, tenant)
+	if err != nil {
+		return fmt.Errorf("load %w", err)
+	}
+	defer release()
+	ctx, wall := startWallClock(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
+	defer wall.stop()
+	st.wall = wall
+	return notTheModules(ctx, r.describeExtismIn(ctx, st, cp, m))
 }
 
-func (r *Runtime) describeExtismIn(ctx context.Context, cp *extism.CompiledPlugin, m *Module) error {
-	st := newDescribeState()
+func (r *Runtime) describeExtismIn(ctx context.Context, st *state, cp *extism.CompiledPlugin, m *Module) error {
 	ctx = withState(ctx, st)
 	plug, err := cp.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: st.moduleConfig()})
 	if err != nil {
@@ -331,10 +338,16 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 		return Result{}, err
 	}
 	st := newActivationState(a)
-	gctx, cancel := context.WithTimeoutCause(ctx, a.Limits.WallTime, errWallTime)
-	defer cancel()
+	release, err := r.onTenantCore(ctx, st, a.Tenant)
+	if err != nil {
+		return Result{}, fmt.Errorf("activation %w", err)
+	}
+	defer release()
+	gctx, wall := startWallClock(ctx, a.Limits.WallTime, errWallTime)
+	defer wall.stop()
+	st.wall = wall
 	gctx = withExtismHTTP(withState(gctx, st))
-	st.done = gctx.Done()
+	st.done, st.guest = gctx.Done(), gctx
 
 	inst, made, terr := p.take(gctx, st)
 	if terr != nil {

@@ -57,6 +57,7 @@ func extismHostFunctions() []extism.HostFunction {
 			if f.Reply {
 				stack[0] = c.reply(r)
 			}
+			c.st.backOnCore(ctx)
 		}, sig.params, sig.results)
 		h.SetNamespace(ExtismUserModule)
 		fns = append(fns, h)

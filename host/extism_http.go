@@ -115,6 +115,7 @@ func extismHTTPFunctions() []extism.HostFunction {
 		h := extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 			c := &extismCall{ctx: ctx, st: enter(ctx, qualified), cp: cp, mem: cp.Memory(), fn: qualified}
 			f(c, lastResponseFrom(ctx), stack)
+			c.st.backOnCore(ctx)
 		}, sig.params, sig.results)
 		h.SetNamespace(extismHTTPModule)
 		return h

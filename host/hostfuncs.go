@@ -44,6 +44,7 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 			if f.Reply {
 				stack[0] = st.pend(r)
 			}
+			st.backOnCore(ctx)
 		}), sig.params, sig.results).Export(f.Name)
 	}
 	_, err := b.Instantiate(ctx)

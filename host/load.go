@@ -172,7 +172,7 @@ func (r *Runtime) load(ctx context.Context, tenant, digest string, wasm []byte, 
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
 	}
 	_, m.hasInitialize = cm.ExportedFunctions()[abi.ExportInitialize]
-	if err := r.describe(ctx, rt, cm, m); err != nil {
+	if err := r.describe(ctx, tenant, rt, cm, m); err != nil {
 		r.forget(digest)
 		return nil, err
 	}
@@ -289,14 +289,21 @@ func notTheModules(ctx context.Context, err error) error {
 }
 
 // describe instantiates the module once to read its ABI version and description.
-func (r *Runtime) describe(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
-	defer cancel()
-	return notTheModules(ctx, r.describeIn(ctx, rt, cm, m))
+// Its calls run on one of the uploading tenant's cores, like its activations.
+func (r *Runtime) describe(ctx context.Context, tenant string, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
+	st := newDescribeState()
+	release, err := r.onTenantCore(ctx, st, tenant)
+	if err != nil {
+		return fmt.Errorf("load %w", err)
+	}
+	defer release()
+	ctx, wall := startWallClock(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
+	defer wall.stop()
+	st.wall = wall
+	return notTheModules(ctx, r.describeIn(ctx, st, rt, cm, m))
 }
 
-func (r *Runtime) describeIn(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
-	st := newDescribeState()
+func (r *Runtime) describeIn(ctx context.Context, st *state, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
 	ctx = withState(ctx, st)
 	inst, err := rt.InstantiateModule(ctx, cm, st.moduleConfig())
 	if err != nil {

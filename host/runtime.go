@@ -45,6 +45,10 @@ type Config struct {
 	// MaxIdleInstances bounds the reset instances kept per module and memory limit for the
 	// next activations; default 16, negative keeps none (every activation instantiates).
 	MaxIdleInstances int
+	// TenantCores bounds the cores one tenant's guest code occupies at once (activations and
+	// the describe of its uploads); default every core but one (GOMAXPROCS-1, at least 1), so
+	// that a tenant whose guests compute without pause leaves a core to the others (cores.go).
+	TenantCores int
 	// MaxCompiles bounds the compile workers running at once; default the number of CPUs, at
 	// least 2. One tenant has at most one at a time, so its uploads queue behind each other.
 	MaxCompiles int
@@ -80,6 +84,7 @@ type Runtime struct {
 	cacheDir string
 	tempDir  string // the private cache directory Close removes, if CacheDir was ""
 	gate     *compileGate
+	cores    *coreShares // each tenant's cores for guest code (cores.go)
 	// life is cancelled by Close: it ends every load, compile and compile worker.
 	life     context.Context
 	stop     context.CancelFunc
@@ -137,6 +142,10 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	cfg.MaxModuleBytes = cmp.Or(cfg.MaxModuleBytes, 32<<20)
 	cfg.MaxIdleInstances = cmp.Or(cfg.MaxIdleInstances, 16)
 	cfg.MaxCompiles = cmp.Or(cfg.MaxCompiles, max(2, runtime.NumCPU()))
+	cfg.TenantCores = cmp.Or(cfg.TenantCores, defaultTenantCores())
+	if cfg.TenantCores < 0 {
+		return nil, fmt.Errorf("host config: TenantCores must be at least 1, not %d", cfg.TenantCores)
+	}
 	cfg.CompileTimeout = cmp.Or(cfg.CompileTimeout, 2*time.Minute)
 	cfg.DescribeTimeout = cmp.Or(cfg.DescribeTimeout, 5*time.Second)
 	cfg.CompileMemoryBytes = cmp.Or(cfg.CompileMemoryBytes, 1<<30)
@@ -155,6 +164,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg:      cfg,
 		cacheDir: cfg.CacheDir,
 		gate:     newCompileGate(cfg.MaxCompiles),
+		cores:    newCoreShares(cfg.TenantCores),
 		byPages:  make(map[uint32]*pagedRuntime),
 		modules:  make(map[string]*Module),
 		loadings: make(map[string]*loading),

@@ -36,6 +36,11 @@ type state struct {
 
 	stdout, stderr *lineLogger
 
+	// core is the tenant's core the guest's code holds while it runs (cores.go).
+	core onCore
+	// wall is the pass's (or describe's) deadline, paused while the guest waits for a core.
+	wall *wallClock
+
 	outbound *Outbound // nil: no outbound HTTP
 	// secrets are the values the host handed this instance (secret_get), redacted from all
 	// it writes (redact.go). They belong with the instance's memory: today both start empty
@@ -43,8 +48,10 @@ type state struct {
 	secrets    [][]byte
 	redactions *redactSet // secrets prepared for matching, rebuilt when one is added
 
-	// done ends a sleep inside a step callback when the activation is cancelled or times out.
-	done <-chan struct{}
+	// done ends a sleep inside a step callback when the activation is cancelled or times out;
+	// guest is the context it is done with, the one of the calls into the guest.
+	done  <-chan struct{}
+	guest context.Context
 }
 
 var describeTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -101,6 +108,9 @@ func (st *state) nanosleep(ns int64) {
 	if !st.inStep || ns <= 0 {
 		return
 	}
+	// A sleeping guest computes nothing: its core is its tenant's meanwhile (cores.go).
+	st.core.give()
+	defer st.backOnCore(st.guest)
 	t := time.NewTimer(time.Duration(ns))
 	defer t.Stop()
 	select {

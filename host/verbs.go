@@ -99,6 +99,9 @@ func enter(ctx context.Context, name string) *state {
 	if st == nil {
 		panic(guestError(abi.CodeABIViolation, "%s called outside an activation", name))
 	}
+	// The host's work is not the guest's: the core goes back to the tenant until the call
+	// returns to the guest (backOnCore).
+	st.core.give()
 	if st.handler == nil && name != abi.FuncLog {
 		st.violation("%s called during describe; host functions work only while a workflow runs", name)
 	}

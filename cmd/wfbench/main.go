@@ -42,7 +42,7 @@ func main() {
 
 type options struct {
 	mode, lang, db, testdata, attacks string
-	steps, n, c, pool                 int
+	steps, n, c, pool, tenantCores    int
 	idle                              time.Duration
 }
 
@@ -54,6 +54,7 @@ func run() error {
 	flag.IntVar(&o.n, "n", 1000, "workflows")
 	flag.IntVar(&o.c, "c", 32, "concurrency: activations at once, and callers in direct mode")
 	flag.IntVar(&o.pool, "pool", 20, "Postgres connections")
+	flag.IntVar(&o.tenantCores, "tenant-cores", 0, "cores one tenant's guest code may occupy (0: the daemon's default, host.Config.TenantCores)")
 	flag.StringVar(&o.db, "db", "bench_wfhost", "Postgres database (created if missing)")
 	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")
 	flag.DurationVar(&o.idle, "idle", 10*time.Second, "idle mode: how long to watch")
@@ -89,15 +90,16 @@ func run() error {
 		return err
 	}
 	cacheDir := filepath.Join(os.TempDir(), "wfbench-compile-cache")
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: cacheDir, MaxIdleInstances: o.c})
+	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: cacheDir, MaxIdleInstances: o.c, TenantCores: o.tenantCores})
 	if err != nil {
 		return err
 	}
 	defer rt.Close(ctx)
 	eng, err := engine.New(engine.Config{
 		Store: st, Runtime: rt, Concurrency: o.c, PollInterval: 10 * time.Second,
-		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		TenantDefaults: store.Limits{Concurrency: 1 << 20},
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// The tenant cap must not be what a benchmark measures: the largest a tenant may have.
+		TenantDefaults: store.Limits{Concurrency: 100_000},
 	})
 	if err != nil {
 		return err

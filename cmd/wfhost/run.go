@@ -78,6 +78,7 @@ func runCommand() *cli.Command {
 func engineFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "concurrency", Value: defaults.Concurrency, EnvVars: []string{"WFHOST_CONCURRENCY"}, Usage: "activations running at once"},
+		&cli.IntFlag{Name: "tenant-cores", EnvVars: []string{"WFHOST_TENANT_CORES"}, Usage: "cores one tenant's guest code may occupy at once (0: every core but one, so a tenant whose guests compute without pause leaves one to the others)"},
 		&cli.DurationFlag{Name: "lease", Value: defaults.LeaseFor, EnvVars: []string{"WFHOST_LEASE"}, Usage: "how long a claim lasts without renewal; a crashed host's runs wait this long"},
 		&cli.DurationFlag{Name: "poll-interval", Value: defaults.PollInterval, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
 		&cli.DurationFlag{Name: "shutdown-grace", Value: defaults.ShutdownGrace, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
@@ -179,7 +180,7 @@ func runDaemon(c *cli.Context) error {
 	defer st.Close()
 	// The host refuses modules over its own bound before any tenant's limit is asked; it is
 	// raised with --max-module-bytes, so the default limit can be above 32 MiB.
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "cache"), Logger: log,
+	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "cache"), Logger: log, TenantCores: c.Int("tenant-cores"),
 		MaxModuleBytes: max(cfg.TenantDefaults.MaxModuleBytes, defaults.MaxModuleBytes)})
 	if err != nil {
 		return err

@@ -1,0 +1,264 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// While other tenants are about, one tenant's guest code occupies at most Config.TenantCores
+// cores at once (default: every core but one); a tenant alone may use every core. The Go
+// scheduler shares the cores among runnable goroutines in 10 ms slices, and a guest that
+// computes without calling the host stays runnable for its whole wall time: two spinning
+// guests on a two-core machine made every other tenant's goroutines queue for a core at each
+// wake-up, and a control tenant's 10-step run went from 10 ms to 250-300 ms at p99
+// (RATIONALE.md, "A core for the other tenants"). The bound is on guest code only: a guest
+// holds a core while its code runs and lets go of it for every host call and sleep, so
+// activations waiting on the store or the network take nothing from their own tenant.
+
+// presenceWindow is how long a tenant counts as about after its guests last took a core: a
+// tenant whose runs come one after another is about between them too, so another tenant
+// cannot take every core in the gaps.
+const presenceWindow = 10 * time.Second
+
+// coreShares hands out the cores to the tenants' guests. Safe for concurrent use.
+type coreShares struct {
+	share int // a tenant's cores while another is about
+	all   int // every core: a tenant alone may hold them all
+
+	mu      sync.Mutex
+	tenants map[string]*tenantCores
+}
+
+// tenantCores is one tenant's cores. users counts the activations and describes that hold the
+// entry; an entry nobody holds is dropped once its tenant is no longer about.
+type tenantCores struct {
+	held    int
+	users   int
+	seen    time.Time       // when its guests last took a core
+	waiters []chan struct{} // FIFO; a waiter is sent to once it has been given a core
+}
+
+// defaultTenantCores leaves one core to the other tenants, when there is more than one.
+func defaultTenantCores() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
+func newCoreShares(share int) *coreShares {
+	return &coreShares{share: share, all: max(share, runtime.GOMAXPROCS(0)), tenants: map[string]*tenantCores{}}
+}
+
+// join returns the tenant's entry, kept until leave.
+func (c *coreShares) join(tenant string) *tenantCores {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.tenants[tenant]
+	if t == nil {
+		t = &tenantCores{}
+		c.tenants[tenant] = t
+	}
+	t.users++
+	return t
+}
+
+func (c *coreShares) leave(t *tenantCores) {
+	c.mu.Lock()
+	t.users--
+	c.mu.Unlock()
+}
+
+// mayTake says whether t may take one more core now: within its share, or beyond it while no
+// other tenant is about. Called with mu held.
+func (c *coreShares) mayTake(t *tenantCores, now time.Time) bool {
+	if t.held < c.share {
+		return true
+	}
+	if t.held >= c.all {
+		return false
+	}
+	alone := true
+	for name, u := range c.tenants {
+		if u == t {
+			continue
+		}
+		if u.held > 0 || u.users > 0 || now.Sub(u.seen) < presenceWindow {
+			alone = false
+			break
+		}
+		delete(c.tenants, name) // nobody holds it and its tenant is gone
+	}
+	return alone
+}
+
+// tryHold takes a core for t if it may have one now.
+func (c *coreShares) tryHold(t *tenantCores) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.takeLocked(t)
+}
+
+// takeLocked takes a core for t if it may have one now and no guest of t waits for one
+// before it.
+func (c *coreShares) takeLocked(t *tenantCores) bool {
+	now := time.Now()
+	if len(t.waiters) > 0 || !c.mayTake(t, now) {
+		return false
+	}
+	t.held++
+	t.seen = now
+	return true
+}
+
+// hold waits for a core for t, or for ctx to end.
+func (c *coreShares) hold(ctx context.Context, t *tenantCores) error {
+	c.mu.Lock()
+	if c.takeLocked(t) {
+		c.mu.Unlock()
+		return nil
+	}
+	w := make(chan struct{}, 1)
+	t.waiters = append(t.waiters, w)
+	c.mu.Unlock()
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range t.waiters {
+		if x == w {
+			t.waiters = append(t.waiters[:i], t.waiters[i+1:]...)
+			return context.Cause(ctx)
+		}
+	}
+	// Given a core just as ctx ended: pass it on.
+	c.letLocked(t)
+	return context.Cause(ctx)
+}
+
+// let gives a core back, to the tenant's first waiter if it may have it.
+func (c *coreShares) let(t *tenantCores) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.letLocked(t)
+}
+
+func (c *coreShares) letLocked(t *tenantCores) {
+	t.held--
+	if len(t.waiters) > 0 && c.mayTake(t, time.Now()) {
+		w := t.waiters[0]
+		t.waiters = t.waiters[1:]
+		t.held++
+		t.seen = time.Now()
+		w <- struct{}{}
+	}
+}
+
+// onCore is how a state holds a core while the guest's code runs: tenant is nil for a state
+// that does not count (none of the Runtime's), held whether it holds one now.
+type onCore struct {
+	shares *coreShares
+	tenant *tenantCores
+	held   bool
+}
+
+// take waits for a core for the guest's code.
+func (o *onCore) take(ctx context.Context) error {
+	if o.tenant == nil || o.held {
+		return nil
+	}
+	if err := o.shares.hold(ctx, o.tenant); err != nil {
+		return err
+	}
+	o.held = true
+	return nil
+}
+
+// give lets go of the core: the guest called the host, or its call returned.
+func (o *onCore) give() {
+	if o.held {
+		o.held = false
+		o.shares.let(o.tenant)
+	}
+}
+
+// backOnCore is the end of a host call that returns to the guest: its code runs again once it
+// has a core. The wall time stops while it waits: the time the tenant's other guests held
+// its cores is not this pass's (a pass must not fail deadline_exceeded because a sibling
+// spins). A pass cancelled while it waits is unwound (the panic), and classify reads why.
+func (st *state) backOnCore(ctx context.Context) {
+	o := &st.core
+	if o.tenant == nil || o.held {
+		return
+	}
+	if o.shares.tryHold(o.tenant) {
+		o.held = true
+		return
+	}
+	st.wall.pause()
+	err := o.take(ctx)
+	st.wall.resume()
+	if err != nil {
+		panic(err)
+	}
+}
+
+// wallClock is a pass's (or a describe's) deadline, stopped while its guest waits for a core.
+// Only the goroutine calling into the guest pauses and resumes it.
+type wallClock struct {
+	timer   *time.Timer
+	cancel  context.CancelCauseFunc
+	left    time.Duration // what remains of the limit at the last pause
+	resumed time.Time
+	paused  bool
+}
+
+// startWallClock returns a context cancelled with cause once limit has run out, not counting
+// the pauses.
+func startWallClock(ctx context.Context, limit time.Duration, cause error) (context.Context, *wallClock) {
+	gctx, cancel := context.WithCancelCause(ctx)
+	w := &wallClock{cancel: cancel, left: limit, resumed: time.Now()}
+	w.timer = time.AfterFunc(limit, func() { cancel(cause) })
+	return gctx, w
+}
+
+// pause stops the clock, unless it has run out already (or there is none: a nil clock).
+func (w *wallClock) pause() {
+	if w == nil || !w.timer.Stop() {
+		return
+	}
+	w.left -= time.Since(w.resumed)
+	w.paused = true
+}
+
+func (w *wallClock) resume() {
+	if w == nil || !w.paused {
+		return
+	}
+	w.paused = false
+	w.resumed = time.Now()
+	w.timer.Reset(max(w.left, 0))
+}
+
+// stop releases the clock and its context.
+func (w *wallClock) stop() {
+	w.timer.Stop()
+	w.cancel(context.Canceled)
+}
+
+// onTenantCore waits, under ctx, for one of the tenant's cores for st's guest and returns what
+// lets go of it and of the tenant's entry. The wait comes before the activation's wall time or
+// the describe's deadline starts: a guest must not be blamed for the time its tenant's other
+// guests held the cores.
+func (r *Runtime) onTenantCore(ctx context.Context, st *state, tenant string) (release func(), err error) {
+	st.core = onCore{shares: r.cores, tenant: r.cores.join(tenant)}
+	if err := st.core.take(ctx); err != nil {
+		r.cores.leave(st.core.tenant)
+		return nil, fmt.Errorf("stopped while waiting for one of the tenant's cores: %w", err)
+	}
+	return func() {
+		st.core.give()
+		r.cores.leave(st.core.tenant)
+	}, nil
+}
