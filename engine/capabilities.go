@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -12,14 +11,14 @@ import (
 )
 
 // outboundPolicy is the host's policy for a tenant's activations.
-func (e *Engine) outboundPolicy(l store.Limits) *host.Outbound {
+func (x *Executor) outboundPolicy(l store.Limits) *host.Outbound {
 	return &host.Outbound{
 		AllowHosts:       l.AllowedHosts,
-		AllowPrivate:     e.cfg.AllowPrivateHosts,
-		MaxRequestBytes:  e.cfg.MaxHTTPRequestBytes,
-		MaxResponseBytes: e.cfg.MaxHTTPResponseBytes,
-		Timeout:          e.cfg.HTTPTimeout,
-		MaxRedirects:     e.cfg.MaxHTTPRedirects,
+		AllowPrivate:     x.cfg.AllowPrivateHosts,
+		MaxRequestBytes:  x.cfg.MaxHTTPRequestBytes,
+		MaxResponseBytes: x.cfg.MaxHTTPResponseBytes,
+		Timeout:          x.cfg.HTTPTimeout,
+		MaxRedirects:     x.cfg.MaxHTTPRedirects,
 	}
 }
 
@@ -57,42 +56,6 @@ func (p *pass) RecordOutbound(ctx context.Context, rec host.OutboundRecord) {
 		p.e.cfg.Logger.Warn("record an outbound request", "run", p.run.ID, "rule", outboundLabel(rec), "err", err)
 	}
 	p.e.outbound.record(p.run.TenantID, rec)
-}
-
-// PutSecret creates or replaces a tenant's secret.
-func (e *Engine) PutSecret(ctx context.Context, tenantID, name string, value []byte) (store.Secret, error) {
-	if err := validSecretName(name); err != nil {
-		return store.Secret{}, err
-	}
-	if err := checkSecretValue(name, value); err != nil {
-		return store.Secret{}, err
-	}
-	if e.cfg.SecretKeys == nil {
-		return store.Secret{}, ErrSecretsDisabled
-	}
-	sealed, err := e.cfg.SecretKeys.Seal(value, secretContext(tenantID, name))
-	if err != nil {
-		return store.Secret{}, fmt.Errorf("put secret %s: %w", name, err)
-	}
-	return e.cfg.Store.PutSecret(ctx, tenantID, name, sealedValue(sealed))
-}
-
-// ListSecrets lists a tenant's secrets by name; values are never returned.
-func (e *Engine) ListSecrets(ctx context.Context, tenantID string) ([]store.Secret, error) {
-	return e.cfg.Store.ListSecrets(ctx, tenantID)
-}
-
-// DeleteSecret removes a tenant's secret.
-func (e *Engine) DeleteSecret(ctx context.Context, tenantID, name string) error {
-	if err := validSecretName(name); err != nil {
-		return err
-	}
-	return e.cfg.Store.DeleteSecret(ctx, tenantID, name)
-}
-
-// Outbound returns a run's outbound audit trail.
-func (e *Engine) Outbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error) {
-	return e.cfg.Store.ListOutbound(ctx, tenantID, runID)
 }
 
 // validSecretName applies ABI.md §4.2: a secret is named as a guest's secret_get names it.

@@ -250,29 +250,29 @@ func (a *acquisitions) failed(err error) {
 
 // releaseUnknownLeases hands back the leases this host holds but does not know of, once after
 // a claim or a start failed that way.
-func (e *Engine) releaseUnknownLeases(ctx context.Context) {
-	if !e.acq.unsure.Load() {
+func (x *Executor) releaseUnknownLeases(ctx context.Context) {
+	if !x.acq.unsure.Load() {
 		return
 	}
-	e.acq.mu.Lock()
-	defer e.acq.mu.Unlock()
-	e.acq.unsure.Store(false)
-	keep := e.acq.pendingRuns()
-	e.mu.Lock()
-	for id := range e.active {
+	x.acq.mu.Lock()
+	defer x.acq.mu.Unlock()
+	x.acq.unsure.Store(false)
+	keep := x.acq.pendingRuns()
+	x.mu.Lock()
+	for id := range x.active {
 		keep = append(keep, id)
 	}
-	e.mu.Unlock()
-	for _, l := range e.handBacks.leases() {
+	x.mu.Unlock()
+	for _, l := range x.handBacks.leases() {
 		keep = append(keep, l.RunID)
 	}
-	n, err := e.cfg.Store.ReleaseOwned(ctx, e.cfg.Owner, keep)
+	n, err := x.cfg.Store.ReleaseOwned(ctx, x.cfg.Owner, keep)
 	if err != nil {
-		e.acq.unsure.Store(true)
-		e.cfg.Logger.Debug("hand back leases this host may hold without knowing; trying again", "err", err)
+		x.acq.unsure.Store(true)
+		x.cfg.Logger.Debug("hand back leases this host may hold without knowing; trying again", "err", err)
 		return
 	}
 	if n > 0 {
-		e.cfg.Logger.Warn("handed back leases this host got without hearing of them (a claim or a start whose answer was lost)", "runs", n)
+		x.cfg.Logger.Warn("handed back leases this host got without hearing of them (a claim or a start whose answer was lost)", "runs", n)
 	}
 }

@@ -46,7 +46,7 @@ func nondeterministic(format string, args ...any) *runFailure {
 // and commits each new durable boundary no later than the guest's next one (pending). Only the
 // activation's goroutine uses it.
 type pass struct {
-	e       *Engine
+	e       *Executor
 	run     store.Run
 	lease   store.Lease
 	journal []store.Step
@@ -80,7 +80,7 @@ type openStep struct {
 
 var _ host.Handler = (*pass)(nil)
 
-func newPass(e *Engine, c store.Claim, retry abi.RetryPolicy, maxSteps int) *pass {
+func newPass(e *Executor, c store.Claim, retry abi.RetryPolicy, maxSteps int) *pass {
 	return &pass{
 		e: e, run: c.Run, lease: c.Lease, journal: c.Journal, retry: retry, maxSteps: maxSteps,
 		seen:  make(map[string]int),

@@ -63,9 +63,9 @@ func (w *waiters) notify(runID string, ended *store.Run) {
 
 // AwaitRun waits until the run is terminal or nondeterministic (or ctx ends) and returns it.
 // A run finished by this host is reported at once; otherwise the run is read every second.
-func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
-	ch := e.waiters.add(runID)
-	defer e.waiters.remove(runID, ch)
+func (s *Service) AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	ch := s.waiters.add(runID)
+	defer s.waiters.remove(runID, ch)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -78,7 +78,7 @@ func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string) (store.Ru
 			}
 		case <-t.C:
 		}
-		run, err := e.cfg.Store.GetRun(ctx, tenantID, runID)
+		run, err := s.cfg.Store.GetRun(ctx, tenantID, runID)
 		if err != nil {
 			return store.Run{}, err
 		}
@@ -93,16 +93,16 @@ func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string) (store.Ru
 // reading the run back: its waiter is in place before this host can activate it, so a run
 // that ends here is reported at once. (A run started earlier with the same idempotency key is
 // awaited as AwaitRun does.)
-func (e *Engine) StartAndAwait(ctx context.Context, tenantID string, req StartRequest) (store.Run, error) {
+func (s *Service) StartAndAwait(ctx context.Context, tenantID string, req StartRequest) (store.Run, error) {
 	var ch chan *store.Run
-	run, created, err := e.startRun(ctx, tenantID, req, func(r store.Run) { ch = e.waiters.add(r.ID) })
+	run, created, err := s.startRun(ctx, tenantID, req, func(r store.Run) { ch = s.waiters.add(r.ID) })
 	if err != nil {
 		return store.Run{}, err
 	}
 	if !created {
-		return e.AwaitRun(ctx, tenantID, run.ID)
+		return s.AwaitRun(ctx, tenantID, run.ID)
 	}
-	defer e.waiters.remove(run.ID, ch)
+	defer s.waiters.remove(run.ID, ch)
 	t := time.NewTimer(awaitPoll)
 	defer t.Stop()
 	for {
@@ -115,7 +115,7 @@ func (e *Engine) StartAndAwait(ctx context.Context, tenantID string, req StartRe
 			}
 		case <-t.C:
 		}
-		cur, err := e.cfg.Store.GetRun(ctx, tenantID, run.ID)
+		cur, err := s.cfg.Store.GetRun(ctx, tenantID, run.ID)
 		if err != nil {
 			return store.Run{}, err
 		}
