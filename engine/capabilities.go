@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/envelope"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -22,16 +24,30 @@ func (x *Executor) outboundPolicy(l store.Limits) *host.Outbound {
 	}
 }
 
+// capabilities is what a pass needs to serve its step callbacks' secrets and outbound audit:
+// the store's reads and the audit trail, not its journal writes, which go through the pass's
+// journal.
+type capabilities struct {
+	store    store.Store
+	keys     *envelope.Keyring
+	outbound outboundStats
+	log      *slog.Logger // the engine's, not the run's: audit failures are the operator's
+}
+
+func (x *Executor) capabilities() capabilities {
+	return capabilities{store: x.cfg.Store, keys: x.cfg.SecretKeys, outbound: x.outbound, log: x.cfg.Logger}
+}
+
 // Secret gives a step callback its tenant's secret (host.SecretSource), opened. A value
 // shorter than abi.MinSecretBytes, stored before there was a minimum, is not given out: it
 // could not be redacted. An error (a key the keyring lacks) stops the pass, and the run is
 // tried again later, once the operator has added the key.
 func (p *pass) Secret(ctx context.Context, name string) ([]byte, bool, error) {
-	v, ok, err := p.e.cfg.Store.GetSecret(ctx, p.run.TenantID, name)
+	v, ok, err := p.caps.store.GetSecret(ctx, p.run.TenantID, name)
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	value, err := openSecret(p.e.cfg.SecretKeys, p.run.TenantID, name, v)
+	value, err := openSecret(p.caps.keys, p.run.TenantID, name, v)
 	if err != nil {
 		return nil, false, err
 	}
@@ -46,16 +62,16 @@ func (p *pass) Secret(ctx context.Context, name string) ([]byte, bool, error) {
 // RecordOutbound writes an outbound request to the run's audit trail (host.OutboundAuditor).
 // The trail is for people, not for replay: a failed write is logged, and the step goes on.
 func (p *pass) RecordOutbound(ctx context.Context, rec host.OutboundRecord) {
-	err := p.e.cfg.Store.RecordOutbound(context.WithoutCancel(ctx), store.OutboundRecord{
+	err := p.caps.store.RecordOutbound(context.WithoutCancel(ctx), store.OutboundRecord{
 		TenantID: p.run.TenantID, RunID: p.run.ID, Step: rec.Step, RequestID: rec.RequestID, Hop: rec.Hop,
 		Method: rec.Method, Scheme: rec.Scheme, Host: rec.Host, Port: rec.Port, Path: rec.Path,
 		Status: rec.Status, Error: rec.Error, BytesOut: rec.BytesOut, BytesIn: rec.BytesIn,
 		DurationMs: float64(rec.Duration.Microseconds()) / 1000, At: rec.At,
 	})
 	if err != nil {
-		p.e.cfg.Logger.Warn("record an outbound request", "run", p.run.ID, "rule", outboundLabel(rec), "err", err)
+		p.caps.log.Warn("record an outbound request", "run", p.run.ID, "rule", outboundLabel(rec), "err", err)
 	}
-	p.e.outbound.record(p.run.TenantID, rec)
+	p.caps.outbound.record(p.run.TenantID, rec)
 }
 
 // validSecretName applies ABI.md §4.2: a secret is named as a guest's secret_get names it.

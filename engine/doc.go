@@ -6,15 +6,18 @@
 // makes (deploy, start, signal, broadcast, cancel, tenants, tokens, secrets).
 //
 // Two types divide the work, and New builds both as one Engine:
-//   - Executor (executor.go, activate.go, pass.go, handback.go, sweeper.go): the background
-//     loops (claimer, notice listener, lease heartbeat, retention sweeper, hand-back retrier),
-//     all under one internal/lifecycle Group from Start to Stop, and the activations they run.
+//   - Executor (executor.go, activate.go, pass.go, journal.go, handback.go, sweeper.go): the
+//     background loops (claimer, notice listener, lease heartbeat, retention sweeper, hand-back
+//     retrier), all under one internal/lifecycle Group from Start to Stop, and the activations
+//     they run. A pass (the guest's host calls) writes through its journal, which owns every
+//     fenced write of the activation, held step included.
 //   - Service (service*.go, clientinput.go): what a client sent, checked, limited and written.
 //     Reads that need nothing of the engine are the store's own; the engine does not forward
 //     them.
 //
-// They share the settings, the telemetry and two caches (modules, tenant limits); the Service
-// hands a run it starts to the Executor when this host can run it at once.
+// They share the settings, the observer (observer.go: every metric and span, made at named
+// events) and two caches (modules, tenant limits); the Service hands a run it starts to the
+// Executor when this host can run it at once.
 //
 // Imports: abi, host, store, internal/envelope (secrets at rest), internal/defaults (the value
 // of every setting left zero), internal/lifecycle (the loops' start and stop) and the standard

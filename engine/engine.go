@@ -41,8 +41,7 @@ func New(cfg Config) (*Engine, error) {
 	cfg.Store = observedStore{Store: cfg.Store, m: m, acq: acq}
 	sh := &shared{
 		cfg:     cfg,
-		metrics: m,
-		tracing: newTracing(cfg.TracerProvider),
+		obs:     &observer{m: m, t: newTracing(cfg.TracerProvider)},
 		modules: newModuleCache(cfg.Store, cfg.Runtime),
 		limits:  newLimitsCache(cfg.Store, cfg.TenantDefaults),
 		waiters: &waiters{},
@@ -56,8 +55,7 @@ func New(cfg Config) (*Engine, error) {
 // activation's end wakes AwaitRun's callers). Each part is safe for concurrent use.
 type shared struct {
 	cfg     Config
-	metrics *metrics
-	tracing *tracing
+	obs     *observer // every metric and span
 	modules *moduleCache
 	limits  *limitsCache
 	waiters *waiters // callers of AwaitRun

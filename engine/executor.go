@@ -58,7 +58,7 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		outbound:    newOutboundCounter(sh.cfg.Metrics),
 		handBacks:   newHandBacks(sh.cfg.Store, sh.cfg.Logger),
 		acq:         acq,
-		sweeper:     newSweeper(sh.cfg, sh.metrics),
+		sweeper:     newSweeper(sh.cfg, sh.obs),
 		wakeCh:      make(chan struct{}, 1),
 		slots:       make(chan struct{}, sh.cfg.Concurrency),
 		active:      make(map[string]*activation),

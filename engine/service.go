@@ -65,9 +65,7 @@ func (s *Service) Deploy(ctx context.Context, tenantID string, wasm []byte, repl
 		return DeployResult{}, fmt.Errorf("deploy: %w: the module needs at least %d pages (%d MiB) of memory; the tenant's memoryPages limit is %d (%d MiB)",
 			ErrInvalid, m.MinMemoryPages, uint64(m.MinMemoryPages)*65536>>20, pages, uint64(pages)*65536>>20)
 	}
-	if m.CompileTime > 0 {
-		s.metrics.wasmCompile.WithLabelValues(tenantID).Observe(m.CompileTime.Seconds())
-	}
+	s.obs.compiled(tenantID, m.CompileTime)
 	mod := store.Module{TenantID: tenantID, Digest: m.Digest, Size: len(wasm), ABIVersion: m.ABIVersion, Bytes: wasm}
 	wfs := make([]store.Workflow, 0, len(m.Description.Workflows))
 	for _, d := range m.Description.Workflows {
@@ -147,7 +145,7 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 	}
 	run := claim.Run
 	if isNew {
-		s.metrics.runStarted(run)
+		s.obs.runStarted(run)
 		if created != nil {
 			created(run)
 		}
@@ -204,8 +202,7 @@ func (s *Service) CancelRun(ctx context.Context, tenantID, runID string) (store.
 		if run.CompletedAt != nil {
 			at = *run.CompletedAt
 		}
-		s.metrics.runEnded(run, store.StatusCancelled, at)
-		s.tracing.runEnded(ctx, run, store.StatusCancelled, run.Error, at)
+		s.obs.runEnded(ctx, run, store.StatusCancelled, run.Error, at)
 	}
 	// The notice reaches every host; this one need not wait for it.
 	s.exec.cancelLocal(runID)
@@ -224,7 +221,7 @@ func (s *Service) Signal(ctx context.Context, tenantID, runID, event string, pay
 	if err != nil {
 		return false, err
 	}
-	end := s.tracing.signal(ctx, tenantID, runID, event)
+	end := s.obs.signalSent(ctx, tenantID, runID, event)
 	delivered, err = s.cfg.Store.Signal(ctx, tenantID, runID, event, payload, limits.MaxBufferedEvents)
 	end(delivered, err)
 	if err != nil {
@@ -279,7 +276,7 @@ func (s *Service) Broadcast(ctx context.Context, tenantID string, req BroadcastR
 			Input: payload, IdempotencyKey: key, RetentionDays: s.retention(0, wf),
 		})
 	}
-	end := s.tracing.broadcast(ctx, tenantID, req.Event)
+	end := s.obs.broadcastSent(ctx, tenantID, req.Event)
 	res, err := s.cfg.Store.Broadcast(ctx, p)
 	end(res, err)
 	if err != nil {
@@ -287,7 +284,7 @@ func (s *Service) Broadcast(ctx context.Context, tenantID string, req BroadcastR
 	}
 	if !res.Duplicate {
 		for _, r := range res.Started {
-			s.metrics.runStarted(r)
+			s.obs.runStarted(r)
 		}
 	}
 	if res.Resolved > 0 || len(res.Started) > 0 {

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -18,15 +16,11 @@ type sweeper struct {
 	log      *slog.Logger
 	interval time.Duration // Config.SweepInterval
 	window   time.Duration // Config.BroadcastWindow
-	// runsSwept and broadcastsPruned count what the sweeps deleted.
-	runsSwept, broadcastsPruned prometheus.Counter
+	obs      *observer
 }
 
-func newSweeper(cfg Config, m *metrics) *sweeper {
-	return &sweeper{
-		store: cfg.Store, log: cfg.Logger, interval: cfg.SweepInterval, window: cfg.BroadcastWindow,
-		runsSwept: m.retentionSwept, broadcastsPruned: m.broadcastsPruned,
-	}
+func newSweeper(cfg Config, obs *observer) *sweeper {
+	return &sweeper{store: cfg.Store, log: cfg.Logger, interval: cfg.SweepInterval, window: cfg.BroadcastWindow, obs: obs}
 }
 
 // loop sweeps at once and then every interval, until ctx ends or drain is closed.
@@ -52,11 +46,11 @@ func (x *Executor) Sweep(ctx context.Context) int { return x.sweeper.sweep(ctx) 
 // sweep deletes expired runs, then broadcast events past their window, a batch at a time until
 // a batch comes back short, and returns how many runs it deleted.
 func (w *sweeper) sweep(ctx context.Context) int {
-	runs := w.inBatches(ctx, "retention sweep", w.runsSwept, func(ctx context.Context) (int, error) {
+	runs := w.inBatches(ctx, "retention sweep", w.obs.swept, func(ctx context.Context) (int, error) {
 		return w.store.SweepExpired(ctx, sweepBatch)
 	})
 	before := time.Now().Add(-w.window)
-	w.inBatches(ctx, "broadcast pruning", w.broadcastsPruned, func(ctx context.Context) (int, error) {
+	w.inBatches(ctx, "broadcast pruning", w.obs.pruned, func(ctx context.Context) (int, error) {
 		return w.store.PruneBroadcasts(ctx, before, sweepBatch)
 	})
 	return runs
@@ -64,7 +58,7 @@ func (w *sweeper) sweep(ctx context.Context) int {
 
 // inBatches calls deleteBatch until a batch comes back short, counting what it deleted, and
 // returns the total; a failure ends it and is logged (the next sweep tries again).
-func (w *sweeper) inBatches(ctx context.Context, what string, deleted prometheus.Counter, deleteBatch func(context.Context) (int, error)) int {
+func (w *sweeper) inBatches(ctx context.Context, what string, deleted func(n int), deleteBatch func(context.Context) (int, error)) int {
 	total := 0
 	for ctx.Err() == nil {
 		n, err := deleteBatch(ctx)
@@ -75,7 +69,7 @@ func (w *sweeper) inBatches(ctx context.Context, what string, deleted prometheus
 			break
 		}
 		total += n
-		deleted.Add(float64(n))
+		deleted(n)
 		if n < sweepBatch {
 			break
 		}
