@@ -59,6 +59,7 @@ func (x *Executor) activate(ctx context.Context, c store.Claim) (ended *store.Ru
 	p := &pass{
 		run: c.Run, j: j, obs: obs, retry: retry, maxSteps: limits.MaxStepsPerRun,
 		seen: make(map[string]int), clock: c.Run.CreatedAt, log: log, caps: x.capabilities(),
+		clk: x.cfg.Clock, rand: x.cfg.Rand,
 	}
 	var stats host.Stats
 	guestLog := newGuestLogCap(log.Handler(), maxGuestRecords)
@@ -177,7 +178,7 @@ func (x *Executor) finish(ctx context.Context, log *slog.Logger, run store.Run, 
 
 // ended counts a run's end once it is written, and returns the run as it ended.
 func (x *Executor) ended(ctx context.Context, log *slog.Logger, run store.Run, end *runEnd) *store.Run {
-	at := time.Now()
+	at := x.cfg.Clock.Now()
 	x.obs.runEnded(ctx, run, end.status, end.info, at)
 	r := run
 	r.Status, r.Output, r.Error, r.CompletedAt, r.UpdatedAt = end.status, end.output, end.info, &at, at
@@ -222,7 +223,7 @@ func (x *Executor) fault(ctx context.Context, log *slog.Logger, run store.Run, j
 		return x.finish(ctx, log, run, j, store.StatusFailed, nil, refusedInfo("a write of the run", err))
 	}
 	delay := faultDelay(faults + 1)
-	at := time.Now().Add(delay)
+	at := x.cfg.Clock.Now().Add(delay)
 	reason := abi.StorableText(err.Error())
 	if len(reason) > maxFaultReason {
 		reason = reason[:maxFaultReason]

@@ -35,7 +35,7 @@ func New(cfg Config) (*Engine, error) {
 		_, _ = rand.Read(b[:])
 		cfg.Owner = "host-" + hex.EncodeToString(b[:])
 	}
-	m := newMetrics(cfg.Metrics)
+	m := newMetrics(cfg.Metrics, cfg.Clock)
 	acq := newAcquisitions()
 	// Every store call goes through the wrapper, so commit latencies count whoever makes them.
 	cfg.Store = observedStore{Store: cfg.Store, m: m, acq: acq}
@@ -43,7 +43,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:     cfg,
 		obs:     &observer{m: m, t: newTracing(cfg.TracerProvider)},
 		modules: newModuleCache(cfg.Store, cfg.Runtime),
-		limits:  newLimitsCache(cfg.Store, cfg.TenantDefaults),
+		limits:  newLimitsCache(cfg.Store, cfg.TenantDefaults, cfg.Clock),
 		waiters: &waiters{},
 	}
 	x := newExecutor(sh, acq)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/internal/lifecycle"
 	"github.com/wfhost/wfhost/store"
 )
@@ -56,7 +57,7 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 	x := &Executor{
 		shared:      sh,
 		outbound:    newOutboundCounter(sh.cfg.Metrics),
-		handBacks:   newHandBacks(sh.cfg.Store, sh.cfg.Logger),
+		handBacks:   newHandBacks(sh.cfg.Store, sh.cfg.Logger, sh.cfg.Clock),
 		acq:         acq,
 		sweeper:     newSweeper(sh.cfg, sh.obs),
 		wakeCh:      make(chan struct{}, 1),
@@ -101,7 +102,7 @@ func (x *Executor) drainActivations() {
 	// this only on a started Executor, so the claimer exists.)
 	select {
 	case <-x.claimerDone:
-	case <-time.After(x.cfg.ShutdownGrace):
+	case <-clock.After(x.cfg.Clock, x.cfg.ShutdownGrace):
 		x.life.Cancel(errShutdown)
 		<-x.claimerDone
 	}
@@ -109,7 +110,7 @@ func (x *Executor) drainActivations() {
 	go func() { x.workers.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(x.cfg.ShutdownGrace):
+	case <-clock.After(x.cfg.Clock, x.cfg.ShutdownGrace):
 		x.mu.Lock()
 		x.interrupted = true
 		for _, a := range x.active {
@@ -139,7 +140,7 @@ func (x *Executor) wake() {
 // wakeAt wakes the claimer at t: a run this host suspended becomes runnable then, and no other
 // notice will announce it.
 func (x *Executor) wakeAt(t time.Time) {
-	time.AfterFunc(time.Until(t), x.wake)
+	x.cfg.Clock.AfterFunc(clock.Until(x.cfg.Clock, t), x.wake)
 }
 
 // cancelLocal stops the activation of runID if this host is running it.
@@ -167,7 +168,7 @@ func (x *Executor) draining() bool {
 // wake it by themselves (wakeAt), and a notice announces new work, so the question is needed
 // only for timers another host set and can no longer serve, and costs a query otherwise.
 func (x *Executor) claimLoop(ctx context.Context) {
-	poll := time.NewTimer(0)
+	poll := x.cfg.Clock.NewTimer(0)
 	defer poll.Stop()
 	for {
 		polled := false
@@ -177,7 +178,7 @@ func (x *Executor) claimLoop(ctx context.Context) {
 		case <-x.drain:
 			return
 		case <-x.wakeCh:
-		case <-poll.C:
+		case <-poll.C():
 			polled = true
 		}
 		next := x.claimAvailable(ctx, polled)
@@ -190,7 +191,7 @@ func (x *Executor) claimLoop(ctx context.Context) {
 		}
 		wait := x.cfg.PollInterval
 		if !next.IsZero() {
-			if d := time.Until(next); d < wait {
+			if d := clock.Until(x.cfg.Clock, next); d < wait {
 				wait = max(d, time.Millisecond)
 			}
 		}
@@ -227,7 +228,7 @@ func (x *Executor) claimAvailable(ctx context.Context, askNext bool) time.Time {
 			if ctx.Err() == nil {
 				x.cfg.Logger.Error("claim runs", "err", err)
 			}
-			return time.Now().Add(time.Second)
+			return x.cfg.Clock.Now().Add(time.Second)
 		}
 		for _, c := range claims {
 			x.workers.Add(1)
@@ -352,7 +353,7 @@ func (x *Executor) listenLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(time.Second):
+		case <-clock.After(x.cfg.Clock, time.Second):
 		}
 	}
 }
@@ -361,13 +362,13 @@ func (x *Executor) listenLoop(ctx context.Context) {
 // stops any activation whose lease was lost. It renews the leases of kept hand-backs too, so a
 // run waits for its end to be written, not for its lease to run out.
 func (x *Executor) heartbeatLoop(ctx context.Context) {
-	t := time.NewTicker(x.cfg.LeaseFor / 3)
+	t := x.cfg.Clock.NewTicker(x.cfg.LeaseFor / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		x.mu.Lock()
 		leases := make([]store.Lease, 0, len(x.active))

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -48,6 +49,7 @@ type handBack struct {
 type handBacks struct {
 	store store.Store
 	log   *slog.Logger
+	clock clock.Clock
 
 	mu      sync.Mutex
 	pending map[string]*handBack
@@ -56,14 +58,14 @@ type handBacks struct {
 	roundMu sync.Mutex
 }
 
-func newHandBacks(st store.Store, log *slog.Logger) *handBacks {
-	return &handBacks{store: st, log: log, pending: make(map[string]*handBack), wakeCh: make(chan struct{}, 1)}
+func newHandBacks(st store.Store, log *slog.Logger, clk clock.Clock) *handBacks {
+	return &handBacks{store: st, log: log, clock: clk, pending: make(map[string]*handBack), wakeCh: make(chan struct{}, 1)}
 }
 
 // keep takes over a write that failed with err, to try it again shortly.
 func (h *handBacks) keep(hb *handBack, err error) {
 	hb.tries, hb.delay = 1, handBackFirstRetry
-	hb.next = time.Now().Add(hb.delay)
+	hb.next = h.clock.Now().Add(hb.delay)
 	h.log.Warn(hb.what+": the store did not take it; trying again shortly", "run", hb.lease.RunID, "err", err)
 	h.mu.Lock()
 	h.pending[hb.lease.RunID] = hb
@@ -97,14 +99,14 @@ func (h *handBacks) lost(l store.Lease) {
 
 // loop tries the kept writes as they come due, until ctx ends.
 func (h *handBacks) loop(ctx context.Context) {
-	t := time.NewTimer(handBackMaxRetry)
+	t := h.clock.NewTimer(handBackMaxRetry)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-h.wakeCh:
-		case <-t.C:
+		case <-t.C():
 		}
 		h.round(ctx, false)
 		t.Reset(h.untilNext())
@@ -117,7 +119,7 @@ func (h *handBacks) untilNext() time.Duration {
 	defer h.mu.Unlock()
 	wait := handBackMaxRetry
 	for _, hb := range h.pending {
-		wait = min(wait, max(time.Until(hb.next), time.Millisecond))
+		wait = min(wait, max(clock.Until(h.clock, hb.next), time.Millisecond))
 	}
 	return wait
 }
@@ -129,7 +131,7 @@ func (h *handBacks) round(ctx context.Context, force bool) {
 	defer h.roundMu.Unlock()
 	h.mu.Lock()
 	var due []*handBack
-	now := time.Now()
+	now := h.clock.Now()
 	for _, hb := range h.pending {
 		if force || !hb.next.After(now) {
 			due = append(due, hb)
@@ -174,7 +176,7 @@ func (h *handBacks) backOff(hb *handBack) int {
 	defer h.mu.Unlock()
 	hb.tries++
 	hb.delay = min(2*hb.delay, handBackMaxRetry)
-	hb.next = time.Now().Add(hb.delay)
+	hb.next = h.clock.Now().Add(hb.delay)
 	return hb.tries
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -18,13 +19,14 @@ const limitsTTL = 10 * time.Second
 type limitsCache struct {
 	store    store.Store
 	defaults store.Limits // the operator's: Config.TenantDefaults
+	clock    clock.Clock
 
 	mu      sync.Mutex
 	entries map[string]limitsEntry
 }
 
-func newLimitsCache(st store.Store, defaults store.Limits) *limitsCache {
-	return &limitsCache{store: st, defaults: defaults, entries: make(map[string]limitsEntry)}
+func newLimitsCache(st store.Store, defaults store.Limits, clk clock.Clock) *limitsCache {
+	return &limitsCache{store: st, defaults: defaults, clock: clk, entries: make(map[string]limitsEntry)}
 }
 
 type limitsEntry struct {
@@ -38,7 +40,7 @@ func (c *limitsCache) get(ctx context.Context, tenantID string) (store.Limits, e
 	c.mu.Lock()
 	ent, ok := c.entries[tenantID]
 	c.mu.Unlock()
-	if ok && time.Since(ent.fetched) < limitsTTL {
+	if ok && clock.Since(c.clock, ent.fetched) < limitsTTL {
 		return ent.limits, nil
 	}
 	t, err := c.store.GetTenant(ctx, tenantID)
@@ -47,7 +49,7 @@ func (c *limitsCache) get(ctx context.Context, tenantID string) (store.Limits, e
 	}
 	eff := t.Limits.Or(c.defaults)
 	c.mu.Lock()
-	c.entries[tenantID] = limitsEntry{limits: eff, fetched: time.Now()}
+	c.entries[tenantID] = limitsEntry{limits: eff, fetched: c.clock.Now()}
 	c.mu.Unlock()
 	return eff, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -114,7 +115,7 @@ func (a *activationObs) stepDone(info *abi.ErrorInfo, retryAt time.Time) {
 		a.o.m.stepRetry(a.run, st.key)
 		st.span.SetAttributes(attribute.String("step.retry_at", retryAt.Format(time.RFC3339Nano)))
 	} else {
-		a.o.m.stepDone(a.run, st.key, time.Since(st.started))
+		a.o.m.stepDone(a.run, st.key, clock.Since(a.o.m.clock, st.started))
 	}
 	if info != nil {
 		endSpan(st.span, info)

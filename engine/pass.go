@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -55,7 +55,9 @@ type pass struct {
 
 	inStep *openStep // the step whose callback is running, if any
 
-	log *slog.Logger // carries the run's tenant, workflow and run
+	clk  clock.Clock  // the engine's, for the times the pass writes
+	rand clock.Rand   // the retry jitter
+	log  *slog.Logger // carries the run's tenant, workflow and run
 	// caps serves the step callbacks' secrets and outbound audit (capabilities.go).
 	caps capabilities
 }
@@ -72,7 +74,7 @@ var _ host.Handler = (*pass)(nil)
 
 // now is the engine's clock for values it writes. Postgres keeps microseconds, so every time
 // the guest can observe is truncated to them: a replay reads back exactly what the first pass saw.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+func (p *pass) now() time.Time { return p.clk.Now().UTC().Truncate(time.Microsecond) }
 
 // Now is the guest's deterministic clock.
 func (p *pass) Now() time.Time { return p.clock }
@@ -150,18 +152,18 @@ func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (
 			p.advance(s.CompletedAt)
 			return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(s.Error)}, nil
 		case store.StepRetrying:
-			if s.WakeAt != nil && now().Before(*s.WakeAt) {
+			if s.WakeAt != nil && p.now().Before(*s.WakeAt) {
 				return host.Reply{}, p.suspend(ctx, key, "retry backoff of "+key, nil, s.WakeAt)
 			}
 			if s.WakeAt != nil {
-				p.obs.timerDue("retry", *s.WakeAt, now())
+				p.obs.timerDue("retry", *s.WakeAt, p.now())
 			}
 			attempt = s.Attempt + 1
 		default:
 			return host.Reply{}, nondeterministic("step %q: journal status %s is not one a run step can have", key, s.Status)
 		}
 	}
-	started := now()
+	started := p.now()
 	p.inStep = &openStep{key: key, seq: seq, attempt: attempt, policy: policy, startedAt: started}
 	p.obs.stepStarted(ctx, key, attempt, started)
 	return host.Reply{Status: abi.StatusExecute, Data: abi.StepAttempt{Attempt: attempt}.JSON()}, nil
@@ -173,7 +175,7 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 	if st == nil {
 		return host.Reply{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "step_done without a running step"}}
 	}
-	done := now()
+	done := p.now()
 	row := store.Step{
 		RunID: p.run.ID, Seq: st.seq, Key: st.key, Kind: store.KindRun,
 		Attempt: st.attempt, StartedAt: st.startedAt,
@@ -188,7 +190,7 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 	info := abi.DecodeErrorInfo(data) // the host's own encoding of what it decoded: the same value
 	row.Error = &info
 	if !info.NonRetryable && st.attempt < st.policy.Attempts {
-		wake := done.Add(st.policy.Delay(st.attempt, rand.Float64())).Truncate(time.Microsecond)
+		wake := done.Add(st.policy.Delay(st.attempt, p.rand.Float64())).Truncate(time.Microsecond)
 		row.Status, row.WakeAt = store.StepRetrying, &wake
 		p.obs.stepDone(&info, wake)
 		p.log.Info("step attempt failed; retrying", "step", st.key, "attempt", st.attempt, "code", info.Code, "error", info.Message, "retry_at", wake)
@@ -220,7 +222,7 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 	if err != nil {
 		return host.Reply{}, err
 	}
-	t := now()
+	t := p.now()
 	if s != nil {
 		if s.Status == store.StepCompleted {
 			p.advance(s.CompletedAt)
@@ -265,7 +267,7 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	if err != nil {
 		return host.Reply{}, err
 	}
-	t := now()
+	t := p.now()
 	// A completed wait that ends the claimed journal was resolved while the run was suspended:
 	// this pass is the first to see it (a crash before the next commit would count it again).
 	if s != nil && s.Status == store.StepCompleted && p.j.last(seq) {

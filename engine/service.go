@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
@@ -198,7 +197,7 @@ func (s *Service) CancelRun(ctx context.Context, tenantID, runID string) (store.
 		return store.Run{}, err
 	}
 	if run.Status == store.StatusCancelled {
-		at := time.Now()
+		at := s.cfg.Clock.Now()
 		if run.CompletedAt != nil {
 			at = *run.CompletedAt
 		}

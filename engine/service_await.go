@@ -66,7 +66,7 @@ func (w *waiters) notify(runID string, ended *store.Run) {
 func (s *Service) AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
 	ch := s.waiters.add(runID)
 	defer s.waiters.remove(runID, ch)
-	t := time.NewTimer(0)
+	t := s.cfg.Clock.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
@@ -76,7 +76,7 @@ func (s *Service) AwaitRun(ctx context.Context, tenantID, runID string) (store.R
 			if ended != nil {
 				return *ended, nil
 			}
-		case <-t.C:
+		case <-t.C():
 		}
 		run, err := s.cfg.Store.GetRun(ctx, tenantID, runID)
 		if err != nil {
@@ -103,7 +103,7 @@ func (s *Service) StartAndAwait(ctx context.Context, tenantID string, req StartR
 		return s.AwaitRun(ctx, tenantID, run.ID)
 	}
 	defer s.waiters.remove(run.ID, ch)
-	t := time.NewTimer(awaitPoll)
+	t := s.cfg.Clock.NewTimer(awaitPoll)
 	defer t.Stop()
 	for {
 		select {
@@ -113,7 +113,7 @@ func (s *Service) StartAndAwait(ctx context.Context, tenantID string, req StartR
 			if ended != nil {
 				return *ended, nil
 			}
-		case <-t.C:
+		case <-t.C():
 		}
 		cur, err := s.cfg.Store.GetRun(ctx, tenantID, run.ID)
 		if err != nil {

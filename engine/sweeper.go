@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -17,15 +18,16 @@ type sweeper struct {
 	interval time.Duration // Config.SweepInterval
 	window   time.Duration // Config.BroadcastWindow
 	obs      *observer
+	clock    clock.Clock
 }
 
 func newSweeper(cfg Config, obs *observer) *sweeper {
-	return &sweeper{store: cfg.Store, log: cfg.Logger, interval: cfg.SweepInterval, window: cfg.BroadcastWindow, obs: obs}
+	return &sweeper{store: cfg.Store, log: cfg.Logger, interval: cfg.SweepInterval, window: cfg.BroadcastWindow, obs: obs, clock: cfg.Clock}
 }
 
 // loop sweeps at once and then every interval, until ctx ends or drain is closed.
 func (w *sweeper) loop(ctx context.Context, drain <-chan struct{}) {
-	t := time.NewTicker(w.interval)
+	t := w.clock.NewTicker(w.interval)
 	defer t.Stop()
 	for {
 		w.sweep(ctx)
@@ -34,7 +36,7 @@ func (w *sweeper) loop(ctx context.Context, drain <-chan struct{}) {
 			return
 		case <-drain:
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
@@ -49,7 +51,7 @@ func (w *sweeper) sweep(ctx context.Context) int {
 	runs := w.inBatches(ctx, "retention sweep", w.obs.swept, func(ctx context.Context) (int, error) {
 		return w.store.SweepExpired(ctx, sweepBatch)
 	})
-	before := time.Now().Add(-w.window)
+	before := w.clock.Now().Add(-w.window)
 	w.inBatches(ctx, "broadcast pruning", w.obs.pruned, func(ctx context.Context) (int, error) {
 		return w.store.PruneBroadcasts(ctx, before, sweepBatch)
 	})
