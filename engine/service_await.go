@@ -66,7 +66,32 @@ func (w *waiters) notify(runID string, ended *store.Run) {
 func (s *Service) AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
 	ch := s.waiters.add(runID)
 	defer s.waiters.remove(runID, ch)
-	t := s.cfg.Clock.NewTimer(0)
+	return s.awaitEnd(ctx, tenantID, runID, ch, 0)
+}
+
+// StartAndAwait starts a run and waits for its end, like StartRun then AwaitRun, without
+// reading the run back: its waiter is in place before this host can activate it, so a run
+// that ends here is reported at once. (A run started earlier with the same idempotency key is
+// awaited as AwaitRun does.)
+func (s *Service) StartAndAwait(ctx context.Context, tenantID string, req StartRequest) (store.Run, error) {
+	var ch chan *store.Run
+	run, created, err := s.startRun(ctx, tenantID, req, func(r store.Run) { ch = s.waiters.add(r.ID) })
+	if err != nil {
+		return store.Run{}, err
+	}
+	if !created {
+		return s.AwaitRun(ctx, tenantID, run.ID)
+	}
+	defer s.waiters.remove(run.ID, ch)
+	// The run was just created: nothing to read before the first poll.
+	return s.awaitEnd(ctx, tenantID, run.ID, ch, awaitPoll)
+}
+
+// awaitEnd waits for the run's end on ch (this host's notice) or by reading it, first after
+// first and then every awaitPoll (runs that end on another host, or are cancelled, send no
+// local notice).
+func (s *Service) awaitEnd(ctx context.Context, tenantID, runID string, ch <-chan *store.Run, first time.Duration) (store.Run, error) {
+	t := s.cfg.Clock.NewTimer(first)
 	defer t.Stop()
 	for {
 		select {
@@ -84,43 +109,6 @@ func (s *Service) AwaitRun(ctx context.Context, tenantID, runID string) (store.R
 		}
 		if run.Status.Terminal() || run.Status == store.StatusNondeterministic {
 			return run, nil
-		}
-		t.Reset(awaitPoll)
-	}
-}
-
-// StartAndAwait starts a run and waits for its end, like StartRun then AwaitRun, without
-// reading the run back: its waiter is in place before this host can activate it, so a run
-// that ends here is reported at once. (A run started earlier with the same idempotency key is
-// awaited as AwaitRun does.)
-func (s *Service) StartAndAwait(ctx context.Context, tenantID string, req StartRequest) (store.Run, error) {
-	var ch chan *store.Run
-	run, created, err := s.startRun(ctx, tenantID, req, func(r store.Run) { ch = s.waiters.add(r.ID) })
-	if err != nil {
-		return store.Run{}, err
-	}
-	if !created {
-		return s.AwaitRun(ctx, tenantID, run.ID)
-	}
-	defer s.waiters.remove(run.ID, ch)
-	t := s.cfg.Clock.NewTimer(awaitPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return store.Run{}, ctx.Err()
-		case ended := <-ch:
-			if ended != nil {
-				return *ended, nil
-			}
-		case <-t.C():
-		}
-		cur, err := s.cfg.Store.GetRun(ctx, tenantID, run.ID)
-		if err != nil {
-			return store.Run{}, err
-		}
-		if cur.Status.Terminal() || cur.Status == store.StatusNondeterministic {
-			return cur, nil
 		}
 		t.Reset(awaitPoll)
 	}
