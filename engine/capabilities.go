@@ -26,16 +26,15 @@ func (x *Executor) outboundPolicy(l store.Limits) *host.Outbound {
 
 // capabilities is what a pass needs to serve its step callbacks' secrets and outbound audit:
 // the store's reads and the audit trail, not its journal writes, which go through the pass's
-// journal.
+// journal, nor the outbound metric, which its observer counts.
 type capabilities struct {
-	store    store.Store
-	keys     *envelope.Keyring
-	outbound outboundStats
-	log      *slog.Logger // the engine's, not the run's: audit failures are the operator's
+	store store.Store
+	keys  *envelope.Keyring
+	log   *slog.Logger // the engine's, not the run's: audit failures are the operator's
 }
 
 func (x *Executor) capabilities() capabilities {
-	return capabilities{store: x.cfg.Store, keys: x.cfg.SecretKeys, outbound: x.outbound, log: x.cfg.Logger}
+	return capabilities{store: x.cfg.Store, keys: x.cfg.SecretKeys, log: x.cfg.Logger}
 }
 
 // Secret gives a step callback its tenant's secret (host.SecretSource), opened. A value
@@ -71,7 +70,7 @@ func (p *pass) RecordOutbound(ctx context.Context, rec host.OutboundRecord) {
 	if err != nil {
 		p.caps.log.Warn("record an outbound request", "run", p.run.ID, "rule", outboundLabel(rec), "err", err)
 	}
-	p.caps.outbound.record(p.run.TenantID, rec)
+	p.obs.outboundRequested(rec)
 }
 
 // validSecretName applies ABI.md §4.2: a secret is named as a guest's secret_get names it.

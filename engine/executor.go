@@ -22,8 +22,6 @@ type Executor struct {
 	// backlog is set while runnable runs may be waiting for a slot: runs this host starts are
 	// then created pending and claimed in turn, not run at once ahead of them (startHere).
 	backlog atomic.Bool
-	// outbound counts outbound HTTP requests for the metrics.
-	outbound outboundStats
 	// handBacks keeps the writes ending an activation that the store did not take, and acq the
 	// leases starts are creating (handback.go).
 	handBacks *handBacks
@@ -56,7 +54,6 @@ type activation struct {
 func newExecutor(sh *shared, acq *acquisitions) *Executor {
 	x := &Executor{
 		shared:      sh,
-		outbound:    newOutboundCounter(sh.cfg.Metrics),
 		handBacks:   newHandBacks(sh.cfg.Store, sh.cfg.Logger, sh.cfg.Clock),
 		acq:         acq,
 		sweeper:     newSweeper(sh.cfg, sh.obs),

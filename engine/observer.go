@@ -20,8 +20,9 @@ import (
 // resolved, a run ended), so none of them makes a metric or span call of its own, and what an
 // operator sees of an event is decided here, once. Safe for concurrent use.
 type observer struct {
-	m *metrics
-	t *tracing
+	m        *metrics
+	t        *tracing
+	outbound outboundStats // wfhost_outbound_requests_total (capabilities.go)
 }
 
 // traceID is the trace id to put in a run's log records, when traces are made.
@@ -138,6 +139,12 @@ func (a *activationObs) waitReached(ctx context.Context, key, event string, at t
 	s := a.o.t.startStep(ctx, key, store.KindWait, 0, at)
 	s.SetAttributes(attribute.String("event", event))
 	return func() { s.End() }
+}
+
+// outboundRequested: a step callback's outbound request (or a redirect hop of it) was
+// answered, refused or failed.
+func (a *activationObs) outboundRequested(rec host.OutboundRecord) {
+	a.o.outbound.record(a.run.TenantID, rec)
 }
 
 // timerDue: a timer of kind (sleep, wait_timeout, retry) due at due was acted on at now.
