@@ -20,7 +20,8 @@
 // Executor when this host can run it at once.
 //
 // Imports: abi, host, store, internal/envelope (secrets at rest), internal/defaults (the value
-// of every setting left zero), internal/lifecycle (the loops' start and stop) and the standard
-// library; never store implementations, api or cmd.
+// of every setting left zero), internal/lifecycle (the loops' start and stop), internal/clock
+// (the injected time and jitter: Config.Clock, Config.Rand) and the standard library; never
+// store implementations, api or cmd.
 // RATIONALE.md records the decisions that shaped it.
 package engine
