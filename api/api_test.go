@@ -119,7 +119,7 @@ func setupEnvOn(t testing.TB, kind storeKind, defaults store.Limits) *env {
 	errorsLogged := new(atomic.Int64)
 	logger := slog.New(errorCounter{Handler: slog.DiscardHandler, n: errorsLogged})
 	// 16 MiB: the capabilities fixture links net/http and is about 11 MB.
-	handler := api.New(api.Config{Engine: eng, AdminToken: adminToken, MaxBodyBytes: 64 << 10, MaxModuleBytes: 16 << 20,
+	handler := api.New(api.Config{Service: eng.Service, Store: st, AdminToken: adminToken, MaxBodyBytes: 64 << 10, MaxModuleBytes: 16 << 20,
 		Logger: logger, Ready: func(ctx context.Context) error { return st.(api.StoreHealth).Ping(ctx) }})
 	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {

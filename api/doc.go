@@ -7,6 +7,11 @@
 // The JSON shapes it reads and writes are declared once, in api/wire; views.go builds them from
 // the engine's records.
 //
+// It asks two things of the daemon, each an interface declared here with the methods the
+// handlers call (service.go): a Service for every request that checks, limits or changes
+// something (the engine's Service satisfies it), and a Reader for the reads it serves as the
+// store has them (any store.Store). It never names the concrete engine type.
+//
 // Imports: engine, store (types and sentinels), abi, api/wire, prometheus and the standard
 // library; never host internals or a store implementation.
 package api

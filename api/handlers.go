@@ -55,7 +55,7 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 	} else if wasm, err = readBody(w, r, h.cfg.MaxModuleBytes); err != nil {
 		return err
 	}
-	res, err := h.cfg.Engine.Deploy(r.Context(), tenant(r), wasm, replace)
+	res, err := h.cfg.Service.Deploy(r.Context(), tenant(r), wasm, replace)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listModules(w http.ResponseWriter, r *http.Request) error {
-	mods, err := h.cfg.Engine.ListModules(r.Context(), tenant(r))
+	mods, err := h.cfg.Store.ListModules(r.Context(), tenant(r))
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (h *Handler) listModules(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listWorkflows(w http.ResponseWriter, r *http.Request) error {
-	wfs, err := h.cfg.Engine.ListWorkflows(r.Context(), tenant(r))
+	wfs, err := h.cfg.Store.ListWorkflows(r.Context(), tenant(r))
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	run, created, err := h.cfg.Engine.StartRun(r.Context(), tenant(r), engine.StartRequest{
+	run, created, err := h.cfg.Service.StartRun(r.Context(), tenant(r), engine.StartRequest{
 		Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
 		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays,
 	})
@@ -151,7 +151,7 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f.Input = input
-	runs, next, err := h.cfg.Engine.ListRuns(r.Context(), tenant(r), f)
+	runs, next, err := h.cfg.Service.ListRuns(r.Context(), tenant(r), f)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) && f.Cursor != "" {
 			return badRequest("invalid_request", "cursor is malformed: pass the nextCursor of the previous page")
@@ -242,7 +242,7 @@ func filterValue(param, raw string) (json.RawMessage, error) {
 // runOf returns the run named by the path, and not found when it belongs to another workflow:
 // the path is an address, and a run is only at its own.
 func (h *Handler) runOf(r *http.Request) (store.Run, error) {
-	run, err := h.cfg.Engine.GetRun(r.Context(), tenant(r), r.PathValue("id"))
+	run, err := h.cfg.Store.GetRun(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		return store.Run{}, err
 	}
@@ -265,7 +265,7 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.runOf(r); err != nil {
 		return err
 	}
-	run, err := h.cfg.Engine.CancelRun(r.Context(), tenant(r), r.PathValue("id"))
+	run, err := h.cfg.Service.CancelRun(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -278,11 +278,11 @@ func (h *Handler) steps(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.runOf(r); err != nil {
 		return err
 	}
-	steps, err := h.cfg.Engine.Steps(r.Context(), tenant(r), r.PathValue("id"))
+	steps, err := h.cfg.Store.ListSteps(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	outbound, err := h.cfg.Engine.Outbound(r.Context(), tenant(r), r.PathValue("id"))
+	outbound, err := h.cfg.Store.ListOutbound(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func (h *Handler) outbound(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.runOf(r); err != nil {
 		return err
 	}
-	outbound, err := h.cfg.Engine.Outbound(r.Context(), tenant(r), r.PathValue("id"))
+	outbound, err := h.cfg.Store.ListOutbound(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -342,7 +342,7 @@ func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	delivered, err := h.cfg.Engine.Signal(r.Context(), tenant(r), r.PathValue("id"), r.PathValue("event"), p)
+	delivered, err := h.cfg.Service.Signal(r.Context(), tenant(r), r.PathValue("id"), r.PathValue("event"), p)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ func (h *Handler) broadcast(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := h.cfg.Engine.Broadcast(r.Context(), tenant(r), engine.BroadcastRequest{Event: r.PathValue("event"), Payload: p, EventID: id})
+	res, err := h.cfg.Service.Broadcast(r.Context(), tenant(r), engine.BroadcastRequest{Event: r.PathValue("event"), Payload: p, EventID: id})
 	if err != nil {
 		return err
 	}

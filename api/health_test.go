@@ -78,7 +78,7 @@ func TestStoreUnavailableIs503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Engine: eng, AdminToken: adminToken, Ready: api.StoreReady(st)}))
+	srv := httptest.NewServer(api.New(api.Config{Service: eng.Service, Store: st, AdminToken: adminToken, Ready: api.StoreReady(st)}))
 	defer srv.Close()
 	for _, c := range []struct{ method, path, token, body string }{
 		{"POST", "/v1/workflows/steps/runs", "some-tenant-token", `{"input":{}}`},

@@ -157,7 +157,7 @@ func newLeakEnv(t *testing.T, backend, allowed string) *leakEnv {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Engine: eng, Logger: log, Gatherer: reg}))
+	srv := httptest.NewServer(api.New(api.Config{Service: eng.Service, Store: st, Logger: log, Gatherer: reg}))
 	t.Cleanup(func() {
 		srv.Close()
 		eng.Stop()

@@ -17,7 +17,7 @@ func (h *Handler) putOwnSecret(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) putTenantSecret(w http.ResponseWriter, r *http.Request) error {
 	// The tenant first: an id no tenant can have is a 400, an unknown one a 404.
-	if _, err := h.cfg.Engine.GetTenant(r.Context(), r.PathValue("tenant")); err != nil {
+	if _, err := h.cfg.Service.GetTenant(r.Context(), r.PathValue("tenant")); err != nil {
 		return err
 	}
 	return h.putSecret(w, r, r.PathValue("tenant"))
@@ -32,7 +32,7 @@ func (h *Handler) putSecret(w http.ResponseWriter, r *http.Request, tenantID str
 	if body.Value == nil {
 		return badRequest("invalid_request", `the body must be {"value": "..."}`)
 	}
-	s, err := h.cfg.Engine.PutSecret(r.Context(), tenantID, r.PathValue("secret"), []byte(*body.Value))
+	s, err := h.cfg.Service.PutSecret(r.Context(), tenantID, r.PathValue("secret"), []byte(*body.Value))
 	if err != nil {
 		return err
 	}
@@ -45,14 +45,14 @@ func (h *Handler) listOwnSecrets(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listTenantSecrets(w http.ResponseWriter, r *http.Request) error {
-	if _, err := h.cfg.Engine.GetTenant(r.Context(), r.PathValue("tenant")); err != nil {
+	if _, err := h.cfg.Service.GetTenant(r.Context(), r.PathValue("tenant")); err != nil {
 		return err
 	}
 	return h.listSecrets(w, r, r.PathValue("tenant"))
 }
 
 func (h *Handler) listSecrets(w http.ResponseWriter, r *http.Request, tenantID string) error {
-	secrets, err := h.cfg.Engine.ListSecrets(r.Context(), tenantID)
+	secrets, err := h.cfg.Store.ListSecrets(r.Context(), tenantID)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (h *Handler) listSecrets(w http.ResponseWriter, r *http.Request, tenantID s
 }
 
 func (h *Handler) deleteOwnSecret(w http.ResponseWriter, r *http.Request) error {
-	if err := h.cfg.Engine.DeleteSecret(r.Context(), tenant(r), r.PathValue("secret")); err != nil {
+	if err := h.cfg.Service.DeleteSecret(r.Context(), tenant(r), r.PathValue("secret")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, wire.SecretDeleted{Name: r.PathValue("secret"), Deleted: true})

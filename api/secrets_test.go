@@ -58,7 +58,7 @@ func TestSecretsNeedAKey(t *testing.T) {
 	if err := eng.EnsureToken(ctx, store.DefaultTenant, token, "test"); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Engine: eng}))
+	srv := httptest.NewServer(api.New(api.Config{Service: eng.Service, Store: st}))
 	t.Cleanup(srv.Close)
 	r := call(t, srv, "PUT", "/v1/secrets/s", token, []byte(`{"value":"a good long value"}`))
 	if r.status != 503 || r.errorCode(t) != "secrets_disabled" || !strings.Contains(string(r.body), "--secrets-key-file") {

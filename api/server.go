@@ -14,13 +14,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
 )
 
 // Config configures the API handler.
 type Config struct {
-	Engine *engine.Engine
+	// Service serves every request that checks, limits or changes something (required).
+	Service Service
+	// Store serves the reads that need nothing of the engine (required): the daemon's store.
+	Store  Reader
 	Logger *slog.Logger
 	// Ready reports whether the daemon can serve (store reachable, migrations current).
 	Ready func(ctx context.Context) error
@@ -192,7 +194,7 @@ func (h *Handler) authenticated(rt route) http.Handler {
 				writeError(w, http.StatusUnauthorized, "unauthorized", "the admin token manages tenants; this route needs a tenant's token")
 				return
 			}
-			tenantID, err := h.cfg.Engine.Authenticate(r.Context(), secret)
+			tenantID, err := h.cfg.Service.Authenticate(r.Context(), secret)
 			if errors.Is(err, store.ErrNotFound) {
 				writeError(w, http.StatusUnauthorized, "unauthorized", "the bearer token is unknown or revoked")
 				return

@@ -337,6 +337,8 @@ func TestListFiltersRetentionAndTriggers(t *testing.T) {
 		t.Fatalf("retention %v, want the ceiling of 90", long["retentionDays"])
 	}
 	mid := time.Now().UTC().Format(time.RFC3339Nano)
+	// A real pause: the runs' creation times are Postgres's clock (store/postgres), which no
+	// test can move, and the second run must be created after mid.
 	time.Sleep(5 * time.Millisecond)
 	other := a.mustCall("POST", "/v1/workflows/steps/runs", []byte(`{"input":{"n":2,"tag":"y","nested":{"k":true}}}`), 201)
 

@@ -10,7 +10,7 @@ import (
 // viewTenant is the tenant with its own limits and the limits that apply to it (its own over
 // the operator's defaults).
 func (h *Handler) viewTenant(r *http.Request, t store.Tenant) (wire.Tenant, error) {
-	eff, err := h.cfg.Engine.Limits(r.Context(), t.ID)
+	eff, err := h.cfg.Service.Limits(r.Context(), t.ID)
 	if err != nil {
 		return wire.Tenant{}, err
 	}
@@ -24,7 +24,7 @@ func (h *Handler) createTenant(w http.ResponseWriter, r *http.Request) error {
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	t, tok, secret, err := h.cfg.Engine.CreateTenant(r.Context(), body.ID, storeLimits(body.Limits))
+	t, tok, secret, err := h.cfg.Service.CreateTenant(r.Context(), body.ID, storeLimits(body.Limits))
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (h *Handler) createTenant(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) listTenants(w http.ResponseWriter, r *http.Request) error {
-	ts, err := h.cfg.Engine.ListTenants(r.Context())
+	ts, err := h.cfg.Store.ListTenants(r.Context())
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (h *Handler) ownTenant(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) writeTenant(w http.ResponseWriter, r *http.Request, id string) error {
-	t, err := h.cfg.Engine.GetTenant(r.Context(), id)
+	t, err := h.cfg.Service.GetTenant(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (h *Handler) setTenantLimits(w http.ResponseWriter, r *http.Request) error 
 	if body.Limits == nil {
 		return badRequest("invalid_request", `the body must be {"limits": {...}}`)
 	}
-	t, err := h.cfg.Engine.SetTenantLimits(r.Context(), r.PathValue("tenant"), storeLimits(*body.Limits))
+	t, err := h.cfg.Service.SetTenantLimits(r.Context(), r.PathValue("tenant"), storeLimits(*body.Limits))
 	if err != nil {
 		return err
 	}
@@ -101,10 +101,10 @@ func (h *Handler) listOwnTokens(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) writeTokens(w http.ResponseWriter, r *http.Request, tenantID string) error {
-	if _, err := h.cfg.Engine.GetTenant(r.Context(), tenantID); err != nil {
+	if _, err := h.cfg.Service.GetTenant(r.Context(), tenantID); err != nil {
 		return err
 	}
-	toks, err := h.cfg.Engine.ListTokens(r.Context(), tenantID)
+	toks, err := h.cfg.Service.ListTokens(r.Context(), tenantID)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, tenantID s
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	tok, secret, err := h.cfg.Engine.CreateToken(r.Context(), tenantID, body.Name)
+	tok, secret, err := h.cfg.Service.CreateToken(r.Context(), tenantID, body.Name)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (h *Handler) revokeOwnToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, tenantID string) error {
-	tok, err := h.cfg.Engine.RevokeToken(r.Context(), tenantID, r.PathValue("token"))
+	tok, err := h.cfg.Service.RevokeToken(r.Context(), tenantID, r.PathValue("token"))
 	if err != nil {
 		return err
 	}

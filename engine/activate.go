@@ -13,40 +13,41 @@ import (
 )
 
 // activate runs one pass of a claimed run and records how it ended. Every write is fenced by
-// the claim's lease, so a host that lost the run can never overwrite the one that took it.
-// It returns the run as it ended when this pass recorded its end, for the caller to hand to
-// AwaitRun's waiters once the activation's slot is free.
-func (e *Engine) activate(ctx context.Context, c store.Claim) (ended *store.Run) {
-	log := e.cfg.Logger.With("tenant", c.Run.TenantID, "workflow", c.Run.Workflow, "run", c.Run.ID)
-	if e.tracing.on {
+// the claim's lease (the pass's journal holds it), so a host that lost the run can never
+// overwrite the one that took it. It returns the run as it ended when this pass recorded its
+// end, for the caller to hand to AwaitRun's waiters once the activation's slot is free.
+func (x *Executor) activate(ctx context.Context, c store.Claim) (ended *store.Run) {
+	log := x.cfg.Logger.With("tenant", c.Run.TenantID, "workflow", c.Run.Workflow, "run", c.Run.ID)
+	if id, ok := x.obs.traceID(c.Run.ID); ok {
 		// The run's trace id is derived from its id: its log records and spans find each other.
-		log = log.With("trace_id", TraceIDOf(c.Run.ID))
+		log = log.With("trace_id", id)
 	}
 	// Writes after the guest stops must outlive a cancelled activation context (a shutdown
 	// releases the lease; a cancel must not leave a half-written row), so they use this one.
 	wctx := context.WithoutCancel(ctx)
+	j := newJournal(x.cfg.Store, c, x.cfg.LeaseFor)
 
-	if c.Faults >= e.cfg.FaultLimit {
+	if c.Faults >= x.cfg.FaultLimit {
 		// Activated this often in a row without progress, the run is not going to make any.
-		return e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{
+		return x.finish(wctx, log, c.Run, j, store.StatusFailed, nil, &abi.ErrorInfo{
 			Code: abi.CodeNoProgress,
 			Message: abi.StorableText(fmt.Sprintf("the run was activated %d times in a row without journal progress; the last fault: %s",
 				c.Faults, c.LastFault)),
 		})
 	}
-	limits, err := e.Limits(ctx, c.Run.TenantID)
+	limits, err := x.limits.get(ctx, c.Run.TenantID)
 	if err != nil {
-		return e.fault(wctx, log, c.Run, c.Lease, c.Faults, fmt.Errorf("read the tenant's limits: %w", err))
+		return x.fault(wctx, log, c.Run, j, c.Faults, fmt.Errorf("read the tenant's limits: %w", err))
 	}
-	mod, err := e.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
+	mod, err := x.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
-			return e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
+			return x.finish(wctx, log, c.Run, j, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
 		}
 		if errors.Is(err, store.ErrNotFound) {
-			return e.finish(wctx, log, c.Run, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "the run's module is gone: " + err.Error()})
+			return x.finish(wctx, log, c.Run, j, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "the run's module is gone: " + err.Error()})
 		}
-		return e.fault(wctx, log, c.Run, c.Lease, c.Faults, fmt.Errorf("load the run's module: %w", err))
+		return x.fault(wctx, log, c.Run, j, c.Faults, fmt.Errorf("load the run's module: %w", err))
 	}
 	retry := abi.DefaultRetry
 	for _, w := range mod.Description.Workflows {
@@ -54,123 +55,120 @@ func (e *Engine) activate(ctx context.Context, c store.Claim) (ended *store.Run)
 			retry = w.Retry.Merge(abi.DefaultRetry)
 		}
 	}
-	p := newPass(e, c, retry, limits.MaxStepsPerRun)
-	p.log = log
-	defer e.metrics.activationBegan(c.Run)()
-	ctx, p.span = e.tracing.startActivation(ctx, c.Run)
+	ctx, obs := x.obs.claimed(ctx, c.Run)
+	p := &pass{
+		run: c.Run, j: j, obs: obs, retry: retry, maxSteps: limits.MaxStepsPerRun,
+		seen: make(map[string]int), clock: c.Run.CreatedAt, log: log, caps: x.capabilities(),
+		clk: x.cfg.Clock, rand: x.cfg.Rand,
+	}
 	var stats host.Stats
 	guestLog := newGuestLogCap(log.Handler(), maxGuestRecords)
-	res, err := e.cfg.Runtime.Activate(ctx, mod, host.Activation{
+	res, err := x.cfg.Runtime.Activate(ctx, mod, host.Activation{
 		Tenant:   c.Run.TenantID,
 		Workflow: c.Run.Workflow,
 		Input:    c.Run.Input,
 		RunID:    c.Run.ID,
 		Handler:  p,
 		Limits:   hostLimits(limits),
-		Outbound: e.outboundPolicy(limits),
+		Outbound: x.outboundPolicy(limits),
 		Logger:   slog.New(guestLog),
 		Stats:    &stats,
 	})
-	e.metrics.wasmStats(c.Run.TenantID, stats)
-	if n := guestLog.dropped.Load(); n > 0 {
-		e.metrics.guestLogsDropped.WithLabelValues(c.Run.TenantID).Add(float64(n))
-		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", n, "limit", maxGuestRecords)
+	dropped := guestLog.dropped.Load()
+	obs.sandboxed(stats, dropped)
+	if dropped > 0 {
+		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", dropped, "limit", maxGuestRecords)
 	}
-	return e.settle(ctx, wctx, log, p, c.Faults, res, err)
+	outcome, ended := x.settle(ctx, wctx, log, c.Run, j, obs, c.Faults, res, err)
+	obs.ended(outcome, err)
+	return ended
 }
 
 // settle records the end of a pass: a result, a suspension (already committed by the host
 // call), a guest fault, an interruption, or a fault that is not the workflow's (faults is the
-// run's count of those before this activation).
-func (e *Engine) settle(ctx, wctx context.Context, log *slog.Logger, p *pass, faults int, res host.Result, err error) (ended *store.Run) {
+// run's count of those before this activation). It returns the activation's outcome, for the
+// observer.
+func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store.Run, j *journal, obs *activationObs, faults int, res host.Result, err error) (outcome string, ended *store.Run) {
 	var (
 		susp    *suspended
 		failure *runFailure
 		guest   *host.GuestError
 	)
-	outcome := "error"
-	defer func() {
-		e.metrics.activations.WithLabelValues(p.run.TenantID, outcome).Inc()
-		p.endSpans(outcome, err)
-	}()
 	switch {
 	case err == nil:
-		outcome = "finished"
-		if p.cursor < len(p.journal) {
-			next := p.journal[p.cursor]
-			e.metrics.guestFault(p.run.TenantID, abi.CodeNondeterministic)
-			return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusNondeterministic, nil, &abi.ErrorInfo{
+		if next, reached := j.unreached(); next != nil {
+			obs.guestFault(abi.CodeNondeterministic)
+			return "finished", x.finish(wctx, log, run, j, store.StatusNondeterministic, nil, &abi.ErrorInfo{
 				Code:    abi.CodeNondeterministic,
-				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", p.cursor, len(p.journal), next.Kind, next.Key),
+				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", reached, len(j.claimed), next.Kind, next.Key),
 			})
 		}
 		if res.Error != nil {
-			return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, res.Error)
+			return "finished", x.finish(wctx, log, run, j, store.StatusFailed, nil, res.Error)
 		}
-		return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusCompleted, res.Output, nil)
+		return "finished", x.finish(wctx, log, run, j, store.StatusCompleted, res.Output, nil)
 	case errors.As(err, &susp):
-		outcome = "suspended"
 		if !susp.wakeAt.IsZero() {
-			e.wakeAt(susp.wakeAt)
+			x.wakeAt(susp.wakeAt)
 		}
 		log.Debug("run suspended", "step", susp.step, "reason", susp.reason, "until", susp.wakeAt)
+		return "suspended", nil
 	case errors.Is(err, store.ErrLeaseLost):
-		outcome = "lease_lost"
+		j.drop()
 		log.Info("lease lost; activation abandoned", "err", err)
+		return "lease_lost", nil
 	case ctx.Err() != nil:
-		outcome = "interrupted"
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, errCancelled):
+			j.drop()
 			log.Info("activation stopped: run cancelled")
 		case errors.Is(cause, store.ErrLeaseLost):
+			j.drop()
 			log.Info("activation stopped: lease lost")
 		default:
 			log.Info("activation interrupted; releasing the run", "cause", cause)
-			if err := p.flush(wctx); err != nil {
+			if err := j.interrupt(wctx); err != nil {
 				log.Warn("commit the last finished step before releasing the run", "err", err)
 			}
-			e.release(wctx, log, p.lease)
+			x.release(wctx, log, j)
 		}
+		return "interrupted", nil
 	case errors.As(err, &failure):
-		outcome = "failed"
-		e.metrics.guestFault(p.run.TenantID, failure.info.Code)
-		return e.finish(wctx, log, p.run, p.lease, p.pending, failure.status, nil, &failure.info)
+		obs.guestFault(failure.info.Code)
+		return "failed", x.finish(wctx, log, run, j, failure.status, nil, &failure.info)
 	case errors.As(err, &guest):
-		outcome = "guest_fault"
-		e.metrics.guestFault(p.run.TenantID, guest.Info.Code)
-		return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &guest.Info)
+		obs.guestFault(guest.Info.Code)
+		return "guest_fault", x.finish(wctx, log, run, j, store.StatusFailed, nil, &guest.Info)
 	case errors.Is(err, host.ErrInvalidModule):
 		// The module did not compile for this activation's memory limit: trying again cannot
 		// help (a failure that is not the module's fault never wraps ErrInvalidModule).
-		outcome = "guest_fault"
-		e.metrics.guestFault(p.run.TenantID, abi.CodeABIViolation)
-		return e.finish(wctx, log, p.run, p.lease, p.pending, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
+		obs.guestFault(abi.CodeABIViolation)
+		return "guest_fault", x.finish(wctx, log, run, j, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
 	default:
 		// A store error in a host call (Postgres restarting, a dropped connection, a value it
 		// refused): nothing of the pass after the last commit happened.
-		return e.fault(wctx, log, p.run, p.lease, faults, err)
+		return "error", x.fault(wctx, log, run, j, faults, err)
 	}
-	return nil
 }
 
-// finish records the run's end, with its held-back last step when there is one. A store that
-// does not answer gets the write again once it does (handback.go); an end the store refuses to
-// keep (an output it cannot hold) becomes a failure with code store_refused.
-func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, last *store.Step, status store.RunStatus, output []byte, info *abi.ErrorInfo) (ended *store.Run) {
-	end := &runEnd{last: last, status: status, output: output, info: info}
-	err := e.writeEnd(ctx, l, end)
+// finish records the run's end through its journal, with the held-back last step when there
+// is one. A store that does not answer gets the write again once it does (handback.go); an end
+// the store refuses to keep (an output it cannot hold) becomes a failure with code
+// store_refused.
+func (x *Executor) finish(ctx context.Context, log *slog.Logger, run store.Run, j *journal, status store.RunStatus, output []byte, info *abi.ErrorInfo) (ended *store.Run) {
+	end, err := j.finish(ctx, status, output, info)
 	switch {
 	case err == nil:
-		return e.ended(ctx, log, run, end)
+		return x.ended(ctx, log, run, end)
 	case errors.Is(err, store.ErrLeaseLost):
 		log.Info("run finished elsewhere or cancelled; result dropped", "status", status)
 	default:
-		e.handBacks.keep(&handBack{
-			lease: l, what: "record the run's result",
-			write: func(ctx context.Context) error { return e.writeEnd(ctx, l, end) },
+		x.handBacks.keep(&handBack{
+			lease: j.lease, what: "record the run's result",
+			write: func(ctx context.Context) error { return j.writeEnd(ctx, end) },
 			landed: func() {
-				if r := e.ended(ctx, log, run, end); r != nil {
-					e.waiters.notify(r.ID, r)
+				if r := x.ended(ctx, log, run, end); r != nil {
+					x.waiters.notify(r.ID, r)
 				}
 			},
 		}, err)
@@ -178,49 +176,14 @@ func (e *Engine) finish(ctx context.Context, log *slog.Logger, run store.Run, l 
 	return nil
 }
 
-// runEnd is a run's end as it is to be written.
-type runEnd struct {
-	last   *store.Step
-	status store.RunStatus
-	output []byte
-	info   *abi.ErrorInfo
-}
-
-// writeEnd writes end. When the store refuses it (the output or the last step holds a value it
-// cannot keep), writing it again would fail again: end becomes the run's failure with code
-// store_refused, written without the refused values.
-func (e *Engine) writeEnd(ctx context.Context, l store.Lease, end *runEnd) error {
-	var err error
-	if end.last != nil {
-		err = e.cfg.Store.CommitAndFinish(ctx, l, *end.last, end.status, end.output, end.info)
-	} else {
-		err = e.cfg.Store.Finish(ctx, l, end.status, end.output, end.info)
-	}
-	if errors.Is(err, store.ErrRefused) && (end.last != nil || end.info == nil || end.info.Code != abi.CodeStoreRefused) {
-		*end = runEnd{status: store.StatusFailed, info: refusedInfo("the run's end", err)}
-		err = e.cfg.Store.Finish(ctx, l, end.status, nil, end.info)
-	}
-	return err
-}
-
-// refusedInfo is the failure of a run whose write (what) the store refused with err.
-func refusedInfo(what string, err error) *abi.ErrorInfo {
-	info := abi.ErrorInfo{Code: abi.CodeStoreRefused, Message: "the store refused to keep " + what + ": " + err.Error()}.Storable()
-	return &info
-}
-
 // ended counts a run's end once it is written, and returns the run as it ended.
-func (e *Engine) ended(ctx context.Context, log *slog.Logger, run store.Run, end *runEnd) *store.Run {
-	at := time.Now()
-	e.tracing.runEnded(ctx, run, end.status, end.info, at)
+func (x *Executor) ended(ctx context.Context, log *slog.Logger, run store.Run, end *runEnd) *store.Run {
+	at := x.cfg.Clock.Now()
+	x.obs.runEnded(ctx, run, end.status, end.info, at)
 	r := run
 	r.Status, r.Output, r.Error, r.CompletedAt, r.UpdatedAt = end.status, end.output, end.info, &at, at
 	r.AvailableAt = nil
-	e.metrics.runEnded(run, end.status, at)
 	if end.info != nil {
-		if end.info.Code == abi.CodeStoreRefused || end.info.Code == abi.CodeNoProgress {
-			e.metrics.stalled(run, end.info.Code)
-		}
 		log.Info("run ended", "status", end.status, "code", end.info.Code, "error", end.info.Message)
 	} else {
 		log.Debug("run ended", "status", end.status)
@@ -254,36 +217,36 @@ const maxFaultReason = 2000
 // the run at once (writing it again would fail again). Anything else hands the run back, to be
 // tried again after faultDelay, and counts the fault against it (store.Store.Fault), so that a
 // run that can never get past it is failed once Config.FaultLimit is reached.
-func (e *Engine) fault(ctx context.Context, log *slog.Logger, run store.Run, l store.Lease, faults int, err error) (ended *store.Run) {
+func (x *Executor) fault(ctx context.Context, log *slog.Logger, run store.Run, j *journal, faults int, err error) (ended *store.Run) {
 	if errors.Is(err, store.ErrRefused) {
 		log.Error("the store refused a write of the run; failing it", "err", err)
-		return e.finish(ctx, log, run, l, nil, store.StatusFailed, nil, refusedInfo("a write of the run", err))
+		return x.finish(ctx, log, run, j, store.StatusFailed, nil, refusedInfo("a write of the run", err))
 	}
 	delay := faultDelay(faults + 1)
-	at := time.Now().Add(delay)
+	at := x.cfg.Clock.Now().Add(delay)
 	reason := abi.StorableText(err.Error())
 	if len(reason) > maxFaultReason {
 		reason = reason[:maxFaultReason]
 	}
 	log.Error("activation failed; trying the run again later", "err", err, "in", delay, "faults", faults+1)
-	e.handBack(ctx, log, &handBack{
-		lease: l, what: "hand the faulted run back",
-		write:  func(ctx context.Context) error { return e.cfg.Store.Fault(ctx, l, reason, at) },
-		landed: func() { e.wakeAt(at) },
+	x.handBack(ctx, log, &handBack{
+		lease: j.lease, what: "hand the faulted run back",
+		write:  func(ctx context.Context) error { return j.fault(ctx, reason, at) },
+		landed: func() { x.wakeAt(at) },
 	})
 	return nil
 }
 
 // release hands the run back for any host to take at once (shutdown).
-func (e *Engine) release(ctx context.Context, log *slog.Logger, l store.Lease) {
-	e.handBack(ctx, log, &handBack{
-		lease: l, what: "release the run",
-		write: func(ctx context.Context) error { return e.cfg.Store.Release(ctx, l) },
+func (x *Executor) release(ctx context.Context, log *slog.Logger, j *journal) {
+	x.handBack(ctx, log, &handBack{
+		lease: j.lease, what: "release the run",
+		write: func(ctx context.Context) error { return j.release(ctx) },
 	})
 }
 
 // handBack makes the write that ends an activation, or keeps it to try again (handback.go).
-func (e *Engine) handBack(ctx context.Context, log *slog.Logger, hb *handBack) {
+func (x *Executor) handBack(ctx context.Context, log *slog.Logger, hb *handBack) {
 	wctx, cancel := context.WithTimeout(ctx, handBackTimeout)
 	err := hb.write(wctx)
 	cancel()
@@ -295,6 +258,6 @@ func (e *Engine) handBack(ctx context.Context, log *slog.Logger, hb *handBack) {
 	case errors.Is(err, store.ErrLeaseLost):
 		log.Info(hb.what + ": the run was taken over or ended meanwhile")
 	default:
-		e.handBacks.keep(hb, err)
+		x.handBacks.keep(hb, err)
 	}
 }

@@ -2,25 +2,39 @@ package engine
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/envelope"
 	"github.com/wfhost/wfhost/store"
 )
 
 // outboundPolicy is the host's policy for a tenant's activations.
-func (e *Engine) outboundPolicy(l store.Limits) *host.Outbound {
+func (x *Executor) outboundPolicy(l store.Limits) *host.Outbound {
 	return &host.Outbound{
 		AllowHosts:       l.AllowedHosts,
-		AllowPrivate:     e.cfg.AllowPrivateHosts,
-		MaxRequestBytes:  e.cfg.MaxHTTPRequestBytes,
-		MaxResponseBytes: e.cfg.MaxHTTPResponseBytes,
-		Timeout:          e.cfg.HTTPTimeout,
-		MaxRedirects:     e.cfg.MaxHTTPRedirects,
+		AllowPrivate:     x.cfg.AllowPrivateHosts,
+		MaxRequestBytes:  x.cfg.MaxHTTPRequestBytes,
+		MaxResponseBytes: x.cfg.MaxHTTPResponseBytes,
+		Timeout:          x.cfg.HTTPTimeout,
+		MaxRedirects:     x.cfg.MaxHTTPRedirects,
 	}
+}
+
+// capabilities is what a pass needs to serve its step callbacks' secrets and outbound audit:
+// the store's reads and the audit trail, not its journal writes, which go through the pass's
+// journal, nor the outbound metric, which its observer counts.
+type capabilities struct {
+	store store.Store
+	keys  *envelope.Keyring
+	log   *slog.Logger // the engine's, not the run's: audit failures are the operator's
+}
+
+func (x *Executor) capabilities() capabilities {
+	return capabilities{store: x.cfg.Store, keys: x.cfg.SecretKeys, log: x.cfg.Logger}
 }
 
 // Secret gives a step callback its tenant's secret (host.SecretSource), opened. A value
@@ -28,11 +42,11 @@ func (e *Engine) outboundPolicy(l store.Limits) *host.Outbound {
 // could not be redacted. An error (a key the keyring lacks) stops the pass, and the run is
 // tried again later, once the operator has added the key.
 func (p *pass) Secret(ctx context.Context, name string) ([]byte, bool, error) {
-	v, ok, err := p.e.cfg.Store.GetSecret(ctx, p.run.TenantID, name)
+	v, ok, err := p.caps.store.GetSecret(ctx, p.run.TenantID, name)
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	value, err := openSecret(p.e.cfg.SecretKeys, p.run.TenantID, name, v)
+	value, err := openSecret(p.caps.keys, p.run.TenantID, name, v)
 	if err != nil {
 		return nil, false, err
 	}
@@ -47,52 +61,16 @@ func (p *pass) Secret(ctx context.Context, name string) ([]byte, bool, error) {
 // RecordOutbound writes an outbound request to the run's audit trail (host.OutboundAuditor).
 // The trail is for people, not for replay: a failed write is logged, and the step goes on.
 func (p *pass) RecordOutbound(ctx context.Context, rec host.OutboundRecord) {
-	err := p.e.cfg.Store.RecordOutbound(context.WithoutCancel(ctx), store.OutboundRecord{
+	err := p.caps.store.RecordOutbound(context.WithoutCancel(ctx), store.OutboundRecord{
 		TenantID: p.run.TenantID, RunID: p.run.ID, Step: rec.Step, RequestID: rec.RequestID, Hop: rec.Hop,
 		Method: rec.Method, Scheme: rec.Scheme, Host: rec.Host, Port: rec.Port, Path: rec.Path,
 		Status: rec.Status, Error: rec.Error, BytesOut: rec.BytesOut, BytesIn: rec.BytesIn,
 		DurationMs: float64(rec.Duration.Microseconds()) / 1000, At: rec.At,
 	})
 	if err != nil {
-		p.e.cfg.Logger.Warn("record an outbound request", "run", p.run.ID, "rule", outboundLabel(rec), "err", err)
+		p.caps.log.Warn("record an outbound request", "run", p.run.ID, "rule", outboundLabel(rec), "err", err)
 	}
-	p.e.outbound.record(p.run.TenantID, rec)
-}
-
-// PutSecret creates or replaces a tenant's secret.
-func (e *Engine) PutSecret(ctx context.Context, tenantID, name string, value []byte) (store.Secret, error) {
-	if err := validSecretName(name); err != nil {
-		return store.Secret{}, err
-	}
-	if err := checkSecretValue(name, value); err != nil {
-		return store.Secret{}, err
-	}
-	if e.cfg.SecretKeys == nil {
-		return store.Secret{}, ErrSecretsDisabled
-	}
-	sealed, err := e.cfg.SecretKeys.Seal(value, secretContext(tenantID, name))
-	if err != nil {
-		return store.Secret{}, fmt.Errorf("put secret %s: %w", name, err)
-	}
-	return e.cfg.Store.PutSecret(ctx, tenantID, name, sealedValue(sealed))
-}
-
-// ListSecrets lists a tenant's secrets by name; values are never returned.
-func (e *Engine) ListSecrets(ctx context.Context, tenantID string) ([]store.Secret, error) {
-	return e.cfg.Store.ListSecrets(ctx, tenantID)
-}
-
-// DeleteSecret removes a tenant's secret.
-func (e *Engine) DeleteSecret(ctx context.Context, tenantID, name string) error {
-	if err := validSecretName(name); err != nil {
-		return err
-	}
-	return e.cfg.Store.DeleteSecret(ctx, tenantID, name)
-}
-
-// Outbound returns a run's outbound audit trail.
-func (e *Engine) Outbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error) {
-	return e.cfg.Store.ListOutbound(ctx, tenantID, runID)
+	p.obs.outboundRequested(rec)
 }
 
 // validSecretName applies ABI.md §4.2: a secret is named as a guest's secret_get names it.

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/internal/defaults"
 	"github.com/wfhost/wfhost/internal/envelope"
 	"github.com/wfhost/wfhost/store"
@@ -29,6 +30,14 @@ type Config struct {
 	// sdktrace.WithIDGenerator(TraceIDGenerator()) so each run's spans hang under its
 	// workflow.run span (see tracing.go).
 	TracerProvider trace.TracerProvider
+
+	// Clock is the engine's time: its timers and tickers, the times it writes (step starts,
+	// due times, ends), backoffs and the limits cache; default the system's (clock.Real). A
+	// test gives a clock.Fake and moves time instead of sleeping. With Postgres, when a run
+	// is due and when a lease runs out are still the database's to say (store/postgres).
+	Clock clock.Clock
+	// Rand draws the retry backoff's jitter; default math/rand/v2's global source.
+	Rand clock.Rand
 
 	// Owner names this host in leases; default: a random id.
 	Owner string
@@ -91,6 +100,12 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Rand == nil {
+		c.Rand = clock.RealRand{}
 	}
 	c.Concurrency = cmp.Or(c.Concurrency, defaults.Concurrency)
 	c.LeaseFor = cmp.Or(c.LeaseFor, defaults.LeaseFor)

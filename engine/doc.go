@@ -3,10 +3,25 @@
 // runtime, commits every new durable boundary before anything can depend on it (a step's
 // result at the guest's next durable call, or with the run's end: ABI.md §4.5), and suspends,
 // completes, fails or releases the run when the pass ends. It also serves the requests the API
-// makes (deploy, start, signal, broadcast, cancel, reads).
+// makes (deploy, start, signal, broadcast, cancel, tenants, tokens, secrets).
+//
+// Two types divide the work, and New builds both as one Engine:
+//   - Executor (executor.go, activate.go, pass.go, journal.go, handback.go, sweeper.go): the
+//     background loops (claimer, notice listener, lease heartbeat, retention sweeper, hand-back
+//     retrier), all under one internal/lifecycle Group from Start to Stop, and the activations
+//     they run. A pass (the guest's host calls) writes through its journal, which owns every
+//     fenced write of the activation, held step included.
+//   - Service (service*.go, clientinput.go): what a client sent, checked, limited and written.
+//     Reads that need nothing of the engine are the store's own; the engine does not forward
+//     them.
+//
+// They share the settings, the observer (observer.go: every metric and span, made at named
+// events) and two caches (modules, tenant limits); the Service hands a run it starts to the
+// Executor when this host can run it at once.
 //
 // Imports: abi, host, store, internal/envelope (secrets at rest), internal/defaults (the value
-// of every setting left zero) and the standard library; never store implementations, api or
-// cmd.
+// of every setting left zero), internal/lifecycle (the loops' start and stop), internal/clock
+// (the injected time and jitter: Config.Clock, Config.Rand) and the standard library; never
+// store implementations, api or cmd.
 // RATIONALE.md records the decisions that shaped it.
 package engine

@@ -223,7 +223,9 @@ func TestCancelStopsASpinningStep(t *testing.T) {
 	h.deploy("hostile.wasm", false)
 	spin := h.start("spin-step", nil)
 	h.await(spin.ID, settle, store.StatusRunning)
-	time.Sleep(200 * time.Millisecond) // let the guest get into its loop
+	// A real pause, not a clock's: the guest's spin runs in wazero on its own goroutine, and
+	// the cancel must stop it mid-loop; nothing reports that it has started spinning.
+	time.Sleep(200 * time.Millisecond)
 	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, spin.ID); err != nil {
 		t.Fatal(err)
 	}

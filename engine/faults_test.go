@@ -16,6 +16,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
@@ -262,6 +263,12 @@ func (s *outageStore) ExtendLeases(ctx context.Context, ls []store.Lease, d time
 // its run back while the store is away. The engine keeps the hand-back and makes it as soon as
 // the store answers, so the run goes on then, not once its lease has run out (20 s here; the
 // bound below is half of it).
+//
+// The engine's clock is a fake: the outage, the hand-back retrier's rounds and the fault's
+// delay before this engine looks again pass when the test moves it, not in sleeps. It starts a
+// minute back, so the due times the engine writes are already past for Postgres, whose own
+// clock says when a run is due and when a lease runs out (store/postgres): what the test waits
+// for is the engine's retry, and the lease it must beat is real.
 func TestRunResumesAsSoonAsTheStoreIsBack(t *testing.T) {
 	t.Parallel()
 	h := setup(t, harnessOptions{noStart: true})
@@ -269,7 +276,8 @@ func TestRunResumesAsSoonAsTheStoreIsBack(t *testing.T) {
 	const lease = 20 * time.Second
 	st := &outageStore{Store: h.store}
 	logs := &logBuffer{}
-	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), LeaseFor: lease,
+	clk := clock.NewFake(time.Now().Add(-time.Minute))
+	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), LeaseFor: lease, Clock: clk,
 		PollInterval: time.Second, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -280,17 +288,34 @@ func TestRunResumesAsSoonAsTheStoreIsBack(t *testing.T) {
 	defer eng.Stop()
 	run := h.start("steps", map[string]any{"n": 3})
 	testenv.Await(t, settle, func() error {
-		if !st.down.Load() {
-			return errors.New("the store has not gone down")
+		// Time goes on while the run is claimed (the safety poll finds it if the notice came
+		// before the listener was up) and cut off.
+		clk.Advance(100 * time.Millisecond)
+		if !strings.Contains(logs.String(), "the store did not take it; trying again shortly") {
+			return errors.New("the store has not gone down under a hand-back")
 		}
 		return nil
 	})
-	time.Sleep(500 * time.Millisecond) // the outage
+	// The outage: five of the retrier's longest backoffs, each round finding the store away.
+	for range 5 {
+		clk.Advance(500 * time.Millisecond)
+	}
 	st.down.Store(false)
 	back := time.Now()
-	r := h.await(run.ID, lease/2)
-	if r.Status != store.StatusCompleted {
-		t.Fatalf("status %s error %+v\n%s", r.Status, r.Error, logs.tail(3000))
+	var r store.Run
+	err = testenv.Poll(t, lease/2, func() error {
+		clk.Advance(100 * time.Millisecond) // the retrier's next round, then the fault's delay
+		var err error
+		if r, err = h.store.GetRun(context.Background(), store.DefaultTenant, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != store.StatusCompleted {
+			return fmt.Errorf("run %s is %s", run.ID, r.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, logs.tail(3000))
 	}
 	t.Logf("the run completed %v after the store came back (lease %v)", time.Since(back).Round(time.Millisecond), lease)
 	if r.Activations != 2 {
@@ -376,6 +401,8 @@ func TestLeasesWhoseAnswerWasLostAreHandedBack(t *testing.T) {
 		case !errors.Is(err, store.ErrUnavailable):
 			t.Fatalf("start: %v", err)
 		}
+		// A real pause, not a clock's: the claimer's goroutine must look again and find the
+		// queue empty before a start may run here, and that is real concurrency.
 		time.Sleep(100 * time.Millisecond)
 	}
 	runs, _, err := h.store.ListRuns(ctx, store.DefaultTenant, store.RunFilter{})

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -48,6 +49,7 @@ type handBack struct {
 type handBacks struct {
 	store store.Store
 	log   *slog.Logger
+	clock clock.Clock
 
 	mu      sync.Mutex
 	pending map[string]*handBack
@@ -56,14 +58,14 @@ type handBacks struct {
 	roundMu sync.Mutex
 }
 
-func newHandBacks(st store.Store, log *slog.Logger) *handBacks {
-	return &handBacks{store: st, log: log, pending: make(map[string]*handBack), wakeCh: make(chan struct{}, 1)}
+func newHandBacks(st store.Store, log *slog.Logger, clk clock.Clock) *handBacks {
+	return &handBacks{store: st, log: log, clock: clk, pending: make(map[string]*handBack), wakeCh: make(chan struct{}, 1)}
 }
 
 // keep takes over a write that failed with err, to try it again shortly.
 func (h *handBacks) keep(hb *handBack, err error) {
 	hb.tries, hb.delay = 1, handBackFirstRetry
-	hb.next = time.Now().Add(hb.delay)
+	hb.next = h.clock.Now().Add(hb.delay)
 	h.log.Warn(hb.what+": the store did not take it; trying again shortly", "run", hb.lease.RunID, "err", err)
 	h.mu.Lock()
 	h.pending[hb.lease.RunID] = hb
@@ -97,14 +99,14 @@ func (h *handBacks) lost(l store.Lease) {
 
 // loop tries the kept writes as they come due, until ctx ends.
 func (h *handBacks) loop(ctx context.Context) {
-	t := time.NewTimer(handBackMaxRetry)
+	t := h.clock.NewTimer(handBackMaxRetry)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-h.wakeCh:
-		case <-t.C:
+		case <-t.C():
 		}
 		h.round(ctx, false)
 		t.Reset(h.untilNext())
@@ -117,7 +119,7 @@ func (h *handBacks) untilNext() time.Duration {
 	defer h.mu.Unlock()
 	wait := handBackMaxRetry
 	for _, hb := range h.pending {
-		wait = min(wait, max(time.Until(hb.next), time.Millisecond))
+		wait = min(wait, max(clock.Until(h.clock, hb.next), time.Millisecond))
 	}
 	return wait
 }
@@ -129,7 +131,7 @@ func (h *handBacks) round(ctx context.Context, force bool) {
 	defer h.roundMu.Unlock()
 	h.mu.Lock()
 	var due []*handBack
-	now := time.Now()
+	now := h.clock.Now()
 	for _, hb := range h.pending {
 		if force || !hb.next.After(now) {
 			due = append(due, hb)
@@ -174,7 +176,7 @@ func (h *handBacks) backOff(hb *handBack) int {
 	defer h.mu.Unlock()
 	hb.tries++
 	hb.delay = min(2*hb.delay, handBackMaxRetry)
-	hb.next = time.Now().Add(hb.delay)
+	hb.next = h.clock.Now().Add(hb.delay)
 	return hb.tries
 }
 
@@ -250,29 +252,29 @@ func (a *acquisitions) failed(err error) {
 
 // releaseUnknownLeases hands back the leases this host holds but does not know of, once after
 // a claim or a start failed that way.
-func (e *Engine) releaseUnknownLeases(ctx context.Context) {
-	if !e.acq.unsure.Load() {
+func (x *Executor) releaseUnknownLeases(ctx context.Context) {
+	if !x.acq.unsure.Load() {
 		return
 	}
-	e.acq.mu.Lock()
-	defer e.acq.mu.Unlock()
-	e.acq.unsure.Store(false)
-	keep := e.acq.pendingRuns()
-	e.mu.Lock()
-	for id := range e.active {
+	x.acq.mu.Lock()
+	defer x.acq.mu.Unlock()
+	x.acq.unsure.Store(false)
+	keep := x.acq.pendingRuns()
+	x.mu.Lock()
+	for id := range x.active {
 		keep = append(keep, id)
 	}
-	e.mu.Unlock()
-	for _, l := range e.handBacks.leases() {
+	x.mu.Unlock()
+	for _, l := range x.handBacks.leases() {
 		keep = append(keep, l.RunID)
 	}
-	n, err := e.cfg.Store.ReleaseOwned(ctx, e.cfg.Owner, keep)
+	n, err := x.cfg.Store.ReleaseOwned(ctx, x.cfg.Owner, keep)
 	if err != nil {
-		e.acq.unsure.Store(true)
-		e.cfg.Logger.Debug("hand back leases this host may hold without knowing; trying again", "err", err)
+		x.acq.unsure.Store(true)
+		x.cfg.Logger.Debug("hand back leases this host may hold without knowing; trying again", "err", err)
 		return
 	}
 	if n > 0 {
-		e.cfg.Logger.Warn("handed back leases this host got without hearing of them (a claim or a start whose answer was lost)", "runs", n)
+		x.cfg.Logger.Warn("handed back leases this host got without hearing of them (a claim or a start whose answer was lost)", "runs", n)
 	}
 }

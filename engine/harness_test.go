@@ -115,7 +115,7 @@ func (h *harness) await(runID string, timeout time.Duration, statuses ...store.R
 	var run store.Run
 	err := testenv.Poll(h.t, timeout, func() error {
 		var err error
-		if run, err = h.engine.GetRun(context.Background(), store.DefaultTenant, runID); err != nil {
+		if run, err = h.store.GetRun(context.Background(), store.DefaultTenant, runID); err != nil {
 			h.t.Fatalf("get run: %v", err)
 		}
 		if !slices.Contains(statuses, run.Status) {
@@ -145,7 +145,7 @@ func (h *harness) awaitStep(runID, key string, status store.StepStatus, timeout 
 
 func (h *harness) steps(runID string) []store.Step {
 	h.t.Helper()
-	steps, err := h.engine.Steps(context.Background(), store.DefaultTenant, runID)
+	steps, err := h.store.ListSteps(context.Background(), store.DefaultTenant, runID)
 	if err != nil {
 		h.t.Fatalf("steps: %v", err)
 	}

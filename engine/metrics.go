@@ -11,6 +11,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -60,12 +61,14 @@ type metrics struct {
 
 	workflows, steps, events labelBound
 
+	clock     clock.Clock // activation and store latencies are measured on it
 	runningMu sync.Mutex
 	running   map[string]time.Time // run id -> when its activation on this host began
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 	m := &metrics{
+		clock: clk,
 		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "workflow_runs_started_total", Help: "Runs created.",
 		}, []string{"tenant", "workflow"}),
@@ -227,7 +230,7 @@ func (m *metrics) runEnded(run store.Run, status store.RunStatus, at time.Time) 
 func (m *metrics) activationBegan(run store.Run) (done func()) {
 	inFlight := m.runsInFlight.WithLabelValues(run.TenantID, m.workflowLabel(run.TenantID, run.Workflow))
 	inFlight.Inc()
-	began := time.Now()
+	began := m.clock.Now()
 	m.runningMu.Lock()
 	m.running[run.ID] = began
 	m.runningMu.Unlock()
@@ -236,7 +239,7 @@ func (m *metrics) activationBegan(run store.Run) (done func()) {
 		m.runningMu.Lock()
 		delete(m.running, run.ID)
 		m.runningMu.Unlock()
-		m.activationSec.WithLabelValues(run.TenantID).Observe(time.Since(began).Seconds())
+		m.activationSec.WithLabelValues(run.TenantID).Observe(clock.Since(m.clock, began).Seconds())
 	}
 }
 
@@ -252,7 +255,7 @@ func (m *metrics) oldestActivation() float64 {
 	if oldest.IsZero() {
 		return 0
 	}
-	return time.Since(oldest).Seconds()
+	return clock.Since(m.clock, oldest).Seconds()
 }
 
 // wasmStats records what an activation cost the sandbox.
@@ -296,7 +299,7 @@ type observedStore struct {
 }
 
 func (s observedStore) since(op string, began time.Time) {
-	s.m.storeCommit.WithLabelValues(op).Observe(time.Since(began).Seconds())
+	s.m.storeCommit.WithLabelValues(op).Observe(clock.Since(s.m.clock, began).Seconds())
 }
 
 func (s observedStore) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
@@ -326,36 +329,36 @@ func (s observedStore) CreateLeasedRun(ctx context.Context, r store.NewRun, to s
 }
 
 func (s observedStore) CommitStep(ctx context.Context, l store.Lease, row store.Step, leaseFor time.Duration) error {
-	defer s.since("commit_step", time.Now())
+	defer s.since("commit_step", s.m.clock.Now())
 	return s.Store.CommitStep(ctx, l, row, leaseFor)
 }
 
 func (s observedStore) Suspend(ctx context.Context, l store.Lease, row *store.Step, wakeAt *time.Time) error {
-	defer s.since("suspend", time.Now())
+	defer s.since("suspend", s.m.clock.Now())
 	return s.Store.Suspend(ctx, l, row, wakeAt)
 }
 
 func (s observedStore) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
-	defer s.since("finish", time.Now())
+	defer s.since("finish", s.m.clock.Now())
 	return s.Store.Finish(ctx, l, status, output, info)
 }
 
 func (s observedStore) CommitAndFinish(ctx context.Context, l store.Lease, row store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
-	defer s.since("commit_and_finish", time.Now())
+	defer s.since("commit_and_finish", s.m.clock.Now())
 	return s.Store.CommitAndFinish(ctx, l, row, status, output, info)
 }
 
 func (s observedStore) ReachWait(ctx context.Context, l store.Lease, row store.Step, leaseFor time.Duration) (*store.Step, error) {
-	defer s.since("reach_wait", time.Now())
+	defer s.since("reach_wait", s.m.clock.Now())
 	return s.Store.ReachWait(ctx, l, row, leaseFor)
 }
 
 func (s observedStore) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt *time.Time, leaseFor time.Duration) (*store.Step, error) {
-	defer s.since("park_wait", time.Now())
+	defer s.since("park_wait", s.m.clock.Now())
 	return s.Store.ParkWait(ctx, l, key, wakeAt, leaseFor)
 }
 
 func (s observedStore) TimeoutWait(ctx context.Context, l store.Lease, key string, at time.Time, leaseFor time.Duration) (store.Step, error) {
-	defer s.since("timeout_wait", time.Now())
+	defer s.since("timeout_wait", s.m.clock.Now())
 	return s.Store.TimeoutWait(ctx, l, key, at, leaseFor)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestStepLabelsAreBounded(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	m := newMetrics(reg)
+	m := newMetrics(reg, clock.Real{})
 	run := store.Run{TenantID: "t", Workflow: "wf"}
 	for i := range 10 {
 		key := "poll"
@@ -48,7 +49,7 @@ func TestStepLabelsAreBounded(t *testing.T) {
 // waiting on invented event names, are bounded too.
 func TestWorkflowAndEventLabelsAreBounded(t *testing.T) {
 	t.Parallel()
-	m := newMetrics(prometheus.NewRegistry())
+	m := newMetrics(prometheus.NewRegistry(), clock.Real{})
 	for i := range maxWorkflowLabels + 50 {
 		m.runStarted(store.Run{TenantID: "greedy", Workflow: fmt.Sprintf("wf-%d", i)})
 	}

@@ -53,7 +53,7 @@ func setupObsWith(t *testing.T, opts ...sdktrace.TracerProviderOption) *obsHarne
 // scrape reads /metrics from the API handler over HTTP, as Prometheus would.
 func (o *obsHarness) scrape() map[string]*dto.MetricFamily {
 	o.t.Helper()
-	srv := httptest.NewServer(api.New(api.Config{Engine: o.engine, Gatherer: o.reg}))
+	srv := httptest.NewServer(api.New(api.Config{Service: o.engine.Service, Store: o.store, Gatherer: o.reg}))
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/metrics")
 	if err != nil {

@@ -3,18 +3,14 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -43,30 +39,27 @@ func nondeterministic(format string, args ...any) *runFailure {
 }
 
 // pass implements host.Handler for one activation: it replays the journal it was claimed with
-// and commits each new durable boundary no later than the guest's next one (pending). Only the
-// activation's goroutine uses it.
+// and hands each new durable boundary to its journal, which commits it no later than the
+// guest's next one. What an operator sees of it goes to its observer. Only the activation's
+// goroutine uses it.
 type pass struct {
-	e       *Engine
-	run     store.Run
-	lease   store.Lease
-	journal []store.Step
-	retry   abi.RetryPolicy // the workflow's default step policy
+	run   store.Run
+	j     *journal
+	obs   *activationObs
+	retry abi.RetryPolicy // the workflow's default step policy
 	// maxSteps is the tenant's bound on the journal's length.
 	maxSteps int
-	// pending is a finished step whose commit is held back until the guest's next durable
-	// call: when that call is the run's end, the step and the end commit together
-	// (store.CommitAndFinish). Nothing the guest does in between is observable outside it, so
-	// the only difference a crash can make is the one at-least-once steps already allow.
-	pending *store.Step
 
-	cursor int            // index of the next journal entry the guest must reach
-	seen   map[string]int // name -> times reached in this pass, for key suffixes
-	clock  time.Time      // the guest's clock outside callbacks: latest journal time reached
+	seen  map[string]int // name -> times reached in this pass, for key suffixes
+	clock time.Time      // the guest's clock outside callbacks: latest journal time reached
 
 	inStep *openStep // the step whose callback is running, if any
 
+	clk  clock.Clock  // the engine's, for the times the pass writes
+	rand clock.Rand   // the retry jitter
 	log  *slog.Logger // carries the run's tenant, workflow and run
-	span trace.Span   // the activation's
+	// caps serves the step callbacks' secrets and outbound audit (capabilities.go).
+	caps capabilities
 }
 
 type openStep struct {
@@ -75,24 +68,13 @@ type openStep struct {
 	attempt   int
 	policy    abi.RetryPolicy
 	startedAt time.Time
-	span      trace.Span
 }
 
 var _ host.Handler = (*pass)(nil)
 
-func newPass(e *Engine, c store.Claim, retry abi.RetryPolicy, maxSteps int) *pass {
-	return &pass{
-		e: e, run: c.Run, lease: c.Lease, journal: c.Journal, retry: retry, maxSteps: maxSteps,
-		seen:  make(map[string]int),
-		clock: c.Run.CreatedAt,
-		log:   e.cfg.Logger,
-		span:  trace.SpanFromContext(context.Background()),
-	}
-}
-
 // now is the engine's clock for values it writes. Postgres keeps microseconds, so every time
 // the guest can observe is truncated to them: a replay reads back exactly what the first pass saw.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+func (p *pass) now() time.Time { return p.clk.Now().UTC().Truncate(time.Microsecond) }
 
 // Now is the guest's deterministic clock.
 func (p *pass) Now() time.Time { return p.clock }
@@ -120,10 +102,8 @@ func (p *pass) next(name string, kind store.StepKind) (key string, seq int, entr
 	if n > 0 {
 		key = name + abi.SuffixSep + strconv.Itoa(n)
 	}
-	seq = p.cursor
-	p.cursor++
-	if seq < len(p.journal) {
-		s := &p.journal[seq]
+	seq, s := p.j.reach()
+	if s != nil {
 		if s.Key != key || s.Kind != kind {
 			return "", 0, nil, nondeterministic("step %d: the journal holds %s %q but the workflow reached %s %q", seq, s.Kind, s.Key, kind, key)
 		}
@@ -139,7 +119,7 @@ func (p *pass) next(name string, kind store.StepKind) (key string, seq int, entr
 
 // suspend releases the run until wakeAt (nil: until an event), journaling s first if given.
 func (p *pass) suspend(ctx context.Context, key, reason string, s *store.Step, wakeAt *time.Time) error {
-	if err := p.e.cfg.Store.Suspend(ctx, p.lease, s, wakeAt); err != nil {
+	if err := p.j.suspend(ctx, s, wakeAt); err != nil {
 		return err
 	}
 	out := &suspended{step: key, reason: reason}
@@ -149,18 +129,8 @@ func (p *pass) suspend(ctx context.Context, key, reason string, s *store.Step, w
 	return out
 }
 
-// flush commits the held-back step, before the guest's next durable call.
-func (p *pass) flush(ctx context.Context) error {
-	if p.pending == nil {
-		return nil
-	}
-	row := *p.pending
-	p.pending = nil
-	return p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor)
-}
-
 func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (host.Reply, error) {
-	if err := p.flush(ctx); err != nil {
+	if err := p.j.flush(ctx); err != nil {
 		return host.Reply{}, err
 	}
 	key, seq, s, err := p.next(name, store.KindRun)
@@ -182,20 +152,20 @@ func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (
 			p.advance(s.CompletedAt)
 			return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(s.Error)}, nil
 		case store.StepRetrying:
-			if s.WakeAt != nil && now().Before(*s.WakeAt) {
+			if s.WakeAt != nil && p.now().Before(*s.WakeAt) {
 				return host.Reply{}, p.suspend(ctx, key, "retry backoff of "+key, nil, s.WakeAt)
 			}
 			if s.WakeAt != nil {
-				p.e.metrics.timerDue("retry", *s.WakeAt, now())
+				p.obs.timerDue("retry", *s.WakeAt, p.now())
 			}
 			attempt = s.Attempt + 1
 		default:
 			return host.Reply{}, nondeterministic("step %q: journal status %s is not one a run step can have", key, s.Status)
 		}
 	}
-	started := now()
-	p.inStep = &openStep{key: key, seq: seq, attempt: attempt, policy: policy, startedAt: started,
-		span: p.e.tracing.startStep(ctx, key, store.KindRun, attempt, started)}
+	started := p.now()
+	p.inStep = &openStep{key: key, seq: seq, attempt: attempt, policy: policy, startedAt: started}
+	p.obs.stepStarted(ctx, key, attempt, started)
 	return host.Reply{Status: abi.StatusExecute, Data: abi.StepAttempt{Attempt: attempt}.JSON()}, nil
 }
 
@@ -205,34 +175,30 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 	if st == nil {
 		return host.Reply{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "step_done without a running step"}}
 	}
-	done := now()
+	done := p.now()
 	row := store.Step{
 		RunID: p.run.ID, Seq: st.seq, Key: st.key, Kind: store.KindRun,
 		Attempt: st.attempt, StartedAt: st.startedAt,
 	}
 	if outcome == abi.OutcomeOK {
 		row.Status, row.Output, row.CompletedAt = store.StepCompleted, json.RawMessage(data), &done
-		p.pending = &row
-		p.e.metrics.stepDone(p.run, st.key, time.Since(st.startedAt))
-		st.span.End()
+		p.j.hold(row)
+		p.obs.stepDone(nil, time.Time{})
 		p.advance(&done)
 		return host.Reply{Status: abi.StatusOK}, nil
 	}
 	info := abi.DecodeErrorInfo(data) // the host's own encoding of what it decoded: the same value
 	row.Error = &info
 	if !info.NonRetryable && st.attempt < st.policy.Attempts {
-		wake := done.Add(st.policy.Delay(st.attempt, rand.Float64())).Truncate(time.Microsecond)
+		wake := done.Add(st.policy.Delay(st.attempt, p.rand.Float64())).Truncate(time.Microsecond)
 		row.Status, row.WakeAt = store.StepRetrying, &wake
-		p.e.metrics.stepRetry(p.run, st.key)
-		st.span.SetAttributes(attribute.String("step.retry_at", wake.Format(time.RFC3339Nano)))
-		endSpan(st.span, &info)
+		p.obs.stepDone(&info, wake)
 		p.log.Info("step attempt failed; retrying", "step", st.key, "attempt", st.attempt, "code", info.Code, "error", info.Message, "retry_at", wake)
 		return host.Reply{}, p.suspend(ctx, st.key, fmt.Sprintf("step %q attempt %d failed", st.key, st.attempt), &row, &wake)
 	}
 	row.Status, row.CompletedAt = store.StepFailed, &done
-	p.pending = &row
-	p.e.metrics.stepDone(p.run, st.key, time.Since(st.startedAt))
-	endSpan(st.span, &info)
+	p.j.hold(row)
+	p.obs.stepDone(&info, time.Time{})
 	p.log.Info("step failed", "step", st.key, "attempt", st.attempt, "code", info.Code, "error", info.Message)
 	p.advance(&done)
 	return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(&info)}, nil
@@ -249,14 +215,14 @@ func (p *pass) SleepUntil(ctx context.Context, name string, until time.Time) (ho
 // sleep journals the wake-up time the first time the step is reached (until computes it from
 // the current time) and suspends until it has passed.
 func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) time.Time) (host.Reply, error) {
-	if err := p.flush(ctx); err != nil {
+	if err := p.j.flush(ctx); err != nil {
 		return host.Reply{}, err
 	}
 	key, seq, s, err := p.next(name, store.KindSleep)
 	if err != nil {
 		return host.Reply{}, err
 	}
-	t := now()
+	t := p.now()
 	if s != nil {
 		if s.Status == store.StepCompleted {
 			p.advance(s.CompletedAt)
@@ -268,11 +234,11 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 		if t.Before(*s.WakeAt) {
 			return host.Reply{}, p.suspend(ctx, key, "sleep "+key, nil, s.WakeAt)
 		}
-		p.e.metrics.timerDue("sleep", *s.WakeAt, t)
+		p.obs.timerDue("sleep", *s.WakeAt, t)
 		// Mark it elapsed so the journal reads as it happened and replays need no clock.
 		row := *s
 		row.Status, row.CompletedAt = store.StepCompleted, s.WakeAt
-		if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
+		if err := p.j.commit(ctx, row); err != nil {
 			return host.Reply{}, err
 		}
 		p.advance(s.WakeAt)
@@ -280,12 +246,10 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 	}
 	wake := until(t).UTC().Truncate(time.Microsecond)
 	row := store.Step{RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindSleep, StartedAt: t, WakeAt: &wake}
-	span := p.e.tracing.startStep(ctx, key, store.KindSleep, 0, t)
-	span.SetAttributes(attribute.String("step.wake_at", wake.Format(time.RFC3339Nano)))
-	defer span.End()
+	defer p.obs.sleepReached(ctx, key, t, wake)()
 	if !wake.After(t) {
 		row.Status, row.CompletedAt = store.StepCompleted, &t
-		if err := p.e.cfg.Store.CommitStep(ctx, p.lease, row, p.e.cfg.LeaseFor); err != nil {
+		if err := p.j.commit(ctx, row); err != nil {
 			return host.Reply{}, err
 		}
 		p.advance(&t)
@@ -296,23 +260,21 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 }
 
 func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions) (host.Reply, error) {
-	if err := p.flush(ctx); err != nil {
+	if err := p.j.flush(ctx); err != nil {
 		return host.Reply{}, err
 	}
 	key, seq, s, err := p.next(name, store.KindWait)
 	if err != nil {
 		return host.Reply{}, err
 	}
-	t := now()
+	t := p.now()
 	// A completed wait that ends the claimed journal was resolved while the run was suspended:
 	// this pass is the first to see it (a crash before the next commit would count it again).
-	if s != nil && s.Status == store.StepCompleted && seq == len(p.journal)-1 {
-		p.e.metrics.signalled(p.run, s.Event)
+	if s != nil && s.Status == store.StepCompleted && p.j.last(seq) {
+		p.obs.signalled(s.Event)
 	}
 	if s == nil {
-		span := p.e.tracing.startStep(ctx, key, store.KindWait, 0, t)
-		span.SetAttributes(attribute.String("event", opts.Event))
-		defer span.End()
+		defer p.obs.waitReached(ctx, key, opts.Event, t)()
 		row := store.Step{
 			RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindWait, Status: store.StepWaiting,
 			Event: opts.Event, Match: opts.Match, StartedAt: t,
@@ -321,7 +283,7 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 			timeout := t.Add(time.Duration(opts.TimeoutMs) * time.Millisecond)
 			row.WakeAt = &timeout
 		}
-		resolved, err := p.e.cfg.Store.ReachWait(ctx, p.lease, row, p.e.cfg.LeaseFor)
+		resolved, err := p.j.reachWait(ctx, row)
 		if err != nil {
 			return host.Reply{}, err
 		}
@@ -329,7 +291,7 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 			return host.Reply{}, waitSuspended(key, opts.Event, row.WakeAt)
 		}
 		if resolved.Status == store.StepCompleted {
-			p.e.metrics.signalled(p.run, opts.Event)
+			p.obs.signalled(opts.Event)
 		}
 		s = resolved
 	}
@@ -338,7 +300,7 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	}
 	if s.Status == store.StepWaiting && (s.WakeAt == nil || t.Before(*s.WakeAt)) {
 		// The journal was read at claim time; an event may have resolved the wait since.
-		row, err := p.e.cfg.Store.ParkWait(ctx, p.lease, key, s.WakeAt, p.e.cfg.LeaseFor)
+		row, err := p.j.parkWait(ctx, key, s.WakeAt)
 		if err != nil {
 			return host.Reply{}, err
 		}
@@ -346,19 +308,19 @@ func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 			return host.Reply{}, waitSuspended(key, opts.Event, s.WakeAt)
 		}
 		if row.Status == store.StepCompleted {
-			p.e.metrics.signalled(p.run, opts.Event)
+			p.obs.signalled(opts.Event)
 		}
 		s = row
 	}
 	if s.Status == store.StepWaiting {
-		row, err := p.e.cfg.Store.TimeoutWait(ctx, p.lease, key, *s.WakeAt, p.e.cfg.LeaseFor)
+		row, err := p.j.timeoutWait(ctx, key, *s.WakeAt)
 		if err != nil {
 			return host.Reply{}, err
 		}
 		if row.Status == store.StepCompleted {
-			p.e.metrics.signalled(p.run, opts.Event) // an event beat the timeout
+			p.obs.signalled(opts.Event) // an event beat the timeout
 		} else {
-			p.e.metrics.timerDue("wait_timeout", *s.WakeAt, t)
+			p.obs.timerDue("wait_timeout", *s.WakeAt, t)
 		}
 		s = &row
 	}
@@ -388,19 +350,4 @@ func errorJSON(info *abi.ErrorInfo) []byte {
 	}
 	b, _ := json.Marshal(info)
 	return b
-}
-
-// endSpans ends the activation's span, and the span of a step whose callback the activation
-// never finished (a trap, a timeout, a lost lease).
-func (p *pass) endSpans(outcome string, err error) {
-	if p.inStep != nil {
-		endSpan(p.inStep.span, err)
-	}
-	p.span.SetAttributes(attribute.String("outcome", outcome))
-	var susp *suspended
-	if errors.As(err, &susp) {
-		p.span.SetAttributes(attribute.String("suspended_at", susp.step))
-		err = nil
-	}
-	endSpan(p.span, err)
 }

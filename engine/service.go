@@ -6,12 +6,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
 )
+
+// Service serves the requests of the API and of embedders: it checks what a client sent
+// (clientinput.go), applies the tenant's limits and makes the store calls. What is only a read
+// of the store (a run, its journal, the modules, workflows, tenants, secrets' names, the
+// outbound trail) is not here: callers read the store itself. It needs no Start: a Service
+// serves as soon as New returns, and a run it starts while the Executor is stopped is queued
+// for whichever host claims it. Safe for concurrent use.
+type Service struct {
+	*shared
+	// exec runs what this host starts at once, when it has a free slot (startRun), and stops
+	// a cancelled run's activation on this host.
+	exec *Executor
+}
+
+// Limits returns the tenant's effective limits: its overrides, the operator's defaults for the
+// rest, as this host last read them (within limitsTTL).
+func (s *Service) Limits(ctx context.Context, tenantID string) (store.Limits, error) {
+	return s.limits.get(ctx, tenantID)
+}
 
 // DeployResult is what Deploy stored.
 type DeployResult struct {
@@ -22,18 +40,18 @@ type DeployResult struct {
 // Deploy validates and compiles a module and binds the workflows it declares to it. With
 // replace, workflow versions already bound to another module are rebound (a hotfix: their live
 // runs replay against the new code); without it they are store.ErrConflict.
-func (e *Engine) Deploy(ctx context.Context, tenantID string, wasm []byte, replace bool) (DeployResult, error) {
+func (s *Service) Deploy(ctx context.Context, tenantID string, wasm []byte, replace bool) (DeployResult, error) {
 	if len(wasm) == 0 {
 		return DeployResult{}, fmt.Errorf("deploy: %w: empty module", ErrInvalid)
 	}
-	limits, err := e.Limits(ctx, tenantID)
+	limits, err := s.Limits(ctx, tenantID)
 	if err != nil {
 		return DeployResult{}, fmt.Errorf("deploy: %w", err)
 	}
 	if len(wasm) > limits.MaxModuleBytes {
 		return DeployResult{}, fmt.Errorf("deploy: %w: module is %d bytes, the tenant's limit is %d", ErrTooLarge, len(wasm), limits.MaxModuleBytes)
 	}
-	m, err := e.cfg.Runtime.LoadAs(ctx, tenantID, wasm)
+	m, err := s.cfg.Runtime.LoadAs(ctx, tenantID, wasm)
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
 			return DeployResult{}, fmt.Errorf("deploy: %w: %w", ErrInvalid, err)
@@ -46,9 +64,7 @@ func (e *Engine) Deploy(ctx context.Context, tenantID string, wasm []byte, repla
 		return DeployResult{}, fmt.Errorf("deploy: %w: the module needs at least %d pages (%d MiB) of memory; the tenant's memoryPages limit is %d (%d MiB)",
 			ErrInvalid, m.MinMemoryPages, uint64(m.MinMemoryPages)*65536>>20, pages, uint64(pages)*65536>>20)
 	}
-	if m.CompileTime > 0 {
-		e.metrics.wasmCompile.WithLabelValues(tenantID).Observe(m.CompileTime.Seconds())
-	}
+	s.obs.compiled(tenantID, m.CompileTime)
 	mod := store.Module{TenantID: tenantID, Digest: m.Digest, Size: len(wasm), ABIVersion: m.ABIVersion, Bytes: wasm}
 	wfs := make([]store.Workflow, 0, len(m.Description.Workflows))
 	for _, d := range m.Description.Workflows {
@@ -61,13 +77,13 @@ func (e *Engine) Deploy(ctx context.Context, tenantID string, wasm []byte, repla
 			RetentionDays: d.RetentionDays, Retry: retry.Merge(abi.DefaultRetry), Triggers: d.Triggers,
 		})
 	}
-	stored, err := e.cfg.Store.PutModule(ctx, mod, wfs, replace)
+	stored, err := s.cfg.Store.PutModule(ctx, mod, wfs, replace)
 	if err != nil {
 		return DeployResult{}, fmt.Errorf("deploy: %w", err)
 	}
-	e.modules.put(tenantID, m)
+	s.modules.put(tenantID, m)
 	mod.Bytes = nil
-	e.wake()
+	s.exec.wake()
 	return DeployResult{Module: mod, Workflows: stored}, nil
 }
 
@@ -82,17 +98,17 @@ type StartRequest struct {
 
 // StartRun creates a run of the workflow, or with an idempotency key already used returns that
 // run and created=false.
-func (e *Engine) StartRun(ctx context.Context, tenantID string, req StartRequest) (store.Run, bool, error) {
-	return e.startRun(ctx, tenantID, req, nil)
+func (s *Service) StartRun(ctx context.Context, tenantID string, req StartRequest) (store.Run, bool, error) {
+	return s.startRun(ctx, tenantID, req, nil)
 }
 
 // startRun is StartRun; created, when not nil, is called with a new run before any activation
 // of it can begin on this host.
-func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest, created func(store.Run)) (store.Run, bool, error) {
+func (s *Service) startRun(ctx context.Context, tenantID string, req StartRequest, created func(store.Run)) (store.Run, bool, error) {
 	if err := checkStart(req); err != nil {
 		return store.Run{}, false, fmt.Errorf("start: %w", err)
 	}
-	limits, err := e.Limits(ctx, tenantID)
+	limits, err := s.Limits(ctx, tenantID)
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start: %w", err)
 	}
@@ -111,33 +127,33 @@ func (e *Engine) startRun(ctx context.Context, tenantID string, req StartRequest
 	// Without a free slot, or near the tenant's cap, the store creates it pending, for the
 	// claim to take in turn and count the cap over every host.
 	var to store.LeaseTo
-	life, here := e.reserveSlot()
+	life, here := s.exec.reserveSlot()
 	if here {
-		to = store.LeaseTo{Owner: e.cfg.Owner, LeaseFor: e.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: cap(e.slots)}
+		to = store.LeaseTo{Owner: s.cfg.Owner, LeaseFor: s.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: cap(s.exec.slots)}
 	}
-	claim, isNew, err := e.cfg.Store.CreateLeasedRun(ctx, store.NewRun{
+	claim, isNew, err := s.cfg.Store.CreateLeasedRun(ctx, store.NewRun{
 		TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
 		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays,
-		DefaultRetentionDays: e.cfg.DefaultRetentionDays, MaxRetentionDays: e.cfg.MaxRetentionDays,
+		DefaultRetentionDays: s.cfg.DefaultRetentionDays, MaxRetentionDays: s.cfg.MaxRetentionDays,
 	}, to)
 	if here && claim.Lease.Epoch == 0 {
-		e.freeSlot()
+		s.exec.freeSlot()
 	}
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
 	run := claim.Run
 	if isNew {
-		e.metrics.runStarted(run)
+		s.obs.runStarted(run)
 		if created != nil {
 			created(run)
 		}
 		if claim.Lease.Epoch > 0 {
-			e.execute(life, claim)
+			s.exec.execute(life, claim)
 		} else {
 			// Queued: the claimer takes it, and this host's next starts queue behind it.
-			e.backlog.Store(true)
-			e.wake()
+			s.exec.backlog.Store(true)
+			s.exec.wake()
 		}
 	}
 	return run, isNew, nil
@@ -162,52 +178,41 @@ func checkStart(req StartRequest) error {
 
 // retention is a new run's retention: the start request's, else the workflow's, else the
 // operator's default, never more than the operator's ceiling.
-func (e *Engine) retention(requested int, wf store.Workflow) int {
-	return store.RetentionDays(requested, wf.RetentionDays, e.cfg.DefaultRetentionDays, e.cfg.MaxRetentionDays)
-}
-
-// GetRun returns one run of the tenant.
-func (e *Engine) GetRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
-	return e.cfg.Store.GetRun(ctx, tenantID, runID)
+func (s *Service) retention(requested int, wf store.Workflow) int {
+	return store.RetentionDays(requested, wf.RetentionDays, s.cfg.DefaultRetentionDays, s.cfg.MaxRetentionDays)
 }
 
 // ListRuns lists the tenant's runs, newest first.
-func (e *Engine) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
+func (s *Service) ListRuns(ctx context.Context, tenantID string, f store.RunFilter) ([]store.Run, string, error) {
 	if err := checkRunFilter(f); err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
-	return e.cfg.Store.ListRuns(ctx, tenantID, f)
-}
-
-// Steps returns a run's journal.
-func (e *Engine) Steps(ctx context.Context, tenantID, runID string) ([]store.Step, error) {
-	return e.cfg.Store.ListSteps(ctx, tenantID, runID)
+	return s.cfg.Store.ListRuns(ctx, tenantID, f)
 }
 
 // CancelRun cancels a live run; an activation executing it is stopped.
-func (e *Engine) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
-	run, err := e.cfg.Store.CancelRun(ctx, tenantID, runID)
+func (s *Service) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	run, err := s.cfg.Store.CancelRun(ctx, tenantID, runID)
 	if err != nil {
 		return store.Run{}, err
 	}
 	if run.Status == store.StatusCancelled {
-		at := time.Now()
+		at := s.cfg.Clock.Now()
 		if run.CompletedAt != nil {
 			at = *run.CompletedAt
 		}
-		e.metrics.runEnded(run, store.StatusCancelled, at)
-		e.tracing.runEnded(ctx, run, store.StatusCancelled, run.Error, at)
+		s.obs.runEnded(ctx, run, store.StatusCancelled, run.Error, at)
 	}
 	// The notice reaches every host; this one need not wait for it.
-	e.cancelLocal(runID)
-	e.waiters.notify(runID, nil)
+	s.exec.cancelLocal(runID)
+	s.waiters.notify(runID, nil)
 	return run, nil
 }
 
 // Signal sends an event to one run: it resolves the run's wait if one matches, or is kept for
 // the run's next matching wait.
-func (e *Engine) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage) (delivered bool, err error) {
-	limits, err := e.Limits(ctx, tenantID)
+func (s *Service) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage) (delivered bool, err error) {
+	limits, err := s.Limits(ctx, tenantID)
 	if err != nil {
 		return false, err
 	}
@@ -215,14 +220,14 @@ func (e *Engine) Signal(ctx context.Context, tenantID, runID, event string, payl
 	if err != nil {
 		return false, err
 	}
-	end := e.tracing.signal(ctx, tenantID, runID, event)
-	delivered, err = e.cfg.Store.Signal(ctx, tenantID, runID, event, payload, limits.MaxBufferedEvents)
+	end := s.obs.signalSent(ctx, tenantID, runID, event)
+	delivered, err = s.cfg.Store.Signal(ctx, tenantID, runID, event, payload, limits.MaxBufferedEvents)
 	end(delivered, err)
 	if err != nil {
 		return false, err
 	}
 	if delivered {
-		e.wake()
+		s.exec.wake()
 	}
 	return delivered, nil
 }
@@ -239,8 +244,8 @@ type BroadcastRequest struct {
 // Broadcast sends an event to every run of the tenant waiting on it, keeps it for waits
 // reached later by runs that started before it, and starts one run of every workflow that
 // declares the event as a trigger (its input is the payload), all in one transaction.
-func (e *Engine) Broadcast(ctx context.Context, tenantID string, req BroadcastRequest) (store.BroadcastResult, error) {
-	limits, err := e.Limits(ctx, tenantID)
+func (s *Service) Broadcast(ctx context.Context, tenantID string, req BroadcastRequest) (store.BroadcastResult, error) {
+	limits, err := s.Limits(ctx, tenantID)
 	if err != nil {
 		return store.BroadcastResult{}, err
 	}
@@ -251,7 +256,7 @@ func (e *Engine) Broadcast(ctx context.Context, tenantID string, req BroadcastRe
 	if err := checkText("eventId", req.EventID, MaxEventIDBytes); err != nil {
 		return store.BroadcastResult{}, fmt.Errorf("event %s: %w", req.Event, err)
 	}
-	triggered, err := e.cfg.Store.TriggeredBy(ctx, tenantID, req.Event)
+	triggered, err := s.cfg.Store.TriggeredBy(ctx, tenantID, req.Event)
 	if err != nil {
 		return store.BroadcastResult{}, err
 	}
@@ -267,34 +272,24 @@ func (e *Engine) Broadcast(ctx context.Context, tenantID string, req BroadcastRe
 		}
 		p.Start = append(p.Start, store.NewRun{
 			TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
-			Input: payload, IdempotencyKey: key, RetentionDays: e.retention(0, wf),
+			Input: payload, IdempotencyKey: key, RetentionDays: s.retention(0, wf),
 		})
 	}
-	end := e.tracing.broadcast(ctx, tenantID, req.Event)
-	res, err := e.cfg.Store.Broadcast(ctx, p)
+	end := s.obs.broadcastSent(ctx, tenantID, req.Event)
+	res, err := s.cfg.Store.Broadcast(ctx, p)
 	end(res, err)
 	if err != nil {
 		return store.BroadcastResult{}, err
 	}
 	if !res.Duplicate {
 		for _, r := range res.Started {
-			e.metrics.runStarted(r)
+			s.obs.runStarted(r)
 		}
 	}
 	if res.Resolved > 0 || len(res.Started) > 0 {
-		e.wake()
+		s.exec.wake()
 	}
 	return res, nil
-}
-
-// ListModules lists the tenant's modules.
-func (e *Engine) ListModules(ctx context.Context, tenantID string) ([]store.Module, error) {
-	return e.cfg.Store.ListModules(ctx, tenantID)
-}
-
-// ListWorkflows lists the tenant's workflows with run counts.
-func (e *Engine) ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error) {
-	return e.cfg.Store.ListWorkflows(ctx, tenantID)
 }
 
 func checkEvent(event string, payload json.RawMessage, limits store.Limits) (json.RawMessage, error) {

@@ -31,7 +31,7 @@ func TestStartedRunsRunHere(t *testing.T) {
 		if err != nil || r.Status != store.StatusCompleted || decode[map[string]int](t, r.Output)["sum"] != 3 {
 			t.Fatalf("run: %+v %v", r, err)
 		}
-		stored, err := h.engine.GetRun(ctx, store.DefaultTenant, r.ID)
+		stored, err := h.store.GetRun(ctx, store.DefaultTenant, r.ID)
 		if err != nil || stored.Status != store.StatusCompleted || stored.Activations != 1 {
 			t.Fatalf("stored run: %+v %v", stored, err)
 		}

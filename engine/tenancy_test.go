@@ -261,14 +261,14 @@ func TestRetention(t *testing.T) {
 	if n := h.engine.Sweep(ctx); n != 1 {
 		t.Fatalf("swept %d runs, want 1", n)
 	}
-	if _, err := h.engine.GetRun(ctx, store.DefaultTenant, short.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.store.GetRun(ctx, store.DefaultTenant, short.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("swept run: %v", err)
 	}
 	if n := h.count(`SELECT count(*) FROM steps WHERE run_id = $1`, short.ID); n != 0 {
 		t.Fatalf("%d journal rows of the swept run remain", n)
 	}
 	for _, id := range []string{long.ID, waiting.ID} {
-		if _, err := h.engine.GetRun(ctx, store.DefaultTenant, id); err != nil {
+		if _, err := h.store.GetRun(ctx, store.DefaultTenant, id); err != nil {
 			t.Fatalf("run %s was swept: %v", id, err)
 		}
 	}

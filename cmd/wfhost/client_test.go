@@ -53,7 +53,7 @@ func serve(t *testing.T) string {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Engine: eng, AdminToken: testAdminToken,
+	srv := httptest.NewServer(api.New(api.Config{Service: eng.Service, Store: st, AdminToken: testAdminToken,
 		Ready: func(ctx context.Context) error { return st.Ping(ctx) }}))
 	t.Cleanup(func() {
 		srv.Close()

@@ -210,7 +210,7 @@ func runDaemon(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tokenSource, err := ensureDefaultToken(ctx, c, eng)
+	tokenSource, err := ensureDefaultToken(ctx, c, eng.Service)
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func runDaemon(c *cli.Context) error {
 	}
 
 	handler := api.New(api.Config{
-		Engine: eng, Logger: log, Gatherer: reg, AdminToken: c.String("admin-token"),
+		Service: eng.Service, Store: st, Logger: log, Gatherer: reg, AdminToken: c.String("admin-token"),
 		Ready: api.StoreReady(st),
 	})
 	ln, err := net.Listen("tcp", c.String("listen"))
@@ -274,7 +274,7 @@ func tokenFile(dataDir string) string { return filepath.Join(dataDir, "token") }
 
 // ensureDefaultToken makes the default tenant and a token for it: --token when given, else the
 // one in --data-dir/token, created on first start. Returns where the token came from.
-func ensureDefaultToken(ctx context.Context, c *cli.Context, eng *engine.Engine) (string, error) {
+func ensureDefaultToken(ctx context.Context, c *cli.Context, eng *engine.Service) (string, error) {
 	secret, source := c.String("token"), "--token"
 	if secret == "" {
 		path := tokenFile(c.String("data-dir"))

@@ -173,7 +173,7 @@ func (s *Store) ReleaseOwned(ctx context.Context, owner string, keep []string) (
 func (s *Store) NextWakeup(ctx context.Context) (_ time.Time, _ bool, err error) {
 	defer classify(&err)
 	var at sql.NullInt64
-	if err := s.rdb.QueryRowContext(ctx, s.q("next_wakeup"), micros(now())).Scan(&at); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, s.q("next_wakeup"), micros(s.now())).Scan(&at); err != nil {
 		return time.Time{}, false, fmt.Errorf("next wakeup: %w", err)
 	}
 	if !at.Valid {

@@ -12,6 +12,10 @@
 //
 // SQL lives in queries/ and numbered migrations/, embedded.
 //
-// Imports: store, its helpers in store/internal, abi, modernc.org/sqlite and the standard
-// library; never host or engine.
+// Its clock is injected (Config.Clock, internal/clock): one process holds the store, so its
+// clock is the only one that says when a run is due or a lease has run out, and a test can
+// move it instead of sleeping.
+//
+// Imports: store, its helpers in store/internal, abi, internal/clock, modernc.org/sqlite and
+// the standard library; never host or engine.
 package embedded

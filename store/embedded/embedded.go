@@ -14,6 +14,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 	"github.com/wfhost/wfhost/store/internal/sqlfiles"
 )
@@ -37,6 +38,10 @@ type Config struct {
 	// Readers caps the connections that serve reads; default max(4, GOMAXPROCS). Writes go
 	// through one connection (writer.go).
 	Readers int
+	// Clock is the store's time: when a run is due, when a lease runs out, every time it
+	// writes; default the system's (clock.Real). One process holds the store, so its clock is
+	// the only one, and a test can give a clock.Fake to move time instead of sleeping.
+	Clock clock.Clock
 }
 
 func (c Config) validate() error {
@@ -58,6 +63,7 @@ type Store struct {
 	queries map[string]string
 	w       *writer
 	hub     *hub
+	clock   clock.Clock
 	close   sync.Once
 }
 
@@ -79,7 +85,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open embedded store: %w", err)
 	}
-	s := &Store{dir: cfg.Dir, unlock: unlock, hub: newHub()}
+	s := &Store{dir: cfg.Dir, unlock: unlock, hub: newHub(), clock: cfg.Clock}
+	if s.clock == nil {
+		s.clock = clock.Real{}
+	}
 	if err := s.open(ctx, cfg); err != nil {
 		s.closeDBs()
 		unlock()
@@ -166,7 +175,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: apply %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.Version, m.Name, micros(now())); err != nil {
+			m.Version, m.Name, micros(s.now())); err != nil {
 			_ = tx.Rollback()
 			return fmt.Errorf("migrate: record %s: %w", m.Name, err)
 		}

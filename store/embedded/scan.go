@@ -18,7 +18,7 @@ import (
 type scanner interface{ Scan(dest ...any) error }
 
 // now is the store's clock at the precision it keeps (microseconds, as Postgres), in UTC.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+func (s *Store) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 

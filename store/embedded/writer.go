@@ -190,7 +190,7 @@ func (w *writer) attempt(ctx context.Context, group []*job) (results []error, no
 	single := len(group) == 1
 	results = make([]error, len(group))
 	for i, j := range group {
-		wt := &wtx{s: w.s, ctx: ctx, tx: tx, now: now()}
+		wt := &wtx{s: w.s, ctx: ctx, tx: tx, now: w.s.now()}
 		if !single {
 			if _, err := wt.exec("savepoint"); err != nil {
 				return nil, nil, err

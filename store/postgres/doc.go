@@ -12,5 +12,14 @@
 // (SQLSTATE classes 22, 23, 54). Lock order: a group-commit batch locks its runs in id order and
 // the lease heartbeat never waits for a lock (groupcommit.go, extend_leases.sql).
 //
+// The database's clock, not the daemon's, decides when a run is due and when a lease has run
+// out: every such comparison is against now() in SQL (claim_runs.sql, next_wakeup.sql,
+// extend_leases.sql, ...). That is on purpose: several daemons share one database, and their
+// clocks drift apart, but they must agree on who holds a lease and when a sleep is over, so
+// the one clock they all see is the database's. The engine's injected clock (engine
+// Config.Clock) still stamps what the engine writes (step starts, due times it computes), so a
+// test that moves a fake clock moves those, not Postgres's; tests that need a due time to pass
+// without waiting use the embedded store, whose clock is injected.
+//
 // Imports: store, abi, pgx and the standard library; never host or engine.
 package postgres

@@ -23,7 +23,7 @@ func (f *fixture) parkedRun(tenant, digest, event, match string) store.Run {
 	f.t.Helper()
 	r := f.runOf(tenant, wfName, "v1", digest, "")
 	c := f.claim(r.ID, longLease)
-	got, err := f.s.ReachWait(f.ctx, c.Lease, waitStep(r.ID, 0, "w", event, match, nil), longLease)
+	got, err := f.s.ReachWait(f.ctx, c.Lease, f.waitStep(r.ID, 0, "w", event, match, nil), longLease)
 	ok(f.t, err)
 	check(f.t, got == nil, "run %s resolved its wait with nothing sent", r.ID)
 	return r
@@ -73,7 +73,7 @@ func testBroadcastKeptForLaterWaits(t *testing.T, f *fixture) {
 	n, err := f.broadcast(f.tenant, "price", json.RawMessage(`{"sku":"x","p":5}`))
 	ok(t, err)
 	equal(t, "runs resolved", n, 0)
-	time.Sleep(5 * time.Millisecond) // a run created after the broadcast, not in the same instant
+	f.pass(5 * time.Millisecond) // a run created after the broadcast, not in the same instant
 	late := f.run()
 
 	claims, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 10, LeaseFor: longLease})
@@ -86,15 +86,15 @@ func testBroadcastKeptForLaterWaits(t *testing.T, f *fixture) {
 
 	// Runs created before the broadcast each match it once.
 	for _, r := range []store.Run{early1, early2} {
-		got := reach(t, f, lease[r.ID], waitStep(r.ID, 0, "w", "price", `{"sku":"x"}`, nil))
+		got := reach(t, f, lease[r.ID], f.waitStep(r.ID, 0, "w", "price", `{"sku":"x"}`, nil))
 		check(t, got != nil, "run %s created before the broadcast missed it", r.ID)
 		equalJSON(t, "kept broadcast", got.Output, `{"sku":"x","p":5}`)
 		check(t, got.EventID != nil, "no event id")
 	}
-	again := reach(t, f, lease[early1.ID], waitStep(early1.ID, 1, "w#1", "price", "", nil))
+	again := reach(t, f, lease[early1.ID], f.waitStep(early1.ID, 1, "w#1", "price", "", nil))
 	check(t, again == nil, "one run consumed a broadcast twice")
 	// A run created after it does not see it.
-	check(t, reach(t, f, lease[late.ID], waitStep(late.ID, 0, "w", "price", "", nil)) == nil, "a run saw a broadcast older than itself")
+	check(t, reach(t, f, lease[late.ID], f.waitStep(late.ID, 0, "w", "price", "", nil)) == nil, "a run saw a broadcast older than itself")
 
 	// The next broadcast resolves the waits now registered.
 	n, err = f.broadcast(f.tenant, "price", json.RawMessage(`{"sku":"y"}`))
@@ -109,7 +109,7 @@ func testBroadcastKeptForLaterWaits(t *testing.T, f *fixture) {
 	for _, c := range claims {
 		lease[c.Run.ID] = c.Lease
 	}
-	check(t, reach(t, f, lease[late.ID], waitStep(late.ID, 1, "w#1", "price", `{"sku":"y"}`, nil)) == nil,
+	check(t, reach(t, f, lease[late.ID], f.waitStep(late.ID, 1, "w#1", "price", `{"sku":"y"}`, nil)) == nil,
 		"a broadcast resolved the same run twice")
 }
 
@@ -139,7 +139,7 @@ func testBroadcastRacesWait(t *testing.T, f *fixture) {
 		for i, c := range claims {
 			match := fmt.Sprintf(`{"run":%q}`, c.Run.ID)
 			wg.Go(func() {
-				out[i].resolved, out[i].waitErr = f.s.ReachWait(f.ctx, c.Lease, waitStep(c.Run.ID, 0, "w", "race", match, nil), longLease)
+				out[i].resolved, out[i].waitErr = f.s.ReachWait(f.ctx, c.Lease, f.waitStep(c.Run.ID, 0, "w", "race", match, nil), longLease)
 			})
 			wg.Go(func() {
 				out[i].broadcastResolved, out[i].sendErr = f.broadcast(f.tenant, "race",
@@ -186,10 +186,10 @@ func testBroadcastPrunedAfterTheWindow(t *testing.T, f *fixture) {
 	ok(t, err)
 	check(t, !delivered, "a signal to a run not waiting yet was delivered")
 
-	n, err := f.s.PruneBroadcasts(f.ctx, time.Now().Add(-time.Hour), 10)
+	n, err := f.s.PruneBroadcasts(f.ctx, f.now().Add(-time.Hour), 10)
 	ok(t, err)
 	equal(t, "pruned with a cutoff before the events", n, 0)
-	cutoff := time.Now().Add(time.Hour)
+	cutoff := f.now().Add(time.Hour)
 	for i, want := range []int{1, 1, 0} {
 		n, err := f.s.PruneBroadcasts(f.ctx, cutoff, 1)
 		ok(t, err)
@@ -203,10 +203,10 @@ func testBroadcastPrunedAfterTheWindow(t *testing.T, f *fixture) {
 	for _, c := range claims {
 		leases[c.Run.ID] = c.Lease
 	}
-	got, err := f.s.ReachWait(f.ctx, leases[early.ID], waitStep(early.ID, 0, "w", "price", "", nil), longLease)
+	got, err := f.s.ReachWait(f.ctx, leases[early.ID], f.waitStep(early.ID, 0, "w", "price", "", nil), longLease)
 	ok(t, err)
 	check(t, got == nil, "a wait reached after pruning got a pruned broadcast: %+v", got)
-	got, err = f.s.ReachWait(f.ctx, leases[target.ID], waitStep(target.ID, 0, "w", "price", "", nil), longLease)
+	got, err = f.s.ReachWait(f.ctx, leases[target.ID], f.waitStep(target.ID, 0, "w", "price", "", nil), longLease)
 	ok(t, err)
 	check(t, got != nil, "the event signalled to the run was pruned with the broadcasts")
 	equalJSON(t, "the signalled event", got.Output, `{"p":3}`)

@@ -29,7 +29,7 @@ func testSecrets(t *testing.T, f *fixture) {
 	first, err := f.s.PutSecret(f.ctx, f.tenant, "stripe", sealed("k1", "1"))
 	ok(t, err)
 	equal(t, "name", first.Name, "stripe")
-	time.Sleep(2 * time.Millisecond)
+	f.pass(2 * time.Millisecond)
 	second, err := f.s.PutSecret(f.ctx, f.tenant, "stripe", sealed("k2", "2"))
 	ok(t, err)
 	check(t, second.UpdatedAt.After(first.UpdatedAt) && second.CreatedAt.Equal(first.CreatedAt), "replacing a secret: %+v after %+v", second, first)
@@ -122,7 +122,7 @@ func testSecretsResealed(t *testing.T, f *fixture) {
 
 func testOutboundAuditTrail(t *testing.T, f *fixture) {
 	r := f.run()
-	at := now()
+	at := f.now()
 	// A request redirected once (two hops sharing a request id), and one refused outside any
 	// step.
 	recs := []store.OutboundRecord{

@@ -69,7 +69,7 @@ func testClaimLimit(t *testing.T, f *fixture) {
 func testExpiredLeaseIsClaimable(t *testing.T, f *fixture) {
 	r := f.run()
 	c1 := f.claim(r.ID, 20*time.Millisecond)
-	time.Sleep(60 * time.Millisecond)
+	f.pass(60 * time.Millisecond)
 	c2 := f.claim(r.ID, longLease)
 	check(t, c2.Lease.Epoch > c1.Lease.Epoch, "reclaiming an expired lease kept epoch %d (was %d)", c2.Lease.Epoch, c1.Lease.Epoch)
 	equal(t, "activations", c2.Run.Activations, 2)
@@ -81,8 +81,8 @@ func testCommitStepRenewsLease(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, 200*time.Millisecond)
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, store.Step{RunID: r.ID, Key: "a", Kind: store.KindRun,
-		Status: store.StepCompleted, Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}, longLease))
-	time.Sleep(300 * time.Millisecond)
+		Status: store.StepCompleted, Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease))
+	f.pass(300 * time.Millisecond)
 	f.noClaim()
 }
 
@@ -109,7 +109,7 @@ func testExtendLeases(t *testing.T, f *fixture) {
 	equal(t, "held of none", len(held), 0)
 
 	// a was extended; b was not and expires.
-	time.Sleep(300 * time.Millisecond)
+	f.pass(300 * time.Millisecond)
 	f.claim(b.ID, longLease)
 }
 
@@ -175,7 +175,7 @@ func testConcurrentClaimers(t *testing.T, f *fixture) {
 func testJournalRoundTrip(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	t0 := now().Add(-time.Minute)
+	t0 := f.now().Add(-time.Minute)
 	wake := t0.Add(time.Hour)
 	want := []store.Step{
 		{RunID: r.ID, Seq: 0, Key: "fetch", Kind: store.KindRun, Status: store.StepCompleted,
@@ -206,7 +206,7 @@ func testCommitStepUpdatesInPlace(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
 	first := store.Step{RunID: r.ID, Seq: 0, Key: "flaky", Kind: store.KindRun, Status: store.StepRetrying, Attempt: 1,
-		Error: &abi.ErrorInfo{Message: "timeout"}, WakeAt: ptr(now().Add(-time.Millisecond)), StartedAt: now()}
+		Error: &abi.ErrorInfo{Message: "timeout"}, WakeAt: ptr(f.now().Add(-time.Millisecond)), StartedAt: f.now()}
 	ok(t, f.s.Suspend(f.ctx, c.Lease, &first, first.WakeAt))
 	equalStep(t, f.step(r.ID, "flaky"), first)
 
@@ -214,7 +214,7 @@ func testCommitStepUpdatesInPlace(t *testing.T, f *fixture) {
 	equal(t, "journal after a retry suspension", len(c.Journal), 1)
 	equalStep(t, c.Journal[0], first)
 	second := store.Step{RunID: r.ID, Seq: 0, Key: "flaky", Kind: store.KindRun, Status: store.StepCompleted, Attempt: 2,
-		Output: json.RawMessage(`"ok"`), StartedAt: now(), CompletedAt: ptr(now())}
+		Output: json.RawMessage(`"ok"`), StartedAt: f.now(), CompletedAt: ptr(f.now())}
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, second, longLease))
 	steps := f.steps(r.ID)
 	equal(t, "rows after an update", len(steps), 1)
@@ -231,11 +231,11 @@ func testSuspendAndNextWakeup(t *testing.T, f *fixture) {
 	sleeper := f.run()
 	at, found, err := f.s.NextWakeup(f.ctx)
 	ok(t, err)
-	check(t, found && !at.After(time.Now().Add(time.Second)), "a new run wakes now: got %v %v", at, found)
+	check(t, found && !at.After(f.now().Add(time.Second)), "a new run wakes now: got %v %v", at, found)
 
 	c := f.claim(sleeper.ID, longLease)
-	wake := now().Add(2 * time.Hour)
-	nap := store.Step{RunID: sleeper.ID, Seq: 0, Key: "nap", Kind: store.KindSleep, Status: store.StepSleeping, WakeAt: &wake, StartedAt: now()}
+	wake := f.now().Add(2 * time.Hour)
+	nap := store.Step{RunID: sleeper.ID, Seq: 0, Key: "nap", Kind: store.KindSleep, Status: store.StepSleeping, WakeAt: &wake, StartedAt: f.now()}
 	ok(t, f.s.Suspend(f.ctx, c.Lease, &nap, &wake))
 	got := f.getRun(sleeper.ID)
 	equalTime(t, "available at", got.AvailableAt, &wake)
@@ -261,13 +261,13 @@ func testSuspendAndNextWakeup(t *testing.T, f *fixture) {
 	f.claim(held.ID, longLease)
 	at, found, err = f.s.NextWakeup(f.ctx)
 	ok(t, err)
-	check(t, found && at.After(time.Now().Add(longLease-time.Minute)) && at.Before(wake),
-		"next wake-up with a leased run: got %v, want its lease expiry about %v", at, time.Now().Add(longLease))
+	check(t, found && at.After(f.now().Add(longLease-time.Minute)) && at.Before(wake),
+		"next wake-up with a leased run: got %v, want its lease expiry about %v", at, f.now().Add(longLease))
 
 	// A wake-up in the past is due now.
 	past := f.run()
 	c = f.claim(past.ID, longLease)
-	ok(t, f.s.Suspend(f.ctx, c.Lease, nil, ptr(now().Add(-time.Second))))
+	ok(t, f.s.Suspend(f.ctx, c.Lease, nil, ptr(f.now().Add(-time.Second))))
 	f.claim(past.ID, longLease)
 }
 
@@ -325,7 +325,7 @@ func testCommitAndFinish(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
 	first := store.Step{RunID: r.ID, Seq: 0, Key: "a", Kind: store.KindRun, Status: store.StepCompleted,
-		Output: json.RawMessage(`1`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}
+		Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, first, longLease))
 	last := first
 	last.Seq, last.Key, last.Output = 1, "b", json.RawMessage(`{"v":2}`)
@@ -339,7 +339,7 @@ func testCommitAndFinish(t *testing.T, f *fixture) {
 
 	// Stale: neither the step nor the end is written.
 	wantErr(t, f.s.CommitAndFinish(f.ctx, c.Lease, store.Step{RunID: r.ID, Seq: 2, Key: "c", Kind: store.KindRun,
-		Status: store.StepCompleted, Output: json.RawMessage(`0`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())},
+		Status: store.StepCompleted, Output: json.RawMessage(`0`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())},
 		store.StatusFailed, nil, &abi.ErrorInfo{Message: "late"}), store.ErrLeaseLost)
 	equal(t, "steps after a stale call", len(f.steps(r.ID)), 2)
 	equal(t, "status after a stale call", f.getRun(r.ID).Status, store.StatusCompleted)
@@ -348,7 +348,7 @@ func testCommitAndFinish(t *testing.T, f *fixture) {
 	bad := f.run()
 	c = f.claim(bad.ID, longLease)
 	failedStep := store.Step{RunID: bad.ID, Seq: 0, Key: "pay", Kind: store.KindRun, Status: store.StepFailed,
-		Error: &abi.ErrorInfo{Code: "declined", Message: "no"}, Attempt: 3, StartedAt: now(), CompletedAt: ptr(now())}
+		Error: &abi.ErrorInfo{Code: "declined", Message: "no"}, Attempt: 3, StartedAt: f.now(), CompletedAt: ptr(f.now())}
 	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, failedStep, store.StatusFailed, nil, &abi.ErrorInfo{Code: "declined", Message: "no"}))
 	equal(t, "failed run", f.getRun(bad.ID).Status, store.StatusFailed)
 	equalStep(t, f.steps(bad.ID)[0], failedStep)

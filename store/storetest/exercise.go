@@ -10,13 +10,40 @@ import (
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
 // Exercise runs the whole suite against the stores newStore makes. newStore is called once
 // per subtest and must return an empty, migrated store that the test owns; it registers its
-// own cleanup with t.Cleanup.
+// own cleanup with t.Cleanup. Where the suite needs time to pass (a lease to run out, a
+// retention to pass, two instants to differ) it sleeps: the store keeps real time, as
+// Postgres does with its own clock, which no test can move.
 func Exercise(t *testing.T, newStore func(t *testing.T) store.Store) {
+	exercise(t, func(t *testing.T) (store.Store, *clock.Fake) { return newStore(t), nil })
+}
+
+// ExerciseOnClock is Exercise for a store that reads the clock it is given (the embedded
+// store): each subtest gets a clock.Fake, set to the time it starts, and where the suite
+// needs time to pass it moves that clock instead of sleeping. The store reads it through
+// ticking, so two reads in a row never give one instant, as no real clock would for two
+// writes in a row (the suite's ordering checks rely on that).
+func ExerciseOnClock(t *testing.T, newStore func(t *testing.T, clk clock.Clock) store.Store) {
+	exercise(t, func(t *testing.T) (store.Store, *clock.Fake) {
+		clk := clock.NewFake(time.Now())
+		return newStore(t, ticking{clk}), clk
+	})
+}
+
+// ticking is a Fake that moves a microsecond, the stores' precision, each time it is read.
+type ticking struct{ *clock.Fake }
+
+func (c ticking) Now() time.Time {
+	c.Advance(time.Microsecond)
+	return c.Fake.Now()
+}
+
+func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fake)) {
 	groups := []struct {
 		name  string
 		tests []test
@@ -56,9 +83,11 @@ type test struct {
 
 // fixture is one subtest's store with a tenant and a deployed module.
 type fixture struct {
-	t      *testing.T
-	ctx    context.Context
-	s      store.Store
+	t   *testing.T
+	ctx context.Context
+	s   store.Store
+	// clk is the store's clock when the test may move it; nil for a store on real time.
+	clk    *clock.Fake
 	tenant string
 	// digest is the module that binds workflow wfName version "v1", which run() starts.
 	digest string
@@ -69,9 +98,10 @@ const (
 	wfName    = "wf"
 )
 
-func setup(t *testing.T, newStore func(*testing.T) store.Store) *fixture {
+func setup(t *testing.T, newStore func(*testing.T) (store.Store, *clock.Fake)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: t.Context(), s: newStore(t), tenant: "tenant-" + randomHex(4)}
+	f := &fixture{t: t, ctx: t.Context(), tenant: "tenant-" + randomHex(4)}
+	f.s, f.clk = newStore(t)
 	ok(t, f.s.EnsureTenant(f.ctx, f.tenant))
 	ok(t, f.s.EnsureTenant(f.ctx, f.tenant)) // idempotent
 	f.digest = f.putModule(f.tenant, []byte("module-v1"), false, wf(wfName, "v1")).Digest
@@ -175,7 +205,22 @@ func claimIDs(claims []store.Claim) []string {
 }
 
 // now is the current time at the precision stores keep (microseconds), in UTC.
-func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+// now is the store's time, at the precision the stores keep (microseconds).
+func (f *fixture) now() time.Time {
+	if f.clk != nil {
+		return ticking{f.clk}.Now().UTC().Truncate(time.Microsecond)
+	}
+	return time.Now().UTC().Truncate(time.Microsecond)
+}
+
+// pass lets d of the store's time go by: a fake clock is moved, real time is slept through.
+func (f *fixture) pass(d time.Duration) {
+	if f.clk != nil {
+		f.clk.Advance(d)
+		return
+	}
+	time.Sleep(d)
+}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -186,9 +231,9 @@ func randomHex(n int) string {
 }
 
 // waitStep is a freshly reached wait step, the way the engine hands it to ReachWait.
-func waitStep(runID string, seq int, key, event, match string, timeout *time.Time) store.Step {
+func (f *fixture) waitStep(runID string, seq int, key, event, match string, timeout *time.Time) store.Step {
 	s := store.Step{RunID: runID, Seq: seq, Key: key, Kind: store.KindWait, Status: store.StepWaiting,
-		Event: event, WakeAt: timeout, StartedAt: now()}
+		Event: event, WakeAt: timeout, StartedAt: f.now()}
 	if match != "" {
 		s.Match = json.RawMessage(match)
 	}

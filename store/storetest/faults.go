@@ -42,7 +42,7 @@ func testReleaseOwned(t *testing.T, f *fixture) {
 	c := f.claim(lost.Run.ID, longLease) // the only claimable run: "them" still holds theirs
 	equal(t, "faults of a released run", c.Faults, 0)
 	// The kept lease still fences as before.
-	ok(t, f.s.CommitStep(f.ctx, kept.Lease, runStep(kept.Run.ID, 0, "a"), longLease))
+	ok(t, f.s.CommitStep(f.ctx, kept.Lease, f.runStep(kept.Run.ID, 0, "a"), longLease))
 
 	n, err = f.s.ReleaseOwned(f.ctx, "nobody", nil)
 	ok(t, err)
@@ -51,9 +51,9 @@ func testReleaseOwned(t *testing.T, f *fixture) {
 }
 
 // runStep is a completed run step at seq, as an activation commits it.
-func runStep(runID string, seq int, key string) store.Step {
+func (f *fixture) runStep(runID string, seq int, key string) store.Step {
 	return store.Step{RunID: runID, Seq: seq, Key: key, Kind: store.KindRun, Status: store.StepCompleted,
-		Output: json.RawMessage(`1`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}
+		Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}
 }
 
 // testFaultsCountUntilProgress: Fault hands the run back at retryAt and counts the fault with
@@ -65,7 +65,7 @@ func testFaultsCountUntilProgress(t *testing.T, f *fixture) {
 	equal(t, "faults of a new run", c.Faults, 0)
 	equal(t, "last fault of a new run", c.LastFault, "")
 
-	later := now().Add(time.Hour)
+	later := f.now().Add(time.Hour)
 	ok(t, f.s.Fault(f.ctx, c.Lease, "store unreachable: first", later))
 	got := f.getRun(r.ID)
 	equal(t, "status after a fault", got.Status, store.StatusRunning)
@@ -73,18 +73,18 @@ func testFaultsCountUntilProgress(t *testing.T, f *fixture) {
 	f.noClaim() // not before retryAt
 
 	// Make it runnable now, as the fault's retry time passing would.
-	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Fault(f.ctx, l, "store unreachable: second", now())) }, c.Lease)
+	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Fault(f.ctx, l, "store unreachable: second", f.now())) }, c.Lease)
 	equal(t, "faults after two", c.Faults, 2)
 	equal(t, "last fault", c.LastFault, "store unreachable: second")
 
 	// A graceful release and a suspension without a step are no faults and no progress.
 	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Release(f.ctx, l)) }, c.Lease)
 	equal(t, "faults after a release", c.Faults, 2)
-	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Suspend(f.ctx, l, nil, ptr(now()))) }, c.Lease)
+	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Suspend(f.ctx, l, nil, ptr(f.now()))) }, c.Lease)
 	equal(t, "faults after a suspension without a step", c.Faults, 2)
 
-	ok(t, f.s.CommitStep(f.ctx, c.Lease, runStep(r.ID, 0, "a"), longLease))
-	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Fault(f.ctx, l, "third", now())) }, c.Lease)
+	ok(t, f.s.CommitStep(f.ctx, c.Lease, f.runStep(r.ID, 0, "a"), longLease))
+	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Fault(f.ctx, l, "third", f.now())) }, c.Lease)
 	equal(t, "faults after progress and one more fault", c.Faults, 1)
 	equal(t, "last fault after progress", c.LastFault, "third")
 	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
@@ -103,18 +103,18 @@ func (f *fixture) claimAfter(runID string, end func(store.Lease), l store.Lease)
 func testExpiredLeaseIsAFault(t *testing.T, f *fixture) {
 	r := f.run()
 	f.claim(r.ID, 20*time.Millisecond)
-	time.Sleep(60 * time.Millisecond)
+	f.pass(60 * time.Millisecond)
 	c := f.claim(r.ID, 20*time.Millisecond)
 	equal(t, "faults after a lease ran out", c.Faults, 1)
 	check(t, strings.Contains(c.LastFault, "test"), "the last fault does not name the host: %q", c.LastFault)
-	time.Sleep(60 * time.Millisecond)
+	f.pass(60 * time.Millisecond)
 	c = f.claim(r.ID, longLease)
 	equal(t, "faults after two leases ran out", c.Faults, 2)
 	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
 
 	lc, _ := f.leased("", store.LeaseTo{LeaseFor: 20 * time.Millisecond})
 	equal(t, "faults of a run started leased", lc.Faults, 0)
-	time.Sleep(60 * time.Millisecond)
+	f.pass(60 * time.Millisecond)
 	c = f.claim(lc.Run.ID, longLease)
 	equal(t, "faults after the starting host's lease ran out", c.Faults, 1)
 	check(t, strings.Contains(c.LastFault, "here"), "the last fault does not name the host: %q", c.LastFault)
@@ -127,20 +127,20 @@ func testEveryJournalWriteIsProgress(t *testing.T, f *fixture) {
 	c := f.claim(r.ID, longLease)
 	fault := func() store.Claim {
 		t.Helper()
-		return f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Fault(f.ctx, l, "fault", now())) }, c.Lease)
+		return f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Fault(f.ctx, l, "fault", f.now())) }, c.Lease)
 	}
 	c = fault()
 	equal(t, "faults", c.Faults, 1)
 
 	// A suspension with its step (a sleep, a retry) is progress.
 	sleep := store.Step{RunID: r.ID, Seq: 0, Key: "nap", Kind: store.KindSleep, Status: store.StepSleeping,
-		StartedAt: now(), WakeAt: ptr(now())}
-	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Suspend(f.ctx, l, &sleep, ptr(now()))) }, c.Lease)
+		StartedAt: f.now(), WakeAt: ptr(f.now())}
+	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Suspend(f.ctx, l, &sleep, ptr(f.now()))) }, c.Lease)
 	equal(t, "faults after a suspension with its step", c.Faults, 0)
 
 	c = fault()
 	// A wait reached is progress, whether it waits or is resolved at once.
-	resolved, err := f.s.ReachWait(f.ctx, c.Lease, waitStep(r.ID, 1, "w", "go", "", ptr(now())), longLease)
+	resolved, err := f.s.ReachWait(f.ctx, c.Lease, f.waitStep(r.ID, 1, "w", "go", "", ptr(f.now())), longLease)
 	ok(t, err)
 	check(t, resolved == nil, "a wait with no event was resolved")
 	c = f.claim(r.ID, longLease)
@@ -157,10 +157,10 @@ func testEveryJournalWriteIsProgress(t *testing.T, f *fixture) {
 	equal(t, "faults after a resolved wait and one more fault", c.Faults, 1)
 	// A wait timed out is progress.
 	ok(t, f.s.Suspend(f.ctx, c.Lease, &store.Step{RunID: r.ID, Seq: 2, Key: "w2", Kind: store.KindWait, Status: store.StepWaiting,
-		Event: "never", StartedAt: now(), WakeAt: ptr(now())}, ptr(now())))
+		Event: "never", StartedAt: f.now(), WakeAt: ptr(f.now())}, ptr(f.now())))
 	c = f.claim(r.ID, longLease)
 	c = fault()
-	_, err = f.s.TimeoutWait(f.ctx, c.Lease, "w2", now(), longLease)
+	_, err = f.s.TimeoutWait(f.ctx, c.Lease, "w2", f.now(), longLease)
 	ok(t, err)
 	c = fault()
 	equal(t, "faults after a wait timed out and one more fault", c.Faults, 1)
@@ -179,12 +179,12 @@ func testRefusedValuesWriteNothing(t *testing.T, f *fixture) {
 
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	bad := runStep(r.ID, 0, "a")
+	bad := f.runStep(r.ID, 0, "a")
 	bad.Output = nul
 	err = f.s.CommitStep(f.ctx, c.Lease, bad, longLease)
 	wantErr(t, err, store.ErrRefused)
 	check(t, !errors.Is(err, store.ErrUnavailable), "a refused value is also reported unavailable: %v", err)
-	err = f.s.Suspend(f.ctx, c.Lease, &bad, ptr(now().Add(time.Hour)))
+	err = f.s.Suspend(f.ctx, c.Lease, &bad, ptr(f.now().Add(time.Hour)))
 	wantErr(t, err, store.ErrRefused)
 	err = f.s.CommitAndFinish(f.ctx, c.Lease, bad, store.StatusCompleted, json.RawMessage(`1`), nil)
 	wantErr(t, err, store.ErrRefused)
@@ -193,7 +193,7 @@ func testRefusedValuesWriteNothing(t *testing.T, f *fixture) {
 	equal(t, "journal after refused writes", len(f.steps(r.ID)), 0)
 	got := f.getRun(r.ID)
 	equal(t, "status after refused writes", got.Status, store.StatusRunning)
-	check(t, got.AvailableAt != nil && got.AvailableAt.After(now().Add(time.Minute)), "a refused suspension released the run")
+	check(t, got.AvailableAt != nil && got.AvailableAt.After(f.now().Add(time.Minute)), "a refused suspension released the run")
 
 	// The activation still holds the run and records why it failed.
 	info := &abi.ErrorInfo{Code: abi.CodeStoreRefused, Message: "the store refused the step's output"}

@@ -20,10 +20,10 @@ var fencingTests = []test{
 func fencedWrites(t *testing.T, f *fixture, l store.Lease, key string) {
 	t.Helper()
 	step := store.Step{RunID: l.RunID, Seq: 0, Key: key, Kind: store.KindRun, Status: store.StepFailed, Attempt: 9,
-		Error: &abi.ErrorInfo{Message: "stale"}, StartedAt: now(), CompletedAt: ptr(now())}
+		Error: &abi.ErrorInfo{Message: "stale"}, StartedAt: f.now(), CompletedAt: ptr(f.now())}
 	fresh := step
 	fresh.Seq, fresh.Key = 7, "stale-new"
-	wake := now().Add(time.Hour)
+	wake := f.now().Add(time.Hour)
 	wantErr(t, f.s.CommitStep(f.ctx, l, step, longLease), store.ErrLeaseLost)
 	wantErr(t, f.s.CommitStep(f.ctx, l, fresh, longLease), store.ErrLeaseLost)
 	wantErr(t, f.s.Suspend(f.ctx, l, nil, &wake), store.ErrLeaseLost)
@@ -32,12 +32,12 @@ func fencedWrites(t *testing.T, f *fixture, l store.Lease, key string) {
 	wantErr(t, f.s.Finish(f.ctx, l, store.StatusFailed, nil, &abi.ErrorInfo{Message: "stale"}), store.ErrLeaseLost)
 	wantErr(t, f.s.Release(f.ctx, l), store.ErrLeaseLost)
 	wantErr(t, f.s.Fault(f.ctx, l, "stale", wake), store.ErrLeaseLost)
-	resolved, err := f.s.ReachWait(f.ctx, l, waitStep(l.RunID, 8, "stale-wait", "go", "", nil), longLease)
+	resolved, err := f.s.ReachWait(f.ctx, l, f.waitStep(l.RunID, 8, "stale-wait", "go", "", nil), longLease)
 	wantErr(t, err, store.ErrLeaseLost)
 	check(t, resolved == nil, "a fenced ReachWait returned a step")
 	_, err = f.s.ParkWait(f.ctx, l, key, &wake, longLease)
 	wantErr(t, err, store.ErrLeaseLost)
-	_, err = f.s.TimeoutWait(f.ctx, l, key, now(), longLease)
+	_, err = f.s.TimeoutWait(f.ctx, l, key, f.now(), longLease)
 	wantErr(t, err, store.ErrLeaseLost)
 	held, err := f.s.ExtendLeases(f.ctx, []store.Lease{l}, longLease)
 	ok(t, err)
@@ -50,9 +50,9 @@ func testStaleEpochWritesNothing(t *testing.T, f *fixture) {
 	ok(t, err)
 	old := f.claim(r.ID, 20*time.Millisecond)
 	first := store.Step{RunID: r.ID, Seq: 0, Key: "a", Kind: store.KindRun, Status: store.StepCompleted, Attempt: 1,
-		Output: json.RawMessage(`1`), StartedAt: now(), CompletedAt: ptr(now())}
+		Output: json.RawMessage(`1`), StartedAt: f.now(), CompletedAt: ptr(f.now())}
 	ok(t, f.s.CommitStep(f.ctx, old.Lease, first, 20*time.Millisecond))
-	time.Sleep(60 * time.Millisecond)
+	f.pass(60 * time.Millisecond)
 	cur := f.claim(r.ID, longLease)
 	before := f.getRun(r.ID)
 
@@ -68,7 +68,7 @@ func testStaleEpochWritesNothing(t *testing.T, f *fixture) {
 	f.noClaim() // the current lease still holds
 
 	// The current holder is unaffected, and the buffered event was not consumed by the stale wait.
-	got, err := f.s.ReachWait(f.ctx, cur.Lease, waitStep(r.ID, 1, "w", "go", "", nil), longLease)
+	got, err := f.s.ReachWait(f.ctx, cur.Lease, f.waitStep(r.ID, 1, "w", "go", "", nil), longLease)
 	ok(t, err)
 	check(t, got != nil, "the buffered event was lost to a fenced ReachWait")
 	equalJSON(t, "event payload", got.Output, `{"n":1}`)
@@ -78,12 +78,12 @@ func testStaleEpochWritesNothing(t *testing.T, f *fixture) {
 func testStaleEpochOnWaits(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	timeout := now().Add(-time.Millisecond) // already due, so the run is claimable at once
-	parked, err := f.s.ReachWait(f.ctx, c.Lease, waitStep(r.ID, 0, "w", "never", "", &timeout), longLease)
+	timeout := f.now().Add(-time.Millisecond) // already due, so the run is claimable at once
+	parked, err := f.s.ReachWait(f.ctx, c.Lease, f.waitStep(r.ID, 0, "w", "never", "", &timeout), longLease)
 	ok(t, err)
 	check(t, parked == nil, "a wait with no event resolved")
 	mid := f.claim(r.ID, 20*time.Millisecond)
-	time.Sleep(60 * time.Millisecond)
+	f.pass(60 * time.Millisecond)
 	cur := f.claim(r.ID, longLease)
 
 	fencedWrites(t, f, mid.Lease, "w")

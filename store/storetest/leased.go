@@ -50,7 +50,7 @@ func testLeasedRunIsHeld(t *testing.T, f *fixture) {
 	// claimed one: the run's step and end commit under it.
 	f.noClaim()
 	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, store.Step{RunID: c.Run.ID, Key: "a", Kind: store.KindRun,
-		Status: store.StepCompleted, Output: json.RawMessage(`1`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())},
+		Status: store.StepCompleted, Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())},
 		store.StatusCompleted, json.RawMessage(`{"ok":true}`), nil))
 	got := f.getRun(c.Run.ID)
 	equal(t, "status after finishing", got.Status, store.StatusCompleted)
@@ -77,7 +77,7 @@ func testLeasedRunIdempotent(t *testing.T, f *fixture) {
 
 func testLeasedRunExpires(t *testing.T, f *fixture) {
 	c, _ := f.leased("", store.LeaseTo{LeaseFor: 20 * time.Millisecond})
-	time.Sleep(60 * time.Millisecond)
+	f.pass(60 * time.Millisecond)
 	// A host that started a run and died leaves it to the others, as a claim would.
 	c2 := f.claim(c.Run.ID, longLease)
 	equal(t, "epoch of the next claim", c2.Lease.Epoch, int64(2))

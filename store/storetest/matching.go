@@ -57,7 +57,7 @@ func testWaitMatchIsJSONContainment(t *testing.T, f *fixture) {
 		lease[c.Run.ID] = c.Lease
 	}
 	for i, c := range containment {
-		got := reach(t, f, lease[runs[i].ID], waitStep(runs[i].ID, 0, "w", "e", c.match, nil))
+		got := reach(t, f, lease[runs[i].ID], f.waitStep(runs[i].ID, 0, "w", "e", c.match, nil))
 		check(t, got == nil, "case %d resolved with nothing sent", i)
 	}
 	for i, c := range containment {

@@ -91,7 +91,7 @@ func testReplaceRebindsLiveRuns(t *testing.T, f *fixture) {
 
 	sleeping := f.run()
 	c = f.claim(sleeping.ID, longLease)
-	wake := now().Add(time.Hour)
+	wake := f.now().Add(time.Hour)
 	ok(t, f.s.Suspend(f.ctx, c.Lease, nil, &wake))
 
 	pending := f.run()
@@ -110,7 +110,7 @@ func testReplaceRebindsLiveRuns(t *testing.T, f *fixture) {
 		equal(t, "digest of live run "+id, r.Digest, hotfix.Digest)
 		equal(t, "status of live run "+id, r.Status, status)
 		check(t, r.Error == nil, "a rebound run keeps its error %+v", r.Error)
-		check(t, r.AvailableAt != nil && !r.AvailableAt.After(time.Now().Add(time.Second)), "rebound run %s is not available now: %v", id, r.AvailableAt)
+		check(t, r.AvailableAt != nil && !r.AvailableAt.After(f.now().Add(time.Second)), "rebound run %s is not available now: %v", id, r.AvailableAt)
 	}
 	equal(t, "terminal runs keep their digest", f.getRun(completed.ID).Digest, f.digest)
 	equal(t, "terminal runs keep their status", f.getRun(completed.ID).Status, store.StatusCompleted)

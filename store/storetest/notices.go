@@ -72,12 +72,12 @@ func testWakeNotices(t *testing.T, f *fixture) {
 	f.expect(notices, store.NoticeWake, "", "CreateRun")
 
 	c := f.claim(r.ID, longLease)
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 0, "w", "e", "", nil)) == nil, "resolved with nothing sent")
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "e", "", nil)) == nil, "resolved with nothing sent")
 	check(t, signal(t, f, r.ID, "e", `{}`), "not delivered")
 	f.expect(notices, store.NoticeWake, "", "a delivered signal")
 
 	c = f.claim(r.ID, longLease)
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 1, "w2", "b", "", nil)) == nil, "resolved with nothing sent")
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 1, "w2", "b", "", nil)) == nil, "resolved with nothing sent")
 	n, err := f.broadcast(f.tenant, "b", json.RawMessage(`{}`))
 	ok(t, err)
 	equal(t, "resolved", n, 1)

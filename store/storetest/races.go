@@ -51,7 +51,7 @@ func testClaimersNeverShareALease(t *testing.T, f *fixture) {
 					// Holding the lease, nobody else may write this run: the next seq is ours.
 					err := f.s.CommitStep(f.ctx, cl.Lease, store.Step{RunID: cl.Run.ID, Seq: seq, Key: fmt.Sprintf("c%d-r%d-%d", c, round, i),
 						Kind: store.KindRun, Status: store.StepCompleted, Output: json.RawMessage(`1`), Attempt: 1,
-						StartedAt: now(), CompletedAt: ptr(now())}, longLease)
+						StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease)
 					if err != nil {
 						t.Errorf("claimer %d: commit under a fresh claim of %s: %v (another claimer holds the run)", c, cl.Run.ID, err)
 						return
@@ -105,7 +105,7 @@ func testEpochsGrowAndFenceEveryOlderLease(t *testing.T, f *fixture) {
 	}
 	equal(t, "journal after stale writes", len(f.steps(r.ID)), 0)
 	ok(t, f.s.CommitStep(f.ctx, cur.Lease, store.Step{RunID: r.ID, Key: "a", Kind: store.KindRun, Status: store.StepCompleted,
-		Output: json.RawMessage(`1`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}, longLease))
+		Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease))
 	equal(t, "journal after the current holder's commit", len(f.steps(r.ID)), 1)
 }
 
@@ -145,10 +145,10 @@ func testConcurrentSignalsKeepTheBufferBound(t *testing.T, f *fixture) {
 	c := f.claim(r.ID, longLease)
 	seen := map[string]bool{}
 	for i := range room {
-		got := reach(t, f, c.Lease, waitStep(r.ID, i, fmt.Sprint("w", i), "e", "", nil))
+		got := reach(t, f, c.Lease, f.waitStep(r.ID, i, fmt.Sprint("w", i), "e", "", nil))
 		check(t, got != nil, "kept signal %d lost", i)
 		check(t, !seen[string(got.Output)], "signal %s consumed twice", got.Output)
 		seen[string(got.Output)] = true
 	}
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, room, "w-last", "e", "", nil)) == nil, "more signals kept than the bound")
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, room, "w-last", "e", "", nil)) == nil, "more signals kept than the bound")
 }

@@ -32,12 +32,12 @@ func testSweepTakesAllOfARun(t *testing.T, f *fixture) {
 	equal(t, "claims", len(claims), 2)
 	for _, c := range claims {
 		ok(t, f.s.RecordOutbound(f.ctx, store.OutboundRecord{TenantID: f.tenant, RunID: c.Run.ID, Step: "s", Method: "GET",
-			Host: "api.example.com", Path: "/", Status: 200, At: now()}))
+			Host: "api.example.com", Path: "/", Status: 200, At: f.now()}))
 		check(t, !f.sendSignal(c.Run.ID), "a signal to a run that waits for nothing was delivered")
 		ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, store.Step{RunID: c.Run.ID, Key: "s", Kind: store.KindRun, Status: store.StepCompleted,
-			Output: json.RawMessage(`1`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}, store.StatusCompleted, json.RawMessage(`1`), nil))
+			Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, store.StatusCompleted, json.RawMessage(`1`), nil))
 	}
-	time.Sleep(2 * time.Millisecond) // expiry is "before now": let now move past it
+	f.pass(2 * time.Millisecond) // expiry is "before now": let now move past it
 	n, err = f.s.SweepExpired(f.ctx, 100)
 	ok(t, err)
 	equal(t, "swept", n, 1)
@@ -72,7 +72,7 @@ func testSweepGoesByExpiry(t *testing.T, f *fixture) {
 		_, err = f.s.CancelRun(f.ctx, f.tenant, r.ID)
 		ok(t, err)
 		order = append(order, r.ID)
-		time.Sleep(2 * time.Millisecond) // distinct expiry instants
+		f.pass(2 * time.Millisecond) // distinct expiry instants
 	}
 	for i, id := range order {
 		n, err := f.s.SweepExpired(f.ctx, 1)

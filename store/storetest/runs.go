@@ -23,7 +23,7 @@ var runTests = []test{
 }
 
 func testCreateAndGet(t *testing.T, f *fixture) {
-	before := time.Now().Add(-time.Second)
+	before := f.now().Add(-time.Second)
 	r := f.run()
 	check(t, len(r.ID) == 36, "run id %q is not a UUID", r.ID)
 	equal(t, "status", r.Status, store.StatusPending)
@@ -110,7 +110,7 @@ func testUnknownAndMalformedIDs(t *testing.T, f *fixture) {
 	}
 	// A stale lease on a run that does not exist is a lost lease, not a crash.
 	err := f.s.CommitStep(f.ctx, store.Lease{RunID: "00000000-0000-4000-8000-000000000000", Epoch: 1},
-		store.Step{Key: "a", Kind: store.KindRun, Status: store.StepCompleted, StartedAt: now()}, longLease)
+		store.Step{Key: "a", Kind: store.KindRun, Status: store.StepCompleted, StartedAt: f.now()}, longLease)
 	wantErr(t, err, store.ErrLeaseLost)
 }
 
@@ -206,7 +206,7 @@ func testCancel(t *testing.T, f *fixture) {
 	_, err = f.s.CancelRun(f.ctx, f.tenant, running.ID)
 	ok(t, err)
 	err = f.s.CommitStep(f.ctx, c.Lease, store.Step{RunID: running.ID, Key: "late", Kind: store.KindRun,
-		Status: store.StepCompleted, StartedAt: now(), CompletedAt: ptr(now())}, longLease)
+		Status: store.StepCompleted, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease)
 	wantErr(t, err, store.ErrLeaseLost)
 	wantErr(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil), store.ErrLeaseLost)
 	equal(t, "journal after a cancelled commit", len(f.steps(running.ID)), 0)

@@ -141,7 +141,7 @@ func testClaimsRespectTenantConcurrency(t *testing.T, f *fixture) {
 			relCapped = true
 		}
 		if c.Run.TenantID == f.tenant && !relOwn {
-			ok(t, f.s.Suspend(f.ctx, c.Lease, nil, ptr(time.Now().Add(time.Hour))))
+			ok(t, f.s.Suspend(f.ctx, c.Lease, nil, ptr(f.now().Add(time.Hour))))
 			relOwn = true
 		}
 	}
@@ -175,7 +175,7 @@ func testSweepDeletesOnlyExpiredTerminalRuns(t *testing.T, f *fixture) {
 		switch c.Run.ID {
 		case expiredDone.ID, kept.ID:
 			ok(t, f.s.CommitStep(f.ctx, c.Lease, store.Step{RunID: c.Run.ID, Key: "s", Kind: store.KindRun, Status: store.StepCompleted,
-				Output: json.RawMessage(`1`), Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}, longLease))
+				Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease))
 			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
 		case expiredFailed.ID:
 			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, errInfo("boom")))
@@ -185,7 +185,7 @@ func testSweepDeletesOnlyExpiredTerminalRuns(t *testing.T, f *fixture) {
 	}
 	_, err = f.s.CancelRun(f.ctx, f.tenant, expiredCancelled.ID)
 	ok(t, err)
-	time.Sleep(2 * time.Millisecond) // expiry is "before now": let now move past it
+	f.pass(2 * time.Millisecond) // expiry is "before now": let now move past it
 
 	n, err := f.s.SweepExpired(f.ctx, 2)
 	ok(t, err)
@@ -227,9 +227,9 @@ func testListRunsByInputAndTime(t *testing.T, f *fixture) {
 	}
 	a := mk(`{"customer":{"id":"c1","tier":"gold"},"amount":10}`)
 	b := mk(`{"customer":{"id":"c2"},"amount":10}`)
-	time.Sleep(5 * time.Millisecond)
-	mid := time.Now()
-	time.Sleep(5 * time.Millisecond)
+	f.pass(5 * time.Millisecond)
+	mid := f.now()
+	f.pass(5 * time.Millisecond)
 	c := mk(`{"customer":{"id":"c1"},"amount":20}`)
 
 	ids := func(f2 store.RunFilter) []string {

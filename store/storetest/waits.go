@@ -42,7 +42,7 @@ func testSignalBeforeWait(t *testing.T, f *fixture) {
 	r := f.run()
 	check(t, !signal(t, f, r.ID, "approve", `{"ok":true,"by":"ann"}`), "a signal to a run that waits for nothing was delivered")
 	c := f.claim(r.ID, longLease)
-	w := waitStep(r.ID, 0, "approval", "approve", `{"ok":true}`, nil)
+	w := f.waitStep(r.ID, 0, "approval", "approve", `{"ok":true}`, nil)
 	got := reach(t, f, c.Lease, w)
 	check(t, got != nil, "the buffered signal did not resolve the wait")
 	want := w
@@ -54,10 +54,10 @@ func testSignalBeforeWait(t *testing.T, f *fixture) {
 
 	// ReachWait kept the lease: the activation continues inline.
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, store.Step{RunID: r.ID, Seq: 1, Key: "next", Kind: store.KindRun,
-		Status: store.StepCompleted, Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}, longLease))
+		Status: store.StepCompleted, Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease))
 
 	// The signal was consumed: a second wait for the same event finds nothing and parks the run.
-	again := reach(t, f, c.Lease, waitStep(r.ID, 2, "approval#1", "approve", "", nil))
+	again := reach(t, f, c.Lease, f.waitStep(r.ID, 2, "approval#1", "approve", "", nil))
 	check(t, again == nil, "a consumed signal resolved a second wait: %+v", again)
 	equal(t, "parked wait", f.step(r.ID, "approval#1").Status, store.StepWaiting)
 	check(t, f.getRun(r.ID).AvailableAt == nil, "a run waiting without timeout is available")
@@ -67,14 +67,14 @@ func testSignalBeforeWait(t *testing.T, f *fixture) {
 func testSignalAfterWait(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	w := waitStep(r.ID, 0, "approval", "approve", "", nil)
+	w := f.waitStep(r.ID, 0, "approval", "approve", "", nil)
 	check(t, reach(t, f, c.Lease, w) == nil, "a wait with no event resolved")
 	equalStep(t, f.step(r.ID, "approval"), w)
 	f.noClaim()
 
 	check(t, signal(t, f, r.ID, "approve", `{"a":1}`), "a signal to a waiting run was not delivered")
 	got := f.getRun(r.ID)
-	check(t, got.AvailableAt != nil && !got.AvailableAt.After(time.Now().Add(time.Second)), "a resolved run is not available now: %v", got.AvailableAt)
+	check(t, got.AvailableAt != nil && !got.AvailableAt.After(f.now().Add(time.Second)), "a resolved run is not available now: %v", got.AvailableAt)
 	c = f.claim(r.ID, longLease)
 	equal(t, "journal", len(c.Journal), 1)
 	s := c.Journal[0]
@@ -84,7 +84,7 @@ func testSignalAfterWait(t *testing.T, f *fixture) {
 
 	// With nothing waiting, the next signal is kept for the run.
 	check(t, !signal(t, f, r.ID, "approve", `{"a":2}`), "a signal with no waiting step was delivered")
-	got2 := reach(t, f, c.Lease, waitStep(r.ID, 1, "approval#1", "approve", "", nil))
+	got2 := reach(t, f, c.Lease, f.waitStep(r.ID, 1, "approval#1", "approve", "", nil))
 	check(t, got2 != nil, "the kept signal was lost")
 	equalJSON(t, "kept signal", got2.Output, `{"a":2}`)
 }
@@ -92,7 +92,7 @@ func testSignalAfterWait(t *testing.T, f *fixture) {
 func testMatchIsSuperset(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 0, "pick", "choice", `{"color":"red","dim":{"w":1}}`, nil)) == nil, "resolved with nothing sent")
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "pick", "choice", `{"color":"red","dim":{"w":1}}`, nil)) == nil, "resolved with nothing sent")
 
 	check(t, !signal(t, f, r.ID, "choice", `{"color":"blue","dim":{"w":1}}`), "a non-matching payload resolved the wait")
 	check(t, !signal(t, f, r.ID, "other", `{"color":"red","dim":{"w":1}}`), "another event name resolved the wait")
@@ -102,23 +102,23 @@ func testMatchIsSuperset(t *testing.T, f *fixture) {
 
 	// The non-matching events stay buffered for later waits, oldest first.
 	c = f.claim(r.ID, longLease)
-	got := reach(t, f, c.Lease, waitStep(r.ID, 1, "blue", "choice", `{"color":"blue"}`, nil))
+	got := reach(t, f, c.Lease, f.waitStep(r.ID, 1, "blue", "choice", `{"color":"blue"}`, nil))
 	check(t, got != nil, "a buffered non-matching event was lost")
 	equalJSON(t, "buffered event", got.Output, `{"color":"blue","dim":{"w":1}}`)
-	got = reach(t, f, c.Lease, waitStep(r.ID, 2, "any", "choice", `null`, nil))
+	got = reach(t, f, c.Lease, f.waitStep(r.ID, 2, "any", "choice", `null`, nil))
 	check(t, got != nil, "a null match did not match every payload")
 	equalJSON(t, "oldest remaining event", got.Output, `{"color":"red","dim":{"w":2}}`)
-	got = reach(t, f, c.Lease, waitStep(r.ID, 3, "other", "other", `{}`, nil))
+	got = reach(t, f, c.Lease, f.waitStep(r.ID, 3, "other", "other", `{}`, nil))
 	check(t, got != nil, "an empty match did not match")
 	equalJSON(t, "other event", got.Output, `{"color":"red","dim":{"w":1}}`)
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 4, "none", "choice", "", nil)) == nil, "an event was consumed twice")
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 4, "none", "choice", "", nil)) == nil, "an event was consumed twice")
 }
 
 func testSignalResolvesFirstWaitBySeq(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	w1 := waitStep(r.ID, 1, "second", "e", "", nil)
-	w0 := waitStep(r.ID, 0, "first", "e", "", nil)
+	w1 := f.waitStep(r.ID, 1, "second", "e", "", nil)
+	w0 := f.waitStep(r.ID, 0, "first", "e", "", nil)
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, w1, longLease))
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, w0, longLease))
 	ok(t, f.s.Suspend(f.ctx, c.Lease, nil, nil))
@@ -151,7 +151,7 @@ func testBufferLimit(t *testing.T, f *fixture) {
 
 	// A delivered signal is not buffered, so the bound does not refuse it.
 	c := f.claim(r.ID, longLease)
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 0, "w", "direct", "", nil)) == nil, "resolved with nothing sent")
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "direct", "", nil)) == nil, "resolved with nothing sent")
 	delivered, err := f.s.Signal(f.ctx, f.tenant, r.ID, "direct", json.RawMessage(`{}`), 3)
 	ok(t, err)
 	check(t, delivered, "a signal to a waiting run was refused or buffered")
@@ -159,7 +159,7 @@ func testBufferLimit(t *testing.T, f *fixture) {
 	// Consuming one buffered event makes room for one more; the refused one was not kept.
 	c = f.claim(r.ID, longLease)
 	for i := range 3 {
-		got := reach(t, f, c.Lease, waitStep(r.ID, 1+i, fmt.Sprint("e", i), "e", "", nil))
+		got := reach(t, f, c.Lease, f.waitStep(r.ID, 1+i, fmt.Sprint("e", i), "e", "", nil))
 		check(t, got != nil, "buffered event %d lost", i)
 		equalJSON(t, "buffered event order", got.Output, fmt.Sprint(i))
 		if i == 0 {
@@ -167,14 +167,14 @@ func testBufferLimit(t *testing.T, f *fixture) {
 			ok(t, err)
 		}
 	}
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 4, "e3", "e", "", nil)) == nil, "a refused signal was kept")
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 4, "e3", "e", "", nil)) == nil, "a refused signal was kept")
 }
 
 func testTimeoutBeforeEvent(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	timeout := now().Add(-time.Millisecond)
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 0, "w", "e", "", &timeout)) == nil, "resolved with nothing sent")
+	timeout := f.now().Add(-time.Millisecond)
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "e", "", &timeout)) == nil, "resolved with nothing sent")
 	equalTime(t, "a waiting run is available at its timeout", f.getRun(r.ID).AvailableAt, &timeout)
 
 	c = f.claim(r.ID, longLease)
@@ -189,18 +189,18 @@ func testTimeoutBeforeEvent(t *testing.T, f *fixture) {
 
 	// The lease is kept, and a late event neither changes the step nor is lost.
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, store.Step{RunID: r.ID, Seq: 1, Key: "after", Kind: store.KindRun,
-		Status: store.StepCompleted, Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}, longLease))
+		Status: store.StepCompleted, Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease))
 	check(t, !signal(t, f, r.ID, "e", `{"late":true}`), "a late event resolved a timed-out wait")
 	equal(t, "status after a late event", f.step(r.ID, "w").Status, store.StepTimedOut)
-	late := reach(t, f, c.Lease, waitStep(r.ID, 2, "w#1", "e", "", nil))
+	late := reach(t, f, c.Lease, f.waitStep(r.ID, 2, "w#1", "e", "", nil))
 	check(t, late != nil, "the late event was not kept")
 }
 
 func testEventBeforeTimeout(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	timeout := now().Add(time.Hour)
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 0, "w", "e", "", &timeout)) == nil, "resolved with nothing sent")
+	timeout := f.now().Add(time.Hour)
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "e", "", &timeout)) == nil, "resolved with nothing sent")
 	equalTime(t, "available at the timeout", f.getRun(r.ID).AvailableAt, &timeout)
 	at, found, err := f.s.NextWakeup(f.ctx)
 	ok(t, err)
@@ -222,10 +222,10 @@ func testParkWait(t *testing.T, f *fixture) {
 	// Still waiting: ParkWait suspends the run until its new wake-up and releases the lease.
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	due := now().Add(-time.Millisecond)
-	check(t, reach(t, f, c.Lease, waitStep(r.ID, 0, "w", "e", "", &due)) == nil, "resolved with nothing sent")
+	due := f.now().Add(-time.Millisecond)
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "e", "", &due)) == nil, "resolved with nothing sent")
 	c = f.claim(r.ID, longLease)
-	later := now().Add(time.Hour)
+	later := f.now().Add(time.Hour)
 	parked, err := f.s.ParkWait(f.ctx, c.Lease, "w", &later, longLease)
 	ok(t, err)
 	check(t, parked == nil, "ParkWait of a waiting step returned %+v", parked)
@@ -236,7 +236,7 @@ func testParkWait(t *testing.T, f *fixture) {
 	// Resolved after the claim loaded the journal: ParkWait returns the row and keeps the lease.
 	r2 := f.run()
 	c = f.claim(r2.ID, longLease)
-	check(t, reach(t, f, c.Lease, waitStep(r2.ID, 0, "w", "e", "", &due)) == nil, "resolved with nothing sent")
+	check(t, reach(t, f, c.Lease, f.waitStep(r2.ID, 0, "w", "e", "", &due)) == nil, "resolved with nothing sent")
 	c = f.claim(r2.ID, longLease)
 	equal(t, "journal at claim", c.Journal[0].Status, store.StepWaiting)
 	check(t, signal(t, f, r2.ID, "e", `{"mid":"replay"}`), "not delivered")
@@ -246,13 +246,13 @@ func testParkWait(t *testing.T, f *fixture) {
 	equal(t, "status", got.Status, store.StepCompleted)
 	equalJSON(t, "output", got.Output, `{"mid":"replay"}`)
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, store.Step{RunID: r2.ID, Seq: 1, Key: "next", Kind: store.KindRun,
-		Status: store.StepCompleted, Attempt: 1, StartedAt: now(), CompletedAt: ptr(now())}, longLease))
+		Status: store.StepCompleted, Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease))
 	f.noClaim()
 
 	// ParkWait with no time waits for an event only.
 	r3 := f.run()
 	c = f.claim(r3.ID, longLease)
-	check(t, reach(t, f, c.Lease, waitStep(r3.ID, 0, "w", "e", "", &due)) == nil, "resolved with nothing sent")
+	check(t, reach(t, f, c.Lease, f.waitStep(r3.ID, 0, "w", "e", "", &due)) == nil, "resolved with nothing sent")
 	c = f.claim(r3.ID, longLease)
 	parked, err = f.s.ParkWait(f.ctx, c.Lease, "w", nil, longLease)
 	ok(t, err)
@@ -281,7 +281,7 @@ func testSignalRacesWait(t *testing.T, f *fixture) {
 	var wg sync.WaitGroup
 	for i, c := range claims {
 		wg.Go(func() {
-			got, err := f.s.ReachWait(f.ctx, c.Lease, waitStep(c.Run.ID, 0, "w", "ping", "", nil), longLease)
+			got, err := f.s.ReachWait(f.ctx, c.Lease, f.waitStep(c.Run.ID, 0, "w", "ping", "", nil), longLease)
 			out[i].resolved, out[i].waitErr = got, err
 		})
 		wg.Go(func() {

@@ -63,47 +63,35 @@ func (w *waiters) notify(runID string, ended *store.Run) {
 
 // AwaitRun waits until the run is terminal or nondeterministic (or ctx ends) and returns it.
 // A run finished by this host is reported at once; otherwise the run is read every second.
-func (e *Engine) AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
-	ch := e.waiters.add(runID)
-	defer e.waiters.remove(runID, ch)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return store.Run{}, ctx.Err()
-		case ended := <-ch:
-			if ended != nil {
-				return *ended, nil
-			}
-		case <-t.C:
-		}
-		run, err := e.cfg.Store.GetRun(ctx, tenantID, runID)
-		if err != nil {
-			return store.Run{}, err
-		}
-		if run.Status.Terminal() || run.Status == store.StatusNondeterministic {
-			return run, nil
-		}
-		t.Reset(awaitPoll)
-	}
+func (s *Service) AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	ch := s.waiters.add(runID)
+	defer s.waiters.remove(runID, ch)
+	return s.awaitEnd(ctx, tenantID, runID, ch, 0)
 }
 
 // StartAndAwait starts a run and waits for its end, like StartRun then AwaitRun, without
 // reading the run back: its waiter is in place before this host can activate it, so a run
 // that ends here is reported at once. (A run started earlier with the same idempotency key is
 // awaited as AwaitRun does.)
-func (e *Engine) StartAndAwait(ctx context.Context, tenantID string, req StartRequest) (store.Run, error) {
+func (s *Service) StartAndAwait(ctx context.Context, tenantID string, req StartRequest) (store.Run, error) {
 	var ch chan *store.Run
-	run, created, err := e.startRun(ctx, tenantID, req, func(r store.Run) { ch = e.waiters.add(r.ID) })
+	run, created, err := s.startRun(ctx, tenantID, req, func(r store.Run) { ch = s.waiters.add(r.ID) })
 	if err != nil {
 		return store.Run{}, err
 	}
 	if !created {
-		return e.AwaitRun(ctx, tenantID, run.ID)
+		return s.AwaitRun(ctx, tenantID, run.ID)
 	}
-	defer e.waiters.remove(run.ID, ch)
-	t := time.NewTimer(awaitPoll)
+	defer s.waiters.remove(run.ID, ch)
+	// The run was just created: nothing to read before the first poll.
+	return s.awaitEnd(ctx, tenantID, run.ID, ch, awaitPoll)
+}
+
+// awaitEnd waits for the run's end on ch (this host's notice) or by reading it, first after
+// first and then every awaitPoll (runs that end on another host, or are cancelled, send no
+// local notice).
+func (s *Service) awaitEnd(ctx context.Context, tenantID, runID string, ch <-chan *store.Run, first time.Duration) (store.Run, error) {
+	t := s.cfg.Clock.NewTimer(first)
 	defer t.Stop()
 	for {
 		select {
@@ -113,14 +101,14 @@ func (e *Engine) StartAndAwait(ctx context.Context, tenantID string, req StartRe
 			if ended != nil {
 				return *ended, nil
 			}
-		case <-t.C:
+		case <-t.C():
 		}
-		cur, err := e.cfg.Store.GetRun(ctx, tenantID, run.ID)
+		run, err := s.cfg.Store.GetRun(ctx, tenantID, runID)
 		if err != nil {
 			return store.Run{}, err
 		}
-		if cur.Status.Terminal() || cur.Status == store.StatusNondeterministic {
-			return cur, nil
+		if run.Status.Terminal() || run.Status == store.StatusNondeterministic {
+			return run, nil
 		}
 		t.Reset(awaitPoll)
 	}

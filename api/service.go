@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/store"
+)
+
+// Service is what the API asks of the engine: the requests that check what a client sent,
+// apply a tenant's limits or change something. It lists the methods the handlers call and
+// nothing more, so the API depends on no concrete engine type and a test can serve it with a
+// fake; *engine.Service (and so *engine.Engine) satisfies it.
+type Service interface {
+	Authenticate(ctx context.Context, secret string) (tenantID string, err error)
+	Limits(ctx context.Context, tenantID string) (store.Limits, error)
+
+	Deploy(ctx context.Context, tenantID string, wasm []byte, replace bool) (engine.DeployResult, error)
+	StartRun(ctx context.Context, tenantID string, req engine.StartRequest) (run store.Run, created bool, err error)
+	ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (runs []store.Run, next string, err error)
+	CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error)
+	Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage) (delivered bool, err error)
+	Broadcast(ctx context.Context, tenantID string, req engine.BroadcastRequest) (store.BroadcastResult, error)
+
+	CreateTenant(ctx context.Context, id string, limits store.Limits) (store.Tenant, store.Token, string, error)
+	GetTenant(ctx context.Context, id string) (store.Tenant, error)
+	SetTenantLimits(ctx context.Context, id string, limits store.Limits) (store.Tenant, error)
+	CreateToken(ctx context.Context, tenantID, name string) (store.Token, string, error)
+	ListTokens(ctx context.Context, tenantID string) ([]store.Token, error)
+	RevokeToken(ctx context.Context, tenantID, tokenID string) (store.Token, error)
+
+	PutSecret(ctx context.Context, tenantID, name string, value []byte) (store.Secret, error)
+	DeleteSecret(ctx context.Context, tenantID, name string) error
+}
+
+// Reader is what the API reads from the store as it is, with no check or limit of the
+// engine's between: the tenant comes from the request's token and scopes every read. Any
+// store.Store satisfies it.
+type Reader interface {
+	GetRun(ctx context.Context, tenantID, runID string) (store.Run, error)
+	ListSteps(ctx context.Context, tenantID, runID string) ([]store.Step, error)
+	ListOutbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error)
+	ListModules(ctx context.Context, tenantID string) ([]store.Module, error)
+	ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error)
+	ListTenants(ctx context.Context) ([]store.Tenant, error)
+	ListSecrets(ctx context.Context, tenantID string) ([]store.Secret, error)
+}

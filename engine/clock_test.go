@@ -1,0 +1,117 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/internal/clock"
+	"github.com/wfhost/wfhost/internal/testenv"
+	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/embedded"
+)
+
+// TestADayOfWorkflowTimeOnAFakeClock: on the embedded store, whose clock is injected as the
+// engine's is, a run's sleep, its step's retry backoffs and its wait's timeout pass when the
+// clock is moved to their due times, with no sleep in the test: an hour's sleep and a day's
+// wait take as long as the work between them. The journal then reads the clock's times
+// exactly: each timer ended at its due time, however the clock was moved past it.
+func TestADayOfWorkflowTimeOnAFakeClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), Clock: clk, Rand: clock.Seeded(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Stop)
+	in := json.RawMessage(`{"email": "dee@example.com", "delayMs": 3600000, "failWelcome": 2, "verifyTimeoutMs": 86400000}`)
+	run, _, err := eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "onboarding", Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	moves := 0
+	testenv.Await(t, time.Minute, func() error {
+		r, err := st.GetRun(ctx, store.DefaultTenant, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == store.StatusCompleted {
+			return nil
+		}
+		if r.Status.Terminal() {
+			t.Fatalf("run ended %s: %+v", r.Status, r.Error)
+		}
+		steps, err := st.ListSteps(ctx, store.DefaultTenant, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A run suspended at a timer is moved to its due time, and no further: an activation
+		// never sees the clock jump under it. A run at a timer already due, or not yet
+		// started, waits for the engine, which may itself wait a second of its time (a claim
+		// the store turned down is tried again then): the clock is moved by that much.
+		due := len(steps) == 0
+		if n := len(steps); n > 0 {
+			switch last := steps[n-1]; last.Status {
+			case store.StepSleeping, store.StepRetrying, store.StepWaiting:
+				if last.WakeAt != nil && clk.Now().Before(*last.WakeAt) {
+					clk.Set(*last.WakeAt)
+					moves++
+				} else {
+					due = true
+				}
+			}
+		}
+		if due {
+			clk.Advance(time.Second)
+		}
+		return fmt.Errorf("run %s is %s, %d steps, the clock at %v", run.ID, r.Status, len(steps), clk.Now())
+	})
+
+	steps, err := st.ListSteps(ctx, store.DefaultTenant, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKeys(t, keysOf(steps), "create-user", "welcome-delay", "send-welcome", "await-verify", "send-nudge")
+	sleep, welcome, wait := steps[1], steps[2], steps[3]
+	if got, want := *sleep.CompletedAt, sleep.StartedAt.Add(time.Hour); !got.Equal(want) {
+		t.Errorf("the sleep ended at %v, want its due time %v", got, want)
+	}
+	if welcome.Attempt != 3 || welcome.Status != store.StepCompleted {
+		t.Errorf("send-welcome: attempt %d %s, want attempt 3 completed", welcome.Attempt, welcome.Status)
+	}
+	if got, want := *wait.CompletedAt, wait.StartedAt.Add(24*time.Hour); wait.Status != store.StepTimedOut || !got.Equal(want) {
+		t.Errorf("the wait is %s at %v, want timed out at %v", wait.Status, got, want)
+	}
+	// The hour's sleep and the day's timeout were each passed by moving the clock to them
+	// (a retry's 20 ms backoff may have been passed by a second the engine waited for).
+	if moves < 2 {
+		t.Errorf("the clock was moved to a due time %d times, want at least 2 (the sleep, the timeout)", moves)
+	}
+}
+
+func keysOf(steps []store.Step) []string {
+	out := make([]string, 0, len(steps))
+	for _, s := range steps {
+		out = append(out, s.Key)
+	}
+	return out
+}

@@ -1,0 +1,412 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wfhost/wfhost/internal/clock"
+	"github.com/wfhost/wfhost/internal/lifecycle"
+	"github.com/wfhost/wfhost/store"
+)
+
+// Executor claims runnable runs and executes them as activations: one pass of the guest over
+// the run's journal, committing each new step at the guest's next durable call. Its background
+// loops (the claimer, the notice listener, the lease heartbeat, the retention sweeper and the
+// hand-back retrier) share one lifecycle: they run from Start to Stop. Safe for concurrent use.
+type Executor struct {
+	*shared
+	starved atomic.Bool // the claimer stopped because every slot was taken
+	// backlog is set while runnable runs may be waiting for a slot: runs this host starts are
+	// then created pending and claimed in turn, not run at once ahead of them (startHere).
+	backlog atomic.Bool
+	// handBacks keeps the writes ending an activation that the store did not take, and acq the
+	// leases starts are creating (handback.go).
+	handBacks *handBacks
+	acq       *acquisitions
+	sweeper   *sweeper
+
+	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
+	slots  chan struct{} // one token per running activation
+
+	mu     sync.Mutex
+	active map[string]*activation // by run id
+	// interrupted is set, under mu, when Stop's grace period is over: an activation that
+	// registers after that (a run started here just then) is interrupted at once.
+	interrupted bool
+
+	life    lifecycle.Group // claimer, sweeper, listener, heartbeat, hand-back retrier
+	drain   <-chan struct{} // life.Draining(): closed when Stop begins; claim nothing more
+	workers sync.WaitGroup  // activations
+	// claimerDone is closed when the claim loop has returned: only it adds to workers, and a
+	// WaitGroup must not be added to while Stop waits on it.
+	claimerDone chan struct{}
+}
+
+// activation is the bookkeeping of one running pass, for cancel notices and heartbeats.
+type activation struct {
+	lease  store.Lease
+	cancel context.CancelCauseFunc
+}
+
+func newExecutor(sh *shared, acq *acquisitions) *Executor {
+	x := &Executor{
+		shared:      sh,
+		handBacks:   newHandBacks(sh.cfg.Store, sh.cfg.Logger, sh.cfg.Clock),
+		acq:         acq,
+		sweeper:     newSweeper(sh.cfg, sh.obs),
+		wakeCh:      make(chan struct{}, 1),
+		slots:       make(chan struct{}, sh.cfg.Concurrency),
+		active:      make(map[string]*activation),
+		claimerDone: make(chan struct{}),
+	}
+	x.drain = x.life.Draining()
+	// Until the claimer's first look, runs left from before this host started may be waiting.
+	x.backlog.Store(true)
+	return x
+}
+
+// Start launches the background loops. They run until Stop, whatever becomes of ctx (only its
+// values are kept), so a shutdown always goes through Stop's drain-then-release order. Start
+// may be called once; a second call, or one after Stop, is an error and starts nothing.
+func (x *Executor) Start(ctx context.Context) error {
+	err := x.life.Start(ctx,
+		func(ctx context.Context) { defer close(x.claimerDone); x.claimLoop(ctx) },
+		func(ctx context.Context) { x.sweeper.loop(ctx, x.drain) },
+		x.listenLoop,
+		x.heartbeatLoop,
+		x.handBacks.loop,
+	)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	x.wake()
+	return nil
+}
+
+// Stop claims nothing more, lets in-flight activations finish for up to ShutdownGrace, then
+// interrupts the rest and releases their leases, and returns when every loop has. It is
+// idempotent, safe before Start and concurrently with Start or another Stop.
+func (x *Executor) Stop() { x.life.Stop(x.drainActivations) }
+
+// drainActivations is Stop's work while the loops still run: the heartbeat keeps renewing
+// the leases of the activations it waits for.
+func (x *Executor) drainActivations() {
+	// The claimer may be launching what its last claim returned; those runs are drained too.
+	// A claim stuck on the database is cancelled once the grace period is over. (Stop calls
+	// this only on a started Executor, so the claimer exists.)
+	select {
+	case <-x.claimerDone:
+	case <-clock.After(x.cfg.Clock, x.cfg.ShutdownGrace):
+		x.life.Cancel(errShutdown)
+		<-x.claimerDone
+	}
+	done := make(chan struct{})
+	go func() { x.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-clock.After(x.cfg.Clock, x.cfg.ShutdownGrace):
+		x.mu.Lock()
+		x.interrupted = true
+		for _, a := range x.active {
+			a.cancel(errShutdown)
+		}
+		x.mu.Unlock()
+		<-done
+	}
+	// The last activations' ends that the store did not take get one more try; a store still
+	// away leaves their leases to run out.
+	if x.handBacks.count() > 0 {
+		x.handBacks.round(context.Background(), true)
+	}
+}
+
+// Owner is the name this engine gives itself in leases.
+func (x *Executor) Owner() string { return x.cfg.Owner }
+
+// wake tells the claimer to look for work now.
+func (x *Executor) wake() {
+	select {
+	case x.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// wakeAt wakes the claimer at t: a run this host suspended becomes runnable then, and no other
+// notice will announce it.
+func (x *Executor) wakeAt(t time.Time) {
+	x.cfg.Clock.AfterFunc(clock.Until(x.cfg.Clock, t), x.wake)
+}
+
+// cancelLocal stops the activation of runID if this host is running it.
+func (x *Executor) cancelLocal(runID string) {
+	x.mu.Lock()
+	a := x.active[runID]
+	x.mu.Unlock()
+	if a != nil {
+		a.cancel(errCancelled)
+	}
+}
+
+func (x *Executor) draining() bool {
+	select {
+	case <-x.drain:
+		return true
+	default:
+		return false
+	}
+}
+
+// claimLoop claims as many runs as there are free slots whenever something may be runnable:
+// after a notice, a local timer, a finished activation that found the slots full, or the
+// safety poll. Only the poll asks the store when the next timer is due: timers this host sets
+// wake it by themselves (wakeAt), and a notice announces new work, so the question is needed
+// only for timers another host set and can no longer serve, and costs a query otherwise.
+func (x *Executor) claimLoop(ctx context.Context) {
+	poll := x.cfg.Clock.NewTimer(0)
+	defer poll.Stop()
+	for {
+		polled := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.drain:
+			return
+		case <-x.wakeCh:
+		case <-poll.C():
+			polled = true
+		}
+		next := x.claimAvailable(ctx, polled)
+		if !polled {
+			// Keep the poll's own schedule: a wake-up neither resets nor advances it.
+			if !next.IsZero() {
+				x.wakeAt(next)
+			}
+			continue
+		}
+		wait := x.cfg.PollInterval
+		if !next.IsZero() {
+			if d := clock.Until(x.cfg.Clock, next); d < wait {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		poll.Reset(wait)
+	}
+}
+
+// claimAvailable claims until there is no more runnable work or no free slot. With
+// askNext it returns the next time work becomes claimable, when it knows it (zero otherwise).
+func (x *Executor) claimAvailable(ctx context.Context, askNext bool) time.Time {
+	for !x.draining() && ctx.Err() == nil {
+		// The slots are taken before the claim, so a run started on this host meanwhile
+		// cannot leave a claimed run waiting for one with its lease running out.
+		free := x.takeFreeSlots()
+		if free == 0 {
+			// A finishing activation wakes the loop. Set the flag, then look again, so a slot
+			// freed in between is either seen here or announced by its activation.
+			x.backlog.Store(true)
+			x.starved.Store(true)
+			if free = x.takeFreeSlots(); free == 0 {
+				return time.Time{}
+			}
+			x.starved.Store(false)
+		}
+		x.releaseUnknownLeases(ctx)
+		claims, err := x.cfg.Store.ClaimRuns(ctx, store.ClaimParams{
+			Owner: x.cfg.Owner, Limit: free, LeaseFor: x.cfg.LeaseFor, TenantConcurrency: x.cfg.TenantDefaults.Concurrency,
+		})
+		for range free - len(claims) {
+			<-x.slots
+		}
+		if err != nil {
+			x.acq.failed(err)
+			if ctx.Err() == nil {
+				x.cfg.Logger.Error("claim runs", "err", err)
+			}
+			return x.cfg.Clock.Now().Add(time.Second)
+		}
+		for _, c := range claims {
+			x.workers.Add(1)
+			x.execute(ctx, c)
+		}
+		if len(claims) < free {
+			x.backlog.Store(false)
+			if !askNext {
+				return time.Time{}
+			}
+			at, ok, err := x.cfg.Store.NextWakeup(ctx)
+			if err != nil || !ok {
+				return time.Time{}
+			}
+			return at
+		}
+	}
+	return time.Time{}
+}
+
+// takeFreeSlots takes every free slot and says how many it took.
+func (x *Executor) takeFreeSlots() int {
+	for n := 0; ; n++ {
+		select {
+		case x.slots <- struct{}{}:
+		default:
+			return n
+		}
+	}
+}
+
+// execute runs a claim in its own goroutine, in a slot and a worker count already taken.
+func (x *Executor) execute(ctx context.Context, c store.Claim) {
+	actx, cancel := context.WithCancelCause(ctx)
+	x.mu.Lock()
+	x.active[c.Run.ID] = &activation{lease: c.Lease, cancel: cancel}
+	x.acq.registered(c.Run.ID)
+	if x.interrupted {
+		cancel(errShutdown)
+	}
+	x.mu.Unlock()
+	go func() {
+		var ended *store.Run
+		defer func() {
+			x.mu.Lock()
+			delete(x.active, c.Run.ID)
+			x.mu.Unlock()
+			cancel(nil)
+			x.freeSlot()
+			// After the slot is free: a caller of StartAndAwait that starts its next run at
+			// once finds the slot this one held, and runs it here without queueing.
+			if ended != nil {
+				x.waiters.notify(ended.ID, ended)
+			}
+		}()
+		ended = x.activate(actx, c)
+	}()
+}
+
+// freeSlot gives back a slot and its worker count.
+func (x *Executor) freeSlot() {
+	<-x.slots
+	x.workers.Done()
+	// A free slot matters only if the claimer stopped for want of one; otherwise every claim
+	// would be followed by a useless one when its run ends.
+	if x.starved.CompareAndSwap(true, false) {
+		x.wake()
+	}
+}
+
+// reserveSlot takes a slot for a run this host is starting, when it may run the run at once
+// (see startRun): the engine is running and not draining, a slot is free and no runnable run
+// is known to wait for one. Stop begins under the lock IfRunning holds, before it waits for
+// the workers, so a worker is counted here before that wait or not at all.
+func (x *Executor) reserveSlot() (life context.Context, ok bool) {
+	if x.backlog.Load() {
+		return nil, false
+	}
+	x.life.IfRunning(func(ctx context.Context) {
+		select {
+		case x.slots <- struct{}{}:
+			x.workers.Add(1)
+			life, ok = ctx, true
+		default:
+			// The run goes to the queue; later starts queue behind it.
+			x.backlog.Store(true)
+		}
+	})
+	return life, ok
+}
+
+// listenLoop turns store notices into wake-ups and cancellations, reconnecting after failures.
+func (x *Executor) listenLoop(ctx context.Context) {
+	notices := make(chan store.Notice, 64)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case n := <-notices:
+				switch n.Kind {
+				case store.NoticeWake:
+					if !n.Self {
+						// Another host queued a run: let the claimer take it before this
+						// host's own starts run ahead of it.
+						x.backlog.Store(true)
+						x.wake()
+					}
+				case store.NoticeCancel:
+					x.cancelLocal(n.RunID)
+				}
+			}
+		}
+	}()
+	for ctx.Err() == nil {
+		err := x.cfg.Store.Listen(ctx, notices)
+		if ctx.Err() != nil {
+			return
+		}
+		x.cfg.Logger.Warn("listen for notices; retrying", "err", err)
+		x.wake() // a notice may have been missed while disconnected
+		select {
+		case <-ctx.Done():
+			return
+		case <-clock.After(x.cfg.Clock, time.Second):
+		}
+	}
+}
+
+// heartbeatLoop renews the leases of running activations, so a long step keeps its run, and
+// stops any activation whose lease was lost. It renews the leases of kept hand-backs too, so a
+// run waits for its end to be written, not for its lease to run out.
+func (x *Executor) heartbeatLoop(ctx context.Context) {
+	t := x.cfg.Clock.NewTicker(x.cfg.LeaseFor / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		x.mu.Lock()
+		leases := make([]store.Lease, 0, len(x.active))
+		for _, a := range x.active {
+			leases = append(leases, a.lease)
+		}
+		x.mu.Unlock()
+		kept := x.handBacks.leases()
+		leases = append(leases, kept...)
+		if len(leases) == 0 {
+			continue
+		}
+		held, err := x.cfg.Store.ExtendLeases(ctx, leases, x.cfg.LeaseFor)
+		if err != nil {
+			x.cfg.Logger.Warn("extend leases", "err", err)
+			continue
+		}
+		still := make(map[store.Lease]bool, len(held))
+		for _, l := range held {
+			still[l] = true
+		}
+		x.mu.Lock()
+		for id, a := range x.active {
+			if !still[a.lease] && containsLease(leases, a.lease) {
+				a.cancel(fmt.Errorf("run %s: %w", id, store.ErrLeaseLost))
+			}
+		}
+		x.mu.Unlock()
+		for _, l := range kept {
+			if !still[l] {
+				x.handBacks.lost(l)
+			}
+		}
+	}
+}
+
+func containsLease(ls []store.Lease, l store.Lease) bool {
+	for _, x := range ls {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}

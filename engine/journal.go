@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/store"
+)
+
+// journal is one activation's hold on its run's journal: the steps it was claimed with, how
+// far the pass has replayed them, and every write the activation makes, each fenced by the
+// claim's lease, from the first step commit to the run's end or hand-back. It owns the step
+// whose commit is held back (RATIONALE.md, "Replay with inline continuation"): hold keeps it,
+// flush commits it at the guest's next durable call, finish writes it with the run's end in
+// one transaction, interrupt commits it before the run is released, drop forgets it when the
+// lease is lost. Only the activation's goroutine uses it.
+type journal struct {
+	store    store.Store
+	lease    store.Lease
+	leaseFor time.Duration // how far a commit renews the lease
+	claimed  []store.Step
+	cursor   int // index of the next claimed step the pass must reach
+	// pending is a finished step whose commit is held back until the guest's next durable
+	// call: when that call is the run's end, the step and the end commit together
+	// (store.CommitAndFinish). Nothing the guest does in between is observable outside it, so
+	// the only difference a crash can make is the one at-least-once steps already allow.
+	pending *store.Step
+}
+
+func newJournal(st store.Store, c store.Claim, leaseFor time.Duration) *journal {
+	return &journal{store: st, lease: c.Lease, leaseFor: leaseFor, claimed: c.Journal}
+}
+
+// reach moves the cursor past the next step and returns its index, with the claimed entry
+// there when the journal has one (nil: the step is new in this pass).
+func (j *journal) reach() (seq int, claimed *store.Step) {
+	seq = j.cursor
+	j.cursor++
+	if seq < len(j.claimed) {
+		return seq, &j.claimed[seq]
+	}
+	return seq, nil
+}
+
+// last reports whether seq is the last claimed step: a wait there that is already resolved
+// was resolved while the run was suspended.
+func (j *journal) last(seq int) bool { return seq == len(j.claimed)-1 }
+
+// unreached is the first claimed step the pass did not reach (nil when it reached them all),
+// and how many it reached: a workflow that finishes before it replayed its whole journal is
+// nondeterministic.
+func (j *journal) unreached() (next *store.Step, reached int) {
+	if j.cursor < len(j.claimed) {
+		return &j.claimed[j.cursor], j.cursor
+	}
+	return nil, j.cursor
+}
+
+// hold keeps a finished step to commit at the guest's next durable call.
+func (j *journal) hold(row store.Step) { j.pending = &row }
+
+// flush commits the held-back step, before the guest's next durable call.
+func (j *journal) flush(ctx context.Context) error {
+	if j.pending == nil {
+		return nil
+	}
+	row := *j.pending
+	j.pending = nil
+	return j.commit(ctx, row)
+}
+
+// commit writes a step now (a sleep marked elapsed, one that needs no wait).
+func (j *journal) commit(ctx context.Context, row store.Step) error {
+	return j.store.CommitStep(ctx, j.lease, row, j.leaseFor)
+}
+
+// suspend releases the run until wakeAt (nil: until an event), journaling row first if given.
+func (j *journal) suspend(ctx context.Context, row *store.Step, wakeAt *time.Time) error {
+	return j.store.Suspend(ctx, j.lease, row, wakeAt)
+}
+
+// reachWait journals a wait the pass reaches for the first time and returns it resolved, or
+// nil when the store parked the run on it.
+func (j *journal) reachWait(ctx context.Context, row store.Step) (*store.Step, error) {
+	return j.store.ReachWait(ctx, j.lease, row, j.leaseFor)
+}
+
+// parkWait parks the run on a wait journaled before, or returns it resolved meanwhile.
+func (j *journal) parkWait(ctx context.Context, key string, timeout *time.Time) (*store.Step, error) {
+	return j.store.ParkWait(ctx, j.lease, key, timeout, j.leaseFor)
+}
+
+// timeoutWait times a wait out at at, unless an event resolved it first.
+func (j *journal) timeoutWait(ctx context.Context, key string, at time.Time) (store.Step, error) {
+	return j.store.TimeoutWait(ctx, j.lease, key, at, j.leaseFor)
+}
+
+// runEnd is a run's end as it is to be written.
+type runEnd struct {
+	last   *store.Step
+	status store.RunStatus
+	output []byte
+	info   *abi.ErrorInfo
+}
+
+// finish writes the run's end, with the held-back step when there is one, and returns the end
+// as written (see writeEnd), to be written again with writeEnd if the store did not take it.
+func (j *journal) finish(ctx context.Context, status store.RunStatus, output []byte, info *abi.ErrorInfo) (*runEnd, error) {
+	end := &runEnd{last: j.pending, status: status, output: output, info: info}
+	j.pending = nil
+	return end, j.writeEnd(ctx, end)
+}
+
+// writeEnd writes end. When the store refuses it (the output or the last step holds a value it
+// cannot keep), writing it again would fail again: end becomes the run's failure with code
+// store_refused, written without the refused values.
+func (j *journal) writeEnd(ctx context.Context, end *runEnd) error {
+	var err error
+	if end.last != nil {
+		err = j.store.CommitAndFinish(ctx, j.lease, *end.last, end.status, end.output, end.info)
+	} else {
+		err = j.store.Finish(ctx, j.lease, end.status, end.output, end.info)
+	}
+	if errors.Is(err, store.ErrRefused) && (end.last != nil || end.info == nil || end.info.Code != abi.CodeStoreRefused) {
+		*end = runEnd{status: store.StatusFailed, info: refusedInfo("the run's end", err)}
+		err = j.store.Finish(ctx, j.lease, end.status, nil, end.info)
+	}
+	return err
+}
+
+// refusedInfo is the failure of a run whose write (what) the store refused with err.
+func refusedInfo(what string, err error) *abi.ErrorInfo {
+	info := abi.ErrorInfo{Code: abi.CodeStoreRefused, Message: "the store refused to keep " + what + ": " + err.Error()}.Storable()
+	return &info
+}
+
+// interrupt commits the held-back step of a pass that is being stopped (a shutdown), so the
+// host that takes the run next does not run its callback again; the run is released after.
+func (j *journal) interrupt(ctx context.Context) error { return j.flush(ctx) }
+
+// drop forgets the held-back step of a pass whose lease is lost or whose run was cancelled:
+// no write of it can land.
+func (j *journal) drop() { j.pending = nil }
+
+// release hands the run back for any host to take at once.
+func (j *journal) release(ctx context.Context) error { return j.store.Release(ctx, j.lease) }
+
+// fault hands the run back after a fault, claimable again at at, counting the fault with its
+// reason (store.Store.Fault).
+func (j *journal) fault(ctx context.Context, reason string, at time.Time) error {
+	return j.store.Fault(ctx, j.lease, reason, at)
+}

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/clock"
+	"github.com/wfhost/wfhost/store"
+)
+
+// observer is the one place the engine's events become metrics (metrics.go) and spans
+// (tracing.go). The executor, the pass and the service call it at named events (a run started,
+// an activation claimed, a step begun, committed, failed or retrying, a timer due, a wait
+// resolved, a run ended), so none of them makes a metric or span call of its own, and what an
+// operator sees of an event is decided here, once. Safe for concurrent use.
+type observer struct {
+	m        *metrics
+	t        *tracing
+	outbound outboundStats // wfhost_outbound_requests_total (capabilities.go)
+}
+
+// traceID is the trace id to put in a run's log records, when traces are made.
+func (o *observer) traceID(runID string) (string, bool) {
+	if !o.t.on {
+		return "", false
+	}
+	return TraceIDOf(runID), true
+}
+
+// runStarted: a run was created (a start, or a broadcast's trigger).
+func (o *observer) runStarted(run store.Run) { o.m.runStarted(run) }
+
+// compiled: a deploy compiled a module for the tenant in d.
+func (o *observer) compiled(tenantID string, d time.Duration) {
+	if d > 0 {
+		o.m.wasmCompile.WithLabelValues(tenantID).Observe(d.Seconds())
+	}
+}
+
+// runEnded: a run's end was written (by its activation, or by a cancel).
+func (o *observer) runEnded(ctx context.Context, run store.Run, status store.RunStatus, info *abi.ErrorInfo, at time.Time) {
+	o.t.runEnded(ctx, run, status, info, at)
+	o.m.runEnded(run, status, at)
+	if info != nil && (info.Code == abi.CodeStoreRefused || info.Code == abi.CodeNoProgress) {
+		o.m.stalled(run, info.Code)
+	}
+}
+
+// signalSent: an event is being sent to one run; call the result with how it went.
+func (o *observer) signalSent(ctx context.Context, tenantID, runID, event string) func(delivered bool, err error) {
+	return o.t.signal(ctx, tenantID, runID, event)
+}
+
+// broadcastSent: an event is being sent to a tenant; call the result with how it went.
+func (o *observer) broadcastSent(ctx context.Context, tenantID, event string) func(store.BroadcastResult, error) {
+	return o.t.broadcast(ctx, tenantID, event)
+}
+
+// swept and pruned: the sweeper deleted n expired runs, or n broadcasts past their window.
+func (o *observer) swept(n int)  { o.m.retentionSwept.Add(float64(n)) }
+func (o *observer) pruned(n int) { o.m.broadcastsPruned.Add(float64(n)) }
+
+// activationObs is what the observer keeps of one activation. Only the activation's goroutine
+// uses it.
+type activationObs struct {
+	o    *observer
+	run  store.Run
+	span trace.Span
+	done func() // ends the in-flight count and times the activation
+	step *stepObs
+}
+
+// stepObs is one step's span and start, from its callback's start to its outcome.
+type stepObs struct {
+	key     string
+	started time.Time
+	span    trace.Span
+}
+
+// claimed: an activation of run begins. The returned context carries its span, for the host
+// calls' spans to hang under.
+func (o *observer) claimed(ctx context.Context, run store.Run) (context.Context, *activationObs) {
+	a := &activationObs{o: o, run: run, done: o.m.activationBegan(run)}
+	ctx, a.span = o.t.startActivation(ctx, run)
+	return ctx, a
+}
+
+// sandboxed: what the activation cost the sandbox, and how many guest log records it dropped.
+func (a *activationObs) sandboxed(stats host.Stats, droppedLogs int64) {
+	a.o.m.wasmStats(a.run.TenantID, stats)
+	if droppedLogs > 0 {
+		a.o.m.guestLogsDropped.WithLabelValues(a.run.TenantID).Add(float64(droppedLogs))
+	}
+}
+
+// stepStarted: a step's callback starts (attempt of it) at at.
+func (a *activationObs) stepStarted(ctx context.Context, key string, attempt int, at time.Time) {
+	a.step = &stepObs{key: key, started: at, span: a.o.t.startStep(ctx, key, store.KindRun, attempt, at)}
+}
+
+// stepDone: the running step's callback returned; info is its failure (nil: it succeeded),
+// and retryAt, when not zero, when its next attempt is due.
+func (a *activationObs) stepDone(info *abi.ErrorInfo, retryAt time.Time) {
+	st := a.step
+	a.step = nil
+	if st == nil {
+		return
+	}
+	if !retryAt.IsZero() {
+		a.o.m.stepRetry(a.run, st.key)
+		st.span.SetAttributes(attribute.String("step.retry_at", retryAt.Format(time.RFC3339Nano)))
+	} else {
+		a.o.m.stepDone(a.run, st.key, clock.Since(a.o.m.clock, st.started))
+	}
+	if info != nil {
+		endSpan(st.span, info)
+		return
+	}
+	st.span.End()
+}
+
+// sleepReached: the pass reaches a sleep for the first time; call the result once it is
+// journaled.
+func (a *activationObs) sleepReached(ctx context.Context, key string, at, wake time.Time) (end func()) {
+	s := a.o.t.startStep(ctx, key, store.KindSleep, 0, at)
+	s.SetAttributes(attribute.String("step.wake_at", wake.Format(time.RFC3339Nano)))
+	return func() { s.End() }
+}
+
+// waitReached: the pass reaches a wait for the first time; call the result once it is
+// journaled (parked or resolved).
+func (a *activationObs) waitReached(ctx context.Context, key, event string, at time.Time) (end func()) {
+	s := a.o.t.startStep(ctx, key, store.KindWait, 0, at)
+	s.SetAttributes(attribute.String("event", event))
+	return func() { s.End() }
+}
+
+// outboundRequested: a step callback's outbound request (or a redirect hop of it) was
+// answered, refused or failed.
+func (a *activationObs) outboundRequested(rec host.OutboundRecord) {
+	a.o.outbound.record(a.run.TenantID, rec)
+}
+
+// timerDue: a timer of kind (sleep, wait_timeout, retry) due at due was acted on at now.
+func (a *activationObs) timerDue(kind string, due, now time.Time) { a.o.m.timerDue(kind, due, now) }
+
+// signalled: an event resolved the run's wait, seen by this pass first.
+func (a *activationObs) signalled(event string) { a.o.m.signalled(a.run, event) }
+
+// guestFault: the run is ending by the guest's fault with code.
+func (a *activationObs) guestFault(code string) { a.o.m.guestFault(a.run.TenantID, code) }
+
+// ended: the activation ended with outcome (finished, suspended, failed, ...); err is why,
+// and the step whose callback it never finished, if any, ends with it.
+func (a *activationObs) ended(outcome string, err error) {
+	a.o.m.activations.WithLabelValues(a.run.TenantID, outcome).Inc()
+	if a.step != nil {
+		endSpan(a.step.span, err)
+		a.step = nil
+	}
+	a.span.SetAttributes(attribute.String("outcome", outcome))
+	var susp *suspended
+	if errors.As(err, &susp) {
+		a.span.SetAttributes(attribute.String("suspended_at", susp.step))
+		err = nil
+	}
+	endSpan(a.span, err)
+	a.done()
+}
