@@ -60,6 +60,8 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 	stats.Instantiate = made
 	inst := pooled.mod
 	defer func() {
+		// The guest is done: resetting its instance is the host's work.
+		st.core.give()
 		if mem := inst.Memory(); mem != nil {
 			stats.MemoryBytes = uint64(mem.Size())
 		}

@@ -355,6 +355,7 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 	}
 	stats.Instantiate = made
 	defer func() {
+		st.core.give() // as natively (Activate)
 		if hasMemory(inst.mod) {
 			stats.MemoryBytes = uint64(inst.mod.Memory().Size())
 		}

@@ -48,7 +48,7 @@ type Config struct {
 	// TenantCores bounds the cores one tenant's guest code occupies at once (activations and
 	// the describe of its uploads) while another tenant is about; default every core but one
 	// (GOMAXPROCS-1, at least 1), so that a tenant whose guests compute without pause leaves a
-	// core to the others. A tenant alone may use every core (cores.go).
+	// core to the others. A tenant alone is not bounded (cores.go).
 	TenantCores int
 	// MaxCompiles bounds the compile workers running at once; default the number of CPUs, at
 	// least 2. One tenant has at most one at a time, so its uploads queue behind each other.

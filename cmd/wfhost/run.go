@@ -78,7 +78,7 @@ func runCommand() *cli.Command {
 func engineFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "concurrency", Value: defaults.Concurrency, EnvVars: []string{"WFHOST_CONCURRENCY"}, Usage: "activations running at once"},
-		&cli.IntFlag{Name: "tenant-cores", EnvVars: []string{"WFHOST_TENANT_CORES"}, Usage: "cores one tenant's guest code may occupy at once while another tenant is about (0: every core but one, so a tenant whose guests compute without pause leaves one to the others; a tenant alone uses every core)"},
+		&cli.IntFlag{Name: "tenant-cores", EnvVars: []string{"WFHOST_TENANT_CORES"}, Usage: "cores one tenant's guest code may occupy at once while another tenant is about (0: every core but one, so a tenant whose guests compute without pause leaves one to the others; a tenant alone is not bounded)"},
 		&cli.DurationFlag{Name: "lease", Value: defaults.LeaseFor, EnvVars: []string{"WFHOST_LEASE"}, Usage: "how long a claim lasts without renewal; a crashed host's runs wait this long"},
 		&cli.DurationFlag{Name: "poll-interval", Value: defaults.PollInterval, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
 		&cli.DurationFlag{Name: "shutdown-grace", Value: defaults.ShutdownGrace, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
