@@ -51,6 +51,10 @@ type RetryPolicy struct {
 // DefaultRetry is the policy of a step that names none: 3 attempts, exponential 1s..60s, 20% jitter.
 var DefaultRetry = RetryPolicy{Attempts: 3, Backoff: BackoffExp, BaseMs: 1000, MaxMs: 60000, Jitter: 0.2}
 
+// MaxOptionsBytes bounds the options JSON of step_run and wait_event (ABI.md §4.4, §4.7):
+// options are a policy and a match, never data, and the host reads them on every call.
+const MaxOptionsBytes = 64 << 10
+
 // MaxAttempts bounds RetryPolicy.Attempts so a typo cannot retry forever.
 const MaxAttempts = 1000
 

@@ -86,9 +86,6 @@ var verbs = map[string]verb{
 	},
 }
 
-// maxOptionsBytes bounds the options JSON of step_run and wait_event.
-const maxOptionsBytes = 64 << 10
-
 // maxLogBytes bounds one guest log message; longer ones are cut.
 const maxLogBytes = 4 << 10
 
@@ -166,7 +163,7 @@ func (st *state) answer(r Reply, err error) Reply {
 func (st *state) stepRun(ctx context.Context, mem api.Memory, nameArg, optsArg span) Reply {
 	st.notInStep(abi.FuncStepRun)
 	name := st.name(mem, abi.FuncStepRun, nameArg)
-	opts, err := abi.DecodeStepOptions(st.read(mem, abi.FuncStepRun, optsArg, maxOptionsBytes, "options"))
+	opts, err := abi.DecodeStepOptions(st.read(mem, abi.FuncStepRun, optsArg, abi.MaxOptionsBytes, "options"))
 	if err != nil {
 		st.violation("%s %q: %v", abi.FuncStepRun, name, err)
 	}
@@ -235,7 +232,7 @@ func (st *state) sleepUntil(ctx context.Context, mem api.Memory, nameArg span, m
 func (st *state) waitEvent(ctx context.Context, mem api.Memory, nameArg, optsArg span) Reply {
 	st.notInStep(abi.FuncWaitEvent)
 	name := st.name(mem, abi.FuncWaitEvent, nameArg)
-	opts, err := abi.DecodeWaitOptions(st.read(mem, abi.FuncWaitEvent, optsArg, maxOptionsBytes, "options"))
+	opts, err := abi.DecodeWaitOptions(st.read(mem, abi.FuncWaitEvent, optsArg, abi.MaxOptionsBytes, "options"))
 	if errors.Is(err, abi.ErrNotStorable) {
 		st.fault = guestError(abi.CodeNotStorable, "%s %q: %v", abi.FuncWaitEvent, name, err)
 		panic(st.fault)
