@@ -52,7 +52,7 @@ func TestRetryDelay(t *testing.T) {
 
 func TestRetryMergeAndValidate(t *testing.T) {
 	t.Parallel()
-	p := RetryPolicy{Attempts: 5}.Merge(DefaultRetry)
+	p := RetryPolicy{Attempts: 5}.Merge(DefaultRetry())
 	if p.Attempts != 5 || p.Backoff != BackoffExp || p.BaseMs != 1000 || p.MaxMs != 60000 || p.Jitter != 0.2 {
 		t.Fatalf("merge gave %+v", p)
 	}
@@ -61,7 +61,7 @@ func TestRetryMergeAndValidate(t *testing.T) {
 			t.Errorf("%+v validated", bad)
 		}
 	}
-	if err := DefaultRetry.Validate(); err != nil {
+	if err := DefaultRetry().Validate(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -48,8 +48,11 @@ type RetryPolicy struct {
 	Jitter float64 `json:"jitter,omitempty"`
 }
 
-// DefaultRetry is the policy of a step that names none: 3 attempts, exponential 1s..60s, 20% jitter.
-var DefaultRetry = RetryPolicy{Attempts: 3, Backoff: BackoffExp, BaseMs: 1000, MaxMs: 60000, Jitter: 0.2}
+// DefaultRetry is the policy of a step that names none: 3 attempts, exponential 1s..60s, 20%
+// jitter. A function, not a variable: the contract's default is not the program's to change.
+func DefaultRetry() RetryPolicy {
+	return RetryPolicy{Attempts: 3, Backoff: BackoffExp, BaseMs: 1000, MaxMs: 60000, Jitter: 0.2}
+}
 
 // MaxOptionsBytes bounds the options JSON of step_run and wait_event (ABI.md §4.4, §4.7):
 // options are a policy and a match, never data, and the host reads them on every call.

@@ -210,13 +210,13 @@ func TestOpenAPIDocumentsClientMistakes(t *testing.T) {
 		}
 	}
 	limits := doc.Components.Schemas["Limits"].Properties
-	for _, r := range engine.LimitRanges {
+	for _, r := range engine.LimitRanges() {
 		p := limits[r.Name]
 		if p.Minimum == nil || *p.Minimum != 0 || p.Maximum == nil || *p.Maximum != r.Max {
 			t.Errorf("Limits.%s is documented from %v to %v; the engine takes 0 to %d", r.Name, p.Minimum, p.Maximum, r.Max)
 		}
 	}
-	if len(limits) != len(engine.LimitRanges)+1 { // and allowedHosts
-		t.Errorf("Limits documents %d properties; the engine bounds %d numbers and allowedHosts", len(limits), len(engine.LimitRanges))
+	if len(limits) != len(engine.LimitRanges())+1 { // and allowedHosts
+		t.Errorf("Limits documents %d properties; the engine bounds %d numbers and allowedHosts", len(limits), len(engine.LimitRanges()))
 	}
 }

@@ -49,10 +49,10 @@ func (x *Executor) activate(ctx context.Context, c store.Claim) (ended *store.Ru
 		}
 		return x.fault(wctx, log, c.Run, j, c.Faults, fmt.Errorf("load the run's module: %w", err))
 	}
-	retry := abi.DefaultRetry
+	retry := abi.DefaultRetry()
 	for _, w := range mod.Description.Workflows {
 		if w.Name == c.Run.Workflow && w.Version == c.Run.Version && w.Retry != nil {
-			retry = w.Retry.Merge(abi.DefaultRetry)
+			retry = w.Retry.Merge(abi.DefaultRetry())
 		}
 	}
 	ctx, obs := x.obs.claimed(ctx, c.Run)

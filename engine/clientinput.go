@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -43,12 +44,15 @@ type LimitRange struct {
 	get  func(store.Limits) int64
 }
 
-// LimitRanges are the bounds of every numeric tenant limit (api/openapi.json documents the
+// LimitRanges returns the bounds of every numeric tenant limit, a copy of limitRanges.
+func LimitRanges() []LimitRange { return slices.Clone(limitRanges) }
+
+// limitRanges are the bounds of every numeric tenant limit (api/openapi.json documents the
 // same numbers). Past them a limit stops being one: 64 MiB pages is wasm32's whole address
 // space, an hour is longer than any activation should hold a slot, and a JSON value of 64 MiB
 // is far past what a run should carry yet well inside both stores' own bounds (Postgres's
 // jsonb keeps at most 255 MiB).
-var LimitRanges = []LimitRange{
+var limitRanges = []LimitRange{
 	{"memoryPages", 65536, func(l store.Limits) int64 { return int64(l.MemoryPages) }},
 	{"activationTimeoutMs", int64(time.Hour / time.Millisecond), func(l store.Limits) int64 { return l.ActivationTimeoutMs }},
 	{"concurrency", 100_000, func(l store.Limits) int64 { return int64(l.Concurrency) }},
@@ -101,9 +105,9 @@ func validTenantID(id string) error {
 	return nil
 }
 
-// validLimits checks a tenant's limit overrides against LimitRanges and the allowlist's form.
+// validLimits checks a tenant's limit overrides against limitRanges and the allowlist's form.
 func validLimits(l store.Limits) error {
-	for _, r := range LimitRanges {
+	for _, r := range limitRanges {
 		if v := r.get(l); v < 0 || v > r.Max {
 			return invalid("limits."+r.Name, "must be from 0 (the default) to %d, not %d", r.Max, v)
 		}

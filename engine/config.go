@@ -62,7 +62,7 @@ type Config struct {
 	// take DefaultTenantLimits' (memory 1024 pages, activations of 5 minutes, 100 concurrent
 	// activations per tenant over all hosts, modules 32 MiB, input, output and step output
 	// 1 MiB, events 256 KiB, 10,000 steps per run, 100 events buffered per run, no allowed
-	// hosts). Each must be within LimitRanges (and at least 1): New refuses it otherwise.
+	// hosts). Each must be within limitRanges (and at least 1): New refuses it otherwise.
 	TenantDefaults store.Limits
 
 	// DefaultRetentionDays applies when neither the workflow nor the start request sets one;
@@ -184,10 +184,10 @@ func (c *Config) validate() error {
 }
 
 // validTenantDefaults checks the operator's tenant limits, every zero already taken from
-// DefaultTenantLimits: each within LimitRanges, as an admin's would be, and at least 1, since
+// DefaultTenantLimits: each within limitRanges, as an admin's would be, and at least 1, since
 // a default of 0 is no limit at all.
 func validTenantDefaults(l store.Limits) error {
-	for _, r := range LimitRanges {
+	for _, r := range limitRanges {
 		if v := r.get(l); v < 1 || v > r.Max {
 			return fmt.Errorf("engine config: TenantDefaults.%s must be from 1 to %d, not %d", r.Name, r.Max, v)
 		}

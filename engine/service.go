@@ -74,7 +74,7 @@ func (s *Service) Deploy(ctx context.Context, tenantID string, wasm []byte, repl
 		}
 		wfs = append(wfs, store.Workflow{
 			TenantID: tenantID, Name: d.Name, Version: d.Version, Digest: m.Digest,
-			RetentionDays: d.RetentionDays, Retry: retry.Merge(abi.DefaultRetry), Triggers: d.Triggers,
+			RetentionDays: d.RetentionDays, Retry: retry.Merge(abi.DefaultRetry()), Triggers: d.Triggers,
 		})
 	}
 	stored, err := s.cfg.Store.PutModule(ctx, mod, wfs, replace)

@@ -16,11 +16,11 @@ import (
 // tenant's own limits (tenants set-limits) override them. The flags' values are the engine's
 // defaults (engine.DefaultTenantLimits, which reads internal/defaults), so nothing is written
 // here twice, and each is checked against the range an admin's value must be in
-// (engine.LimitRanges) before the daemon starts.
+// (engine.LimitRanges()) before the daemon starts.
 
 // intLimit is a tenant limit that is a whole number, with the flag that sets its default.
 type intLimit struct {
-	name  string // the limit's JSON name, as the API and engine.LimitRanges call it
+	name  string // the limit's JSON name, as the API and engine.LimitRanges() call it
 	flag  string
 	usage string
 	field *int
@@ -64,7 +64,7 @@ func tenantLimitFlags() []cli.Flag {
 }
 
 // tenantDefaults reads the tenant limit flags, refusing a value an admin could not set: each
-// number within engine.LimitRanges and at least 1 (0 would be no limit at all), each host an
+// number within engine.LimitRanges() and at least 1 (0 would be no limit at all), each host an
 // allowlist entry.
 func tenantDefaults(c *cli.Context) (store.Limits, error) {
 	var l store.Limits
@@ -91,10 +91,10 @@ func tenantDefaults(c *cli.Context) (store.Limits, error) {
 
 // limitMax is the largest value an admin may give the limit named name.
 func limitMax(name string) int64 {
-	for _, r := range engine.LimitRanges {
+	for _, r := range engine.LimitRanges() {
 		if r.Name == name {
 			return r.Max
 		}
 	}
-	panic("no engine.LimitRanges entry for limit " + name)
+	panic("no engine.LimitRanges() entry for limit " + name)
 }

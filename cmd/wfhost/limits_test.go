@@ -76,7 +76,7 @@ func TestEveryTenantLimitIsAFlag(t *testing.T) {
 	for _, l := range intLimits(&store.Limits{}) {
 		covered = append(covered, l.name)
 	}
-	for _, r := range engine.LimitRanges {
+	for _, r := range engine.LimitRanges() {
 		if !slices.Contains(covered, r.Name) {
 			t.Errorf("the tenant limit %s has no wfhost run flag", r.Name)
 		}
