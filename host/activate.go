@@ -42,16 +42,11 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 		return Result{}, err
 	}
 	st := newActivationState(a)
-	release, err := r.onTenantCore(ctx, st, a.Tenant)
+	gctx, end, err := r.onCoreWithin(ctx, st, a.Tenant, a.Limits.WallTime, errWallTime)
 	if err != nil {
 		return Result{}, fmt.Errorf("activation %w", err)
 	}
-	defer release()
-	gctx, wall := startWallClock(ctx, a.Limits.WallTime, errWallTime)
-	defer wall.stop()
-	st.wall = wall
-	gctx = withState(gctx, st)
-	st.done, st.guest = gctx.Done(), gctx
+	defer end()
 
 	pooled, made, terr := cm.take(gctx, rt, m, st)
 	if terr != nil {

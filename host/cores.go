@@ -247,18 +247,37 @@ func (w *wallClock) stop() {
 	w.cancel(context.Canceled)
 }
 
-// onTenantCore waits, under ctx, for one of the tenant's cores for st's guest and returns what
-// lets go of it and of the tenant's entry. The wait comes before the activation's wall time or
-// the describe's deadline starts: a guest must not be blamed for the time its tenant's other
-// guests held the cores.
-func (r *Runtime) onTenantCore(ctx context.Context, st *state, tenant string) (release func(), err error) {
+// onCoreWithin readies st for calls into a guest of tenant: it waits, under ctx, for one of
+// the tenant's cores, then starts limit, the pass's wall time or the describe's deadline. The
+// wait comes before limit starts, and limit stops while the guest waits for a core again
+// (backOnCore): a guest must not be blamed for the time its tenant's other guests held the
+// cores. It returns the context of the calls into the guest, which carries st, and what ends
+// it all.
+func (r *Runtime) onCoreWithin(ctx context.Context, st *state, tenant string, limit time.Duration, cause error) (context.Context, func(), error) {
 	st.core = onCore{shares: r.cores, tenant: r.cores.join(tenant)}
 	if err := st.core.take(ctx); err != nil {
 		r.cores.leave(st.core.tenant)
-		return nil, fmt.Errorf("stopped while waiting for one of the tenant's cores: %w", err)
+		return nil, nil, fmt.Errorf("stopped while waiting for one of the tenant's cores: %w", err)
 	}
-	return func() {
+	gctx, wall := startWallClock(ctx, limit, cause)
+	st.wall = wall
+	gctx = withState(gctx, st)
+	st.done, st.guest = gctx.Done(), gctx
+	return gctx, func() {
+		wall.stop()
 		st.core.give()
 		r.cores.leave(st.core.tenant)
 	}, nil
+}
+
+// describeOnCore runs a describe's calls into a module (both transports'): on one of the
+// uploading tenant's cores, like its activations, within DescribeTimeout.
+func (r *Runtime) describeOnCore(ctx context.Context, tenant string, calls func(context.Context, *state) error) error {
+	st := newDescribeState()
+	ctx, end, err := r.onCoreWithin(ctx, st, tenant, r.cfg.DescribeTimeout, errDescribeDeadline)
+	if err != nil {
+		return fmt.Errorf("load %w", err)
+	}
+	defer end()
+	return notTheModules(ctx, calls(ctx, st))
 }

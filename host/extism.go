@@ -288,22 +288,14 @@ func checkExtismShape(cm wazero.CompiledModule) error {
 }
 
 // describeExtism instantiates the plug-in once to read its ABI version and description.
-// Its calls run on one of the uploading tenant's cores, like its activations.
 func (r *Runtime) describeExtism(ctx context.Context, tenant string, cp *extism.CompiledPlugin, m *Module) error {
-	st := newDescribeState()
-	release, err := r.onTenantCore(ctx, st, tenant)
-	if err != nil {
-		return fmt.Errorf("load %w", err)
-	}
-	defer release()
-	ctx, wall := startWallClock(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
-	defer wall.stop()
-	st.wall = wall
-	return notTheModules(ctx, r.describeExtismIn(ctx, st, cp, m))
+	return r.describeOnCore(ctx, tenant, func(ctx context.Context, st *state) error {
+		return r.describeExtismIn(ctx, st, cp, m)
+	})
 }
 
+// describeExtismIn is describeExtism's calls; ctx carries st.
 func (r *Runtime) describeExtismIn(ctx context.Context, st *state, cp *extism.CompiledPlugin, m *Module) error {
-	ctx = withState(ctx, st)
 	plug, err := cp.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: st.moduleConfig()})
 	if err != nil {
 		return fmt.Errorf("%w: instantiate: %s%s", ErrInvalidModule, firstLine(err), st.stderrTail())
@@ -338,16 +330,12 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 		return Result{}, err
 	}
 	st := newActivationState(a)
-	release, err := r.onTenantCore(ctx, st, a.Tenant)
+	gctx, end, err := r.onCoreWithin(ctx, st, a.Tenant, a.Limits.WallTime, errWallTime)
 	if err != nil {
 		return Result{}, fmt.Errorf("activation %w", err)
 	}
-	defer release()
-	gctx, wall := startWallClock(ctx, a.Limits.WallTime, errWallTime)
-	defer wall.stop()
-	st.wall = wall
-	gctx = withExtismHTTP(withState(gctx, st))
-	st.done, st.guest = gctx.Done(), gctx
+	defer end()
+	gctx = withExtismHTTP(gctx)
 
 	inst, made, terr := p.take(gctx, st)
 	if terr != nil {

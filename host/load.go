@@ -289,22 +289,14 @@ func notTheModules(ctx context.Context, err error) error {
 }
 
 // describe instantiates the module once to read its ABI version and description.
-// Its calls run on one of the uploading tenant's cores, like its activations.
 func (r *Runtime) describe(ctx context.Context, tenant string, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
-	st := newDescribeState()
-	release, err := r.onTenantCore(ctx, st, tenant)
-	if err != nil {
-		return fmt.Errorf("load %w", err)
-	}
-	defer release()
-	ctx, wall := startWallClock(ctx, r.cfg.DescribeTimeout, errDescribeDeadline)
-	defer wall.stop()
-	st.wall = wall
-	return notTheModules(ctx, r.describeIn(ctx, st, rt, cm, m))
+	return r.describeOnCore(ctx, tenant, func(ctx context.Context, st *state) error {
+		return r.describeIn(ctx, st, rt, cm, m)
+	})
 }
 
+// describeIn is describe's calls; ctx carries st.
 func (r *Runtime) describeIn(ctx context.Context, st *state, rt wazero.Runtime, cm wazero.CompiledModule, m *Module) error {
-	ctx = withState(ctx, st)
 	inst, err := rt.InstantiateModule(ctx, cm, st.moduleConfig())
 	if err != nil {
 		return fmt.Errorf("%w: instantiate: %s%s", ErrInvalidModule, firstLine(err), st.stderrTail())
