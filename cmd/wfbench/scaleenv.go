@@ -141,6 +141,14 @@ func (e *scaleEnv) pgCPU() map[int]float64 {
 	return postgresCPU(e.o.db)
 }
 
+// pgField is " name=value" on Postgres and "" on the embedded store, which has no server.
+func (e *scaleEnv) pgField(name string, v float64) string {
+	if e.o.store != "postgres" {
+		return ""
+	}
+	return fmt.Sprintf(" %s=%.3f", name, v)
+}
+
 // result starts a RESULT line of the scale mode.
 func (e *scaleEnv) result(scenario string) string {
 	return fmt.Sprintf("RESULT peer=wfhost lang=%s mode=scale scenario=%s store=%s", e.o.lang, scenario, e.o.store)
