@@ -147,15 +147,17 @@ func scaleTimers(ctx context.Context, o options, wasm []byte) error {
 		return err
 	}
 	defer e.close(ctx)
-	lead := 10*time.Second + time.Duration(n)*2*time.Millisecond
+	lead := 10*time.Second + time.Duration(n)*4*time.Millisecond
 	at := time.Now().Add(lead)
-	ids, err := e.startMany(ctx, store.DefaultTenant, "steps", n, o.c, func(int) string {
+	// A quarter of the callers: more start runs faster than the engine takes them to their
+	// sleep, and a run that waits for a slot reaches its sleep late, spreading the storm.
+	ids, err := e.startMany(ctx, store.DefaultTenant, "steps", n, max(1, o.c/4), func(int) string {
 		return fmt.Sprintf(`{"n":2,"sleepMs":%d}`, max(1, time.Until(at).Milliseconds()))
 	})
 	if err != nil {
 		return err
 	}
-	if err := e.waitAsleep(ctx, time.Until(at)-time.Second, time.Until(at)); err != nil {
+	if err := e.waitAsleep(ctx, at.Add(-time.Second), time.Until(at)-time.Second); err != nil {
 		return fmt.Errorf("the runs were not all asleep before T (raise the lead): %w", err)
 	}
 	time.Sleep(time.Until(at))
@@ -218,7 +220,7 @@ func scaleSignals(ctx context.Context, o options, wasm []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := e.waitAsleep(ctx, time.Hour, 10*time.Minute); err != nil {
+	if err := e.waitAsleep(ctx, time.Now().Add(time.Hour), 10*time.Minute); err != nil {
 		return err
 	}
 	pg0, cpu0, t0 := e.pgCPU(), selfCPU(), time.Now()
@@ -374,7 +376,7 @@ func scaleSleeping(ctx context.Context, o options, wasm []byte) error {
 	if _, err := e.startMany(ctx, store.DefaultTenant, "steps", n, o.c, func(int) string { return input }); err != nil {
 		return err
 	}
-	if err := e.waitAsleep(ctx, time.Hour, 30*time.Minute); err != nil {
+	if err := e.waitAsleep(ctx, time.Now().Add(time.Hour), 30*time.Minute); err != nil {
 		return err
 	}
 	created := time.Since(t0)

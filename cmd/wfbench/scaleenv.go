@@ -189,16 +189,16 @@ func (e *scaleEnv) waitCompleted(ctx context.Context, tenant, workflow string, n
 	}
 }
 
-// waitAsleep polls until no live run is claimable before horizon from now: every run started
-// has reached its long sleep or wait and been suspended.
-func (e *scaleEnv) waitAsleep(ctx context.Context, horizon, timeout time.Duration) error {
+// waitAsleep polls until no live run is claimable before notBefore: every run started has
+// reached its long sleep or wait and been suspended.
+func (e *scaleEnv) waitAsleep(ctx context.Context, notBefore time.Time, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		at, ok, err := e.st.NextWakeup(ctx)
 		if err != nil {
 			return err
 		}
-		if !ok || time.Until(at) > horizon {
+		if !ok || at.After(notBefore) {
 			return nil
 		}
 		if time.Now().After(deadline) {
