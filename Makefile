@@ -61,7 +61,7 @@ bench: ## wfbench: 10-step and 1-step throughput, 1-step latency, idle queries, 
 bench/scale: ## wfbench -mode=scale at quick sizes, on Postgres then the embedded store (a few minutes; the issue's full sizes are the flags' defaults: BENCHMARKS.md, At scale)
 	$(ROOT) $(GO) build -o bin/wfbench ./cmd/wfbench
 	for st in postgres embedded; do \
-	  bin/wfbench -mode=scale -store=$$st -scale-s=10,100,1000 -scale-timers=2000 -scale-signals=2000 \
+	  bin/wfbench -mode=scale -lang=assemblyscript -store=$$st -scale-s=10,100,1000 -scale-timers=2000 -scale-signals=2000 \
 	    -scale-neighbour-n=100 -scale-backlog=5000 -scale-sleeping=10000 -scale-recovery=10000 -scale-idle=5s || exit 1; \
 	done
 
