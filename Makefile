@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export TEST_DATABASE_URL
 BIN := bin/wfhost
 
-.PHONY: help build test test/go test/sdks test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/go bench/peers clean
+.PHONY: help build test test/go test/sdks test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/scale bench/go bench/peers clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -57,6 +57,13 @@ bench: ## wfbench: 10-step and 1-step throughput, 1-step latency, idle queries, 
 	bin/wfbench -mode=latency -steps=1 -n=300
 	bin/wfbench -mode=idle -idle=10s
 	bin/wfbench -mode=attack -steps=1 -n=300
+
+bench/scale: ## wfbench -mode=scale at quick sizes, on Postgres then the embedded store (a few minutes; the issue's full sizes are the flags' defaults: BENCHMARKS.md, At scale)
+	$(ROOT) $(GO) build -o bin/wfbench ./cmd/wfbench
+	for st in postgres embedded; do \
+	  bin/wfbench -mode=scale -lang=assemblyscript -store=$$st -scale-s=10,100,1000 -scale-timers=2000 -scale-signals=2000 \
+	    -scale-neighbour-n=100 -scale-backlog=5000 -scale-sleeping=10000 -scale-recovery=10000 -scale-idle=5s || exit 1; \
+	done
 
 bench/go: ## the Go micro-benchmarks (activation, replay, store commits, drain)
 	$(ROOT) $(GO) test -run='^$$' -bench=. -benchtime=2s ./...

@@ -9,5 +9,29 @@
 // start to result), idle (no work for -idle: how many queries an idle daemon makes), attack (the
 // latency mode's n runs idle, then again while a second tenant uploads every hostile module of
 // internal/wasmgen and runs every hostile workflow in a loop: two RESULT lines, phase=idle and
-// phase=attack, with p99_ms, the cases tried and the ratio of the two p99s).
+// phase=attack, with p99_ms, the cases tried and the ratio of the two p99s), scale (below).
+//
+// The scale mode (scale.go, scaleenv.go; issue 13, point 9) runs the scenarios named by
+// -scale, each on a fresh store (-store=postgres: the -db database's wfbench schema, reset;
+// -store=embedded: a temporary data directory) with an engine in process, and prints one
+// RESULT line per measurement with mode=scale scenario=NAME store=STORE:
+//   - replay: one run at a time of the steps workflow with S steps (-scale-s) and a 1 ms
+//     durable sleep after each, so every step is a new activation that replays the journal;
+//     host and Postgres CPU per step, and the same run without sleeps for the ratio.
+//   - timers: -scale-timers runs whose one sleep ends at the same instant; the lateness of
+//     each wake (its next step's start minus its sleep's end, from the journal), wakes/s and
+//     CPU per wake.
+//   - signals: -scale-signals onboarding runs waiting for "verify", then one Signal each;
+//     delivered/s until the last run completed, and CPU per signal.
+//   - neighbour: tenant B's one-at-a-time 10-step runs (-scale-neighbour-n), alone and while
+//     tenant A drains -scale-backlog 10-step runs: p50, p99 and the ratio of the p99s.
+//   - sleeping: -scale-sleeping runs asleep for 12 hours: how fast they were started, the
+//     process's RSS, one store claim of 32 (median of -scale-claims) and, on Postgres, the
+//     statements per second of the idle engine over -scale-idle.
+//   - recovery: a run of -scale-recovery journal entries whose host died holding its lease
+//     (in process: a lease left to expire), taken up by a fresh engine with a new runtime;
+//     wall and host CPU to its completion, beside a cold engine's first 1-step run.
+//
+// The defaults are the issue's sizes (1,000,000 sleeping runs, S up to 10,000: long);
+// `make bench/scale` runs quick ones.
 package main

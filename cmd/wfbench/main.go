@@ -41,14 +41,15 @@ func main() {
 }
 
 type options struct {
-	mode, lang, db, testdata, attacks string
-	steps, n, c, pool, tenantCores    int
-	idle                              time.Duration
+	mode, lang, db, testdata, attacks, store string
+	steps, n, c, pool, tenantCores           int
+	idle                                     time.Duration
+	scale                                    scaleOptions
 }
 
 func run() error {
 	var o options
-	flag.StringVar(&o.mode, "mode", "direct", "direct, drain, latency, idle or attack (control latency idle, then under a hostile tenant: attack.go)")
+	flag.StringVar(&o.mode, "mode", "direct", "direct, drain, latency, idle, attack (control latency idle, then under a hostile tenant: attack.go) or scale (issue 13's scenarios at size: scale.go)")
 	flag.StringVar(&o.lang, "lang", "go", "guest language of the fixture: go, rust or assemblyscript")
 	flag.IntVar(&o.steps, "steps", 10, "steps per workflow")
 	flag.IntVar(&o.n, "n", 1000, "workflows")
@@ -59,6 +60,8 @@ func run() error {
 	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")
 	flag.DurationVar(&o.idle, "idle", 10*time.Second, "idle mode: how long to watch")
 	flag.StringVar(&o.attacks, "attacks", "bombs,traps,fixture,slow", "attack mode: the kinds of attack (attack.go)")
+	flag.StringVar(&o.store, "store", "postgres", "scale mode: postgres (the -db database) or embedded (a temporary data directory)")
+	o.scaleFlags()
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured part to this file")
 	flag.Parse()
 	fixture, ok := fixtures[o.lang]
@@ -70,6 +73,9 @@ func run() error {
 		return err
 	}
 	ctx := context.Background()
+	if o.mode == "scale" {
+		return runScale(ctx, o, wasm)
+	}
 	if err := ensureDatabase(ctx, o.db); err != nil {
 		return err
 	}
@@ -147,7 +153,7 @@ func run() error {
 	case "attack":
 		lats, err = b.attack(ctx, o)
 	default:
-		return fmt.Errorf("-mode %q: want direct, drain, latency, idle or attack", o.mode)
+		return fmt.Errorf("-mode %q: want direct, drain, latency, idle, attack or scale", o.mode)
 	}
 	if err != nil {
 		return err
