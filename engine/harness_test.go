@@ -37,6 +37,9 @@ type harnessOptions struct {
 	limits      store.Limits
 	concurrency int
 	noStart     bool
+	// wrapStore, when set, is what the engine gets instead of the store (h.store stays the
+	// store itself).
+	wrapStore func(store.Store) store.Store
 	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
 	metrics        prometheus.Registerer
 	tracerProvider trace.TracerProvider
@@ -60,8 +63,12 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		t.Fatalf("ensure tenant: %v", err)
 	}
 	logs := &logBuffer{}
+	var engineStore store.Store = st
+	if opts.wrapStore != nil {
+		engineStore = opts.wrapStore(st)
+	}
 	eng, err := engine.New(engine.Config{
-		Store:          st,
+		Store:          engineStore,
 		Runtime:        runtimeForTests(t),
 		Logger:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Concurrency:    opts.concurrency,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -101,12 +102,56 @@ func TestBacklogDoesNotHoldBackAnotherTenant(t *testing.T) {
 	}
 }
 
-// TestTenantConcurrencyCap: with a cap of 1, a tenant's slow runs execute one after another.
-// The engine's log is in the order things happened, so overlap shows as a second run's step
-// starting before the first run ended.
+// heldRuns is a store that records, in the order they happen, the claims it hands out and the
+// finishes it is asked for: the runs the engine holds at once. A finish is recorded before it
+// is written, and a claim once it is made, so a claim the tenant's cap allowed only after a
+// finish was written is always recorded after that finish. (The engine's "run ended" log line
+// comes after the write: a run claimed in between logged its step first, and the test, reading
+// the log, once saw two runs at once where the store never held two.)
+type heldRuns struct {
+	store.Store
+	mu         sync.Mutex
+	held       map[string]bool
+	most, seen int
+}
+
+func (s *heldRuns) ClaimRuns(ctx context.Context, p store.ClaimParams) ([]store.Claim, error) {
+	claims, err := s.Store.ClaimRuns(ctx, p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range claims {
+		s.held[c.Run.ID] = true
+		s.seen++
+	}
+	s.most = max(s.most, len(s.held))
+	return claims, err
+}
+
+func (s *heldRuns) ending(l store.Lease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.held, l.RunID)
+}
+
+func (s *heldRuns) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	s.ending(l)
+	return s.Store.Finish(ctx, l, status, output, info)
+}
+
+func (s *heldRuns) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+	s.ending(l)
+	return s.Store.CommitAndFinish(ctx, l, st, status, output, info)
+}
+
+// TestTenantConcurrencyCap: with a cap of 1, a tenant's slow runs execute one after another:
+// the engine never holds two of its runs at once.
 func TestTenantConcurrencyCap(t *testing.T) {
 	t.Parallel()
-	h := setup(t, harnessOptions{noStart: true})
+	held := &heldRuns{held: map[string]bool{}}
+	h := setup(t, harnessOptions{noStart: true, wrapStore: func(s store.Store) store.Store {
+		held.Store = s
+		return held
+	}})
 	ctx := context.Background()
 	if _, err := h.engine.SetTenantLimits(ctx, store.DefaultTenant, store.Limits{Concurrency: 1}); err != nil {
 		t.Fatal(err)
@@ -125,21 +170,16 @@ func TestTenantConcurrencyCap(t *testing.T) {
 			t.Fatalf("run %s: %s %+v", id, r.Status, r.Error)
 		}
 	}
-	open, most, starts := map[string]bool{}, 0, 0
+	starts := 0
 	for _, line := range strings.Split(h.logs.String(), "\n") {
 		var rec struct{ Msg, Run string }
-		if json.Unmarshal([]byte(line), &rec) != nil || rec.Run == "" {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(rec.Msg, "slow step ran"):
-			open[rec.Run] = true
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Run != "" && strings.HasPrefix(rec.Msg, "slow step ran") {
 			starts++
-		case rec.Msg == "run ended":
-			delete(open, rec.Run)
 		}
-		most = max(most, len(open))
 	}
+	held.mu.Lock()
+	most := held.most
+	held.mu.Unlock()
 	if starts != 3 || most != 1 {
 		t.Fatalf("%d slow steps started, at most %d at once; want 3 started, 1 at once", starts, most)
 	}
