@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -34,6 +35,23 @@ var (
 	// abi.CodeStoreRefused instead.
 	ErrRefused = errors.New("refused by the store")
 )
+
+// Classify is every store's error rule: err marked with ErrUnavailable when unavailable says
+// the store could not serve now, with ErrRefused when refused says it will never keep the
+// value, and left as it is otherwise or when it already carries either sentinel. Each store
+// passes its driver's reading of the two.
+func Classify(err error, unavailable, refused func(error) bool) error {
+	if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrRefused) {
+		return err
+	}
+	switch {
+	case unavailable(err):
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case refused(err):
+		return fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	return err
+}
 
 // DefaultTenant is the tenant that `wfhost run --token` and the embedded demo serve.
 const DefaultTenant = "default"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -20,17 +19,7 @@ import (
 // abi.CheckJSON refuses, a constraint, a value past SQLite's limits). These are store/postgres's
 // classes (its errors.go), so the engine and the API treat both stores alike. Every exported
 // method defers it; errors already carrying a store sentinel are left as they are.
-func classify(err *error) {
-	if *err == nil || errors.Is(*err, store.ErrUnavailable) || errors.Is(*err, store.ErrRefused) {
-		return
-	}
-	switch {
-	case unavailable(*err):
-		*err = fmt.Errorf("%w: %w", store.ErrUnavailable, *err)
-	case refused(*err):
-		*err = fmt.Errorf("%w: %w", store.ErrRefused, *err)
-	}
-}
+func classify(err *error) { *err = store.Classify(*err, unavailable, refused) }
 
 func unavailable(err error) bool {
 	// A closed store (the daemon shutting down) serves nothing more; database/sql says so

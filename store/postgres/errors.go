@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -19,17 +18,7 @@ import (
 // store.ErrRefused for a value it will never keep. Every exported method defers it, so the
 // rule is written once and no caller reads SQLSTATEs. Errors already carrying a store
 // sentinel, and every other error, are left as they are.
-func classify(err *error) {
-	if *err == nil || errors.Is(*err, store.ErrUnavailable) || errors.Is(*err, store.ErrRefused) {
-		return
-	}
-	switch {
-	case unavailable(*err):
-		*err = fmt.Errorf("%w: %w", store.ErrUnavailable, *err)
-	case refused(*err):
-		*err = fmt.Errorf("%w: %w", store.ErrRefused, *err)
-	}
-}
+func classify(err *error) { *err = store.Classify(*err, unavailable, refused) }
 
 // unavailable reports an error that says the database could not serve the call now, not that
 // the call was wrong: the same call may succeed once the database is back.
