@@ -40,19 +40,11 @@ func (f *faultyStore) CommitStep(ctx context.Context, l store.Lease, s store.Ste
 
 func TestFailedCommitsAreRetriedWithoutDuplicates(t *testing.T) {
 	t.Parallel()
-	h := setup(t, harnessOptions{noStart: true})
+	h := setup(t, harnessOptions{wrapStore: func(s store.Store) store.Store {
+		return &faultyStore{Store: s, failAt: map[int32]bool{2: true, 3: true}}
+	}})
 	h.deploy("examples.wasm", false)
-	faulty := &faultyStore{Store: h.store, failAt: map[int32]bool{2: true, 3: true}}
-	logs := &logBuffer{}
-	eng, err := engine.New(engine.Config{Store: faulty, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
-		PollInterval: time.Second, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Stop()
+	logs := h.logs
 	run := h.start("steps", map[string]any{"n": 4})
 	r := h.await(run.ID, settle)
 	if r.Status != store.StatusCompleted || decode[map[string]int](t, r.Output)["sum"] != 6 {
@@ -96,18 +88,9 @@ func (s nulOutputs) CommitAndFinish(ctx context.Context, l store.Lease, st store
 // callback every lease with nothing journaled (the loop the attack found).
 func TestRefusedWriteFailsTheRun(t *testing.T) {
 	t.Parallel()
-	h := setup(t, harnessOptions{noStart: true})
+	h := setup(t, harnessOptions{wrapStore: func(s store.Store) store.Store { return nulOutputs{s} }})
 	h.deploy("examples.wasm", false)
-	logs := &logBuffer{}
-	eng, err := engine.New(engine.Config{Store: nulOutputs{h.store}, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
-		PollInterval: time.Second, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Stop()
+	logs := h.logs
 	run := h.start("steps", map[string]any{"n": 2})
 	r := h.await(run.ID, settle)
 	if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != abi.CodeStoreRefused {
@@ -140,19 +123,10 @@ func (failingCommits) CommitStep(context.Context, store.Lease, store.Step, time.
 // being re-activated forever; a metric counts it.
 func TestRunWithoutProgressIsFailed(t *testing.T) {
 	t.Parallel()
-	h := setup(t, harnessOptions{noStart: true})
-	h.deploy("examples.wasm", false)
-	logs := &logBuffer{}
 	reg := prometheus.NewRegistry()
-	eng, err := engine.New(engine.Config{Store: failingCommits{h.store}, Runtime: runtimeForTests(t), LeaseFor: 3 * time.Second,
-		PollInterval: time.Second, FaultLimit: 3, Metrics: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Stop()
+	h := setup(t, harnessOptions{faultLimit: 3, metrics: reg, wrapStore: func(s store.Store) store.Store { return failingCommits{s} }})
+	h.deploy("examples.wasm", false)
+	logs := h.logs
 	run := h.start("steps", map[string]any{"n": 2})
 	r := h.await(run.ID, settle)
 	if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != abi.CodeNoProgress {

@@ -38,8 +38,9 @@ type harnessOptions struct {
 	concurrency int
 	noStart     bool
 	// wrapStore, when set, is what the engine gets instead of the store (h.store stays the
-	// store itself).
-	wrapStore func(store.Store) store.Store
+	// store itself): a store that fails or records some calls.
+	wrapStore  func(store.Store) store.Store
+	faultLimit int
 	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
 	metrics        prometheus.Registerer
 	tracerProvider trace.TracerProvider
@@ -75,6 +76,7 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		LeaseFor:       3 * time.Second,
 		PollInterval:   time.Second,
 		TenantDefaults: opts.limits,
+		FaultLimit:     opts.faultLimit,
 		Metrics:        opts.metrics,
 		TracerProvider: opts.tracerProvider,
 	})
