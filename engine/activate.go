@@ -16,7 +16,7 @@ import (
 // the claim's lease (the pass's journal holds it), so a host that lost the run can never
 // overwrite the one that took it. It returns the run as it ended when this pass recorded its
 // end, for the caller to hand to AwaitRun's waiters once the activation's slot is free.
-func (x *Executor) activate(ctx context.Context, c store.Claim) (ended *store.Run) {
+func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation) (ended *store.Run) {
 	log := x.cfg.Logger.With("tenant", c.Run.TenantID, "workflow", c.Run.Workflow, "run", c.Run.ID)
 	if id, ok := x.obs.traceID(c.Run.ID); ok {
 		// The run's trace id is derived from its id: its log records and spans find each other.
@@ -59,7 +59,10 @@ func (x *Executor) activate(ctx context.Context, c store.Claim) (ended *store.Ru
 	p := &pass{
 		run: c.Run, j: j, obs: obs, retry: retry, maxSteps: limits.MaxStepsPerRun,
 		seen: make(map[string]int), clock: c.Run.CreatedAt, log: log, caps: x.capabilities(),
-		clk: x.cfg.Clock, rand: x.cfg.Rand,
+		clk: x.cfg.Clock, rand: x.cfg.Rand, act: act,
+	}
+	if x.parking != nil {
+		p.park = x.parkPass
 	}
 	var stats host.Stats
 	guestLog := newGuestLogCap(log.Handler(), maxGuestRecords)
@@ -75,12 +78,17 @@ func (x *Executor) activate(ctx context.Context, c store.Claim) (ended *store.Ru
 		Stats:    &stats,
 	})
 	dropped := guestLog.dropped.Load()
-	obs.sandboxed(stats, dropped)
 	if dropped > 0 {
 		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", dropped, "limit", maxGuestRecords)
 	}
-	outcome, ended := x.settle(ctx, wctx, log, c.Run, j, obs, c.Faults, res, err)
-	obs.ended(outcome, err)
+	// A pass that parked and was resumed is observed from its resume on; one that ended
+	// parked (evicted, cancelled) was observed to its park already.
+	obs = p.obs
+	outcome, ended := x.settle(ctx, wctx, log, p.run, j, obs, c.Faults, res, err)
+	if obs != nil {
+		obs.sandboxed(stats, dropped)
+		obs.ended(outcome, err)
+	}
 	return ended
 }
 
@@ -100,7 +108,7 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 			obs.guestFault(abi.CodeNondeterministic)
 			return "finished", x.finish(wctx, log, run, j, store.StatusNondeterministic, nil, &abi.ErrorInfo{
 				Code:    abi.CodeNondeterministic,
-				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", reached, len(j.claimed), next.Kind, next.Key),
+				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", reached, j.base+len(j.claimed), next.Kind, next.Key),
 			})
 		}
 		if res.Error != nil {

@@ -58,6 +58,14 @@ type Config struct {
 	// shutdown's hand-back is no fault, and any journal write starts the count again.
 	FaultLimit int
 
+	// ParkMemory bounds the memory of the passes this host keeps parked while their runs
+	// sleep or wait (parking.go), least recently parked evicted first; default
+	// defaults.ParkMemory() (a 32nd of the machine's memory, 64 MiB to 1 GiB); negative turns
+	// parking off. ParkHorizon is the furthest ahead a wake-up may be for its pass to be
+	// parked; default 10 minutes.
+	ParkMemory  int64
+	ParkHorizon time.Duration
+
 	// TenantDefaults are the limits of every tenant that does not override them; zero fields
 	// take DefaultTenantLimits' (memory 1024 pages, activations of 5 minutes, 100 concurrent
 	// activations per tenant over all hosts, modules 32 MiB, input, output and step output
@@ -112,6 +120,10 @@ func (c *Config) setDefaults() {
 	c.PollInterval = cmp.Or(c.PollInterval, defaults.PollInterval)
 	c.ShutdownGrace = cmp.Or(c.ShutdownGrace, defaults.ShutdownGrace)
 	c.FaultLimit = cmp.Or(c.FaultLimit, defaults.FaultLimit)
+	if c.ParkMemory == 0 {
+		c.ParkMemory = defaults.ParkMemory()
+	}
+	c.ParkHorizon = cmp.Or(c.ParkHorizon, defaults.ParkHorizon)
 	c.TenantDefaults = c.TenantDefaults.Or(DefaultTenantLimits())
 	c.DefaultRetentionDays = cmp.Or(c.DefaultRetentionDays, defaults.DefaultRetentionDays)
 	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, defaults.MaxRetentionDays)

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/internal/lifecycle"
 	"github.com/wfhost/wfhost/store"
@@ -27,6 +29,8 @@ type Executor struct {
 	handBacks *handBacks
 	acq       *acquisitions
 	sweeper   *sweeper
+	// parking keeps the passes parked on this host (parking.go); nil when parking is off.
+	parking *parking
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
 	slots  chan struct{} // one token per running activation
@@ -47,8 +51,12 @@ type Executor struct {
 
 // activation is the bookkeeping of one running pass, for cancel notices and heartbeats.
 type activation struct {
-	lease  store.Lease
+	runID  string
+	lease  store.Lease // under Executor.mu: a resumed pass has a new one
 	cancel context.CancelCauseFunc
+	// slotHeld is false while the pass is parked away from its slot (parking.go). Only the
+	// activation's goroutine touches it.
+	slotHeld bool
 }
 
 func newExecutor(sh *shared, acq *acquisitions) *Executor {
@@ -61,6 +69,18 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		slots:       make(chan struct{}, sh.cfg.Concurrency),
 		active:      make(map[string]*activation),
 		claimerDone: make(chan struct{}),
+	}
+	if sh.cfg.ParkMemory > 0 {
+		x.parking = newParking(uint64(sh.cfg.ParkMemory))
+		if reg := sh.cfg.Metrics; reg != nil {
+			reg.MustRegister(
+				prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+					Name: "wfhost_parked_passes", Help: "Passes parked on this host now, their runs sleeping or waiting.",
+				}, func() float64 { n, _ := x.parking.stats(); return float64(n) }),
+				prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+					Name: "wfhost_parked_bytes", Help: "What the passes parked on this host are taken to cost (linear memory and overhead), against --park-memory.",
+				}, func() float64 { _, b := x.parking.stats(); return float64(b) }))
+		}
 	}
 	x.drain = x.life.Draining()
 	// Until the claimer's first look, runs left from before this host started may be waiting.
@@ -103,6 +123,9 @@ func (x *Executor) drainActivations() {
 		x.life.Cancel(errShutdown)
 		<-x.claimerDone
 	}
+	// Parked passes hold no lease and no slot: their runs are durably suspended, and they
+	// unwind at once.
+	x.closeParking()
 	done := make(chan struct{})
 	go func() { x.workers.Wait(); close(done) }()
 	select {
@@ -148,6 +171,7 @@ func (x *Executor) cancelLocal(runID string) {
 	if a != nil {
 		a.cancel(errCancelled)
 	}
+	x.unpark(runID, "cancelled")
 }
 
 func (x *Executor) draining() bool {
@@ -229,6 +253,9 @@ func (x *Executor) claimAvailable(ctx context.Context, askNext bool) time.Time {
 		}
 		for _, c := range claims {
 			x.workers.Add(1)
+			if x.handOver(c) {
+				continue // the slot and the worker count are the resumed pass's now
+			}
 			x.execute(ctx, c)
 		}
 		if len(claims) < free {
@@ -260,8 +287,9 @@ func (x *Executor) takeFreeSlots() int {
 // execute runs a claim in its own goroutine, in a slot and a worker count already taken.
 func (x *Executor) execute(ctx context.Context, c store.Claim) {
 	actx, cancel := context.WithCancelCause(ctx)
+	a := &activation{runID: c.Run.ID, lease: c.Lease, cancel: cancel, slotHeld: true}
 	x.mu.Lock()
-	x.active[c.Run.ID] = &activation{lease: c.Lease, cancel: cancel}
+	x.active[c.Run.ID] = a
 	x.acq.registered(c.Run.ID)
 	if x.interrupted {
 		cancel(errShutdown)
@@ -271,17 +299,23 @@ func (x *Executor) execute(ctx context.Context, c store.Claim) {
 		var ended *store.Run
 		defer func() {
 			x.mu.Lock()
-			delete(x.active, c.Run.ID)
+			if x.active[c.Run.ID] == a {
+				delete(x.active, c.Run.ID)
+			}
 			x.mu.Unlock()
 			cancel(nil)
-			x.freeSlot()
+			if a.slotHeld {
+				x.freeSlot()
+			} else {
+				x.parking.passes.Done() // it ended parked away from its slot
+			}
 			// After the slot is free: a caller of StartAndAwait that starts its next run at
 			// once finds the slot this one held, and runs it here without queueing.
 			if ended != nil {
 				x.waiters.notify(ended.ID, ended)
 			}
 		}()
-		ended = x.activate(actx, c)
+		ended = x.activate(actx, c, a)
 	}()
 }
 

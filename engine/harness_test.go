@@ -41,6 +41,8 @@ type harnessOptions struct {
 	// store itself): a store that fails or records some calls.
 	wrapStore  func(store.Store) store.Store
 	faultLimit int
+	// parkMemory is engine.Config.ParkMemory (0: the default; negative: no parking).
+	parkMemory int64
 	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
 	metrics        prometheus.Registerer
 	tracerProvider trace.TracerProvider
@@ -77,6 +79,7 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		PollInterval:   time.Second,
 		TenantDefaults: opts.limits,
 		FaultLimit:     opts.faultLimit,
+		ParkMemory:     opts.parkMemory,
 		Metrics:        opts.metrics,
 		TracerProvider: opts.tracerProvider,
 	})

@@ -20,8 +20,12 @@ type journal struct {
 	store    store.Store
 	lease    store.Lease
 	leaseFor time.Duration // how far a commit renews the lease
-	claimed  []store.Step
-	cursor   int // index of the next claimed step the pass must reach
+	// claimed are the entries the pass was claimed (or last resumed) with, from entry base on:
+	// a claim reads the whole journal (base 0), a parked pass's resume only its tail
+	// (parking.go).
+	claimed []store.Step
+	base    int
+	cursor  int // the journal entry the pass reaches next
 	// pending is a finished step whose commit is held back until the guest's next durable
 	// call: when that call is the run's end, the step and the end commit together
 	// (store.CommitAndFinish). Nothing the guest does in between is observable outside it, so
@@ -38,22 +42,28 @@ func newJournal(st store.Store, c store.Claim, leaseFor time.Duration) *journal 
 func (j *journal) reach() (seq int, claimed *store.Step) {
 	seq = j.cursor
 	j.cursor++
-	if seq < len(j.claimed) {
-		return seq, &j.claimed[seq]
+	if i := seq - j.base; i >= 0 && i < len(j.claimed) {
+		return seq, &j.claimed[i]
 	}
 	return seq, nil
 }
 
+// resume takes up a parked pass's journal again at entry seq, which it suspended at, with
+// the claim that resumed it: its lease, and the journal from seq on.
+func (j *journal) resume(c *store.Claim, seq int) {
+	j.lease, j.claimed, j.base, j.cursor = c.Lease, c.Journal, seq, seq
+}
+
 // last reports whether seq is the last claimed step: a wait there that is already resolved
 // was resolved while the run was suspended.
-func (j *journal) last(seq int) bool { return seq == len(j.claimed)-1 }
+func (j *journal) last(seq int) bool { return seq == j.base+len(j.claimed)-1 }
 
 // unreached is the first claimed step the pass did not reach (nil when it reached them all),
 // and how many it reached: a workflow that finishes before it replayed its whole journal is
 // nondeterministic.
 func (j *journal) unreached() (next *store.Step, reached int) {
-	if j.cursor < len(j.claimed) {
-		return &j.claimed[j.cursor], j.cursor
+	if i := j.cursor - j.base; i >= 0 && i < len(j.claimed) {
+		return &j.claimed[i], j.cursor
 	}
 	return nil, j.cursor
 }

@@ -59,6 +59,12 @@ type metrics struct {
 	storeCommit *prometheus.HistogramVec
 	claimBatch  prometheus.Histogram
 
+	// Parked passes (parking.go): how many parked, how each was resumed (timer, signal,
+	// claim) and why each evicted one was (memory, cancelled, not_resumable, shutdown).
+	parks         prometheus.Counter
+	parkResumes   *prometheus.CounterVec
+	parkEvictions *prometheus.CounterVec
+
 	workflows, steps, events labelBound
 
 	clock     clock.Clock // activation and store latencies are measured on it
@@ -144,6 +150,15 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 		events:    newLabelBound(maxEventLabels),
 		running:   make(map[string]time.Time),
 	}
+	m.parks = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wfhost_parks_total", Help: "Passes kept parked, their guest blocked in the host call, when their run suspended.",
+	})
+	m.parkResumes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wfhost_park_resumes_total", Help: "Parked passes resumed without a replay, by what resumed them (timer, signal, claim).",
+	}, []string{"by"})
+	m.parkEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wfhost_park_evictions_total", Help: "Parked passes unwound instead of resumed (their runs replay when next due), by reason (memory, cancelled, not_resumable, shutdown).",
+	}, []string{"reason"})
 	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "wfhost_activation_oldest_seconds", Help: "Age of the longest-running activation on this host (0: none); a stuck run shows here.",
 	}, m.oldestActivation)
@@ -151,7 +166,7 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 		reg.MustRegister(m.runsStarted, m.runsCompleted, m.runsInFlight, m.runDuration,
 			m.stepDuration, m.stepRetries, m.signals, m.timerLateness, m.activations, m.activationSec,
 			m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
-			m.storeCommit, m.claimBatch, oldest)
+			m.storeCommit, m.claimBatch, m.parks, m.parkResumes, m.parkEvictions, oldest)
 	}
 	return m
 }

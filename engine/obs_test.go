@@ -283,14 +283,17 @@ func TestTraceOfARunThatWaits(t *testing.T) {
 		tree = append(tree, sp)
 	}
 	got := render(tree)
+	// The pass parks at the sleep and is resumed (a new activation span, its steps under it);
+	// the failed attempt's retry, reached in step_done, unwinds (parking.go); the replay after
+	// the backoff parks at the wait, and the signal resumes it.
 	want := strings.Join([]string{
 		"workflow.run run_id=" + run.ID + " status=completed workflow.name=onboarding workflow.version=1",
-		"  workflow.activation outcome=suspended run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
+		"  workflow.activation outcome=parked run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
 		"    workflow.step step.attempt=1 step.kind=run step.name=create-user",
 		"    workflow.step step.kind=sleep step.name=welcome-delay",
 		"  workflow.activation outcome=suspended run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
 		"    workflow.step step.attempt=1 step.kind=run step.name=send-welcome",
-		"  workflow.activation outcome=suspended run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
+		"  workflow.activation outcome=parked run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
 		"    workflow.step step.attempt=2 step.kind=run step.name=send-welcome",
 		"    workflow.step event=verify step.kind=wait step.name=await-verify",
 		"  workflow.signal event=verify run_id=" + run.ID,

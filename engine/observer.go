@@ -63,6 +63,12 @@ func (o *observer) broadcastSent(ctx context.Context, tenantID, event string) fu
 }
 
 // swept and pruned: the sweeper deleted n expired runs, or n broadcasts past their window.
+// parked, resumed, evicted: a pass was kept parked; resumed by what (timer, signal, claim);
+// evicted for reason.
+func (o *observer) parked()               { o.m.parks.Inc() }
+func (o *observer) resumed(by string)     { o.m.parkResumes.WithLabelValues(by).Inc() }
+func (o *observer) evicted(reason string) { o.m.parkEvictions.WithLabelValues(reason).Inc() }
+
 func (o *observer) swept(n int)  { o.m.retentionSwept.Add(float64(n)) }
 func (o *observer) pruned(n int) { o.m.broadcastsPruned.Add(float64(n)) }
 
@@ -91,6 +97,12 @@ func (o *observer) claimed(ctx context.Context, run store.Run) (context.Context,
 	return ctx, a
 }
 
+// parent is the context of a host call with this activation's span in it: a pass resumed
+// after parking (parking.go) makes its calls in the context of the activation it began as.
+func (a *activationObs) parent(ctx context.Context) context.Context {
+	return trace.ContextWithSpan(ctx, a.span)
+}
+
 // sandboxed: what the activation cost the sandbox, and how many guest log records it dropped.
 func (a *activationObs) sandboxed(stats host.Stats, droppedLogs int64) {
 	a.o.m.wasmStats(a.run.TenantID, stats)
@@ -101,7 +113,7 @@ func (a *activationObs) sandboxed(stats host.Stats, droppedLogs int64) {
 
 // stepStarted: a step's callback starts (attempt of it) at at.
 func (a *activationObs) stepStarted(ctx context.Context, key string, attempt int, at time.Time) {
-	a.step = &stepObs{key: key, started: at, span: a.o.t.startStep(ctx, key, store.KindRun, attempt, at)}
+	a.step = &stepObs{key: key, started: at, span: a.o.t.startStep(a.parent(ctx), key, store.KindRun, attempt, at)}
 }
 
 // stepDone: the running step's callback returned; info is its failure (nil: it succeeded),
@@ -128,7 +140,7 @@ func (a *activationObs) stepDone(info *abi.ErrorInfo, retryAt time.Time) {
 // sleepReached: the pass reaches a sleep for the first time; call the result once it is
 // journaled.
 func (a *activationObs) sleepReached(ctx context.Context, key string, at, wake time.Time) (end func()) {
-	s := a.o.t.startStep(ctx, key, store.KindSleep, 0, at)
+	s := a.o.t.startStep(a.parent(ctx), key, store.KindSleep, 0, at)
 	s.SetAttributes(attribute.String("step.wake_at", wake.Format(time.RFC3339Nano)))
 	return func() { s.End() }
 }
@@ -136,7 +148,7 @@ func (a *activationObs) sleepReached(ctx context.Context, key string, at, wake t
 // waitReached: the pass reaches a wait for the first time; call the result once it is
 // journaled (parked or resolved).
 func (a *activationObs) waitReached(ctx context.Context, key, event string, at time.Time) (end func()) {
-	s := a.o.t.startStep(ctx, key, store.KindWait, 0, at)
+	s := a.o.t.startStep(a.parent(ctx), key, store.KindWait, 0, at)
 	s.SetAttributes(attribute.String("event", event))
 	return func() { s.End() }
 }

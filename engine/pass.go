@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -55,6 +56,11 @@ type pass struct {
 
 	inStep *openStep // the step whose callback is running, if any
 
+	// park keeps the pass parked when a call suspends the run, until the run may go on
+	// (parking.go); nil: never. act is the activation the pass runs as.
+	park func(ctx context.Context, p *pass, seq int, susp *suspended) (*store.Claim, bool)
+	act  *activation
+
 	clk  clock.Clock  // the engine's, for the times the pass writes
 	rand clock.Rand   // the retry jitter
 	log  *slog.Logger // carries the run's tenant, workflow and run
@@ -90,6 +96,28 @@ func (p *pass) CurrentStep() string {
 func (p *pass) advance(t *time.Time) {
 	if t != nil && t.After(p.clock) {
 		p.clock = *t
+	}
+}
+
+// parkable makes a durable call that may suspend the run. When it does and the pass is kept
+// parked until the run may go on (parking.go), the call is made again on the journal as the
+// resume read it, from the entry it suspended at: what a replay reaching that entry would do,
+// so a parked pass and a replayed one go on alike.
+func (p *pass) parkable(ctx context.Context, name string, call func() (host.Reply, error)) (host.Reply, error) {
+	for {
+		seq, reached := p.j.cursor, p.seen[name]
+		r, err := call()
+		var susp *suspended
+		if p.park == nil || !errors.As(err, &susp) {
+			return r, err
+		}
+		c, ok := p.park(ctx, p, seq, susp)
+		if !ok {
+			return r, err
+		}
+		p.run = c.Run
+		p.j.resume(c, seq)
+		p.seen[name] = reached
 	}
 }
 
@@ -130,6 +158,10 @@ func (p *pass) suspend(ctx context.Context, key, reason string, s *store.Step, w
 }
 
 func (p *pass) StepRun(ctx context.Context, name string, opts abi.StepOptions) (host.Reply, error) {
+	return p.parkable(ctx, name, func() (host.Reply, error) { return p.stepRun(ctx, name, opts) })
+}
+
+func (p *pass) stepRun(ctx context.Context, name string, opts abi.StepOptions) (host.Reply, error) {
 	if err := p.j.flush(ctx); err != nil {
 		return host.Reply{}, err
 	}
@@ -205,11 +237,15 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 }
 
 func (p *pass) Sleep(ctx context.Context, name string, d time.Duration) (host.Reply, error) {
-	return p.sleep(ctx, name, func(t time.Time) time.Time { return t.Add(d) })
+	return p.parkable(ctx, name, func() (host.Reply, error) {
+		return p.sleep(ctx, name, func(t time.Time) time.Time { return t.Add(d) })
+	})
 }
 
 func (p *pass) SleepUntil(ctx context.Context, name string, until time.Time) (host.Reply, error) {
-	return p.sleep(ctx, name, func(time.Time) time.Time { return until })
+	return p.parkable(ctx, name, func() (host.Reply, error) {
+		return p.sleep(ctx, name, func(time.Time) time.Time { return until })
+	})
 }
 
 // sleep journals the wake-up time the first time the step is reached (until computes it from
@@ -260,6 +296,10 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 }
 
 func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions) (host.Reply, error) {
+	return p.parkable(ctx, name, func() (host.Reply, error) { return p.waitEvent(ctx, name, opts) })
+}
+
+func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions) (host.Reply, error) {
 	if err := p.j.flush(ctx); err != nil {
 		return host.Reply{}, err
 	}

@@ -226,7 +226,8 @@ func (s *Service) Signal(ctx context.Context, tenantID, runID, event string, pay
 	if err != nil {
 		return false, err
 	}
-	if delivered {
+	// A run parked here goes on at once, leased by id; any other, the claimer takes.
+	if delivered && !s.exec.resumeSignalled(runID) {
 		s.exec.wake()
 	}
 	return delivered, nil

@@ -54,6 +54,7 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 	}
 	stats.Instantiate = made
 	inst := pooled.mod
+	st.memoryBytes = func() uint64 { return memorySize(inst) }
 	defer func() {
 		// The guest is done: resetting its instance is the host's work.
 		st.core.give()

@@ -158,9 +158,10 @@ func (c *coreShares) letLocked(t *tenantCores) {
 // onCore is how a state holds a core while the guest's code runs: tenant is nil for a state
 // that does not count (none of the Runtime's), held whether it holds one now.
 type onCore struct {
-	shares *coreShares
-	tenant *tenantCores
-	held   bool
+	shares     *coreShares
+	tenant     *tenantCores
+	tenantName string // to join again after a park (park.go)
+	held       bool
 }
 
 // take waits for a core for the guest's code.
@@ -254,7 +255,7 @@ func (w *wallClock) stop() {
 // cores. It returns the context of the calls into the guest, which carries st, and what ends
 // it all.
 func (r *Runtime) onCoreWithin(ctx context.Context, st *state, tenant string, limit time.Duration, cause error) (context.Context, func(), error) {
-	st.core = onCore{shares: r.cores, tenant: r.cores.join(tenant)}
+	st.core = onCore{shares: r.cores, tenant: r.cores.join(tenant), tenantName: tenant}
 	if err := st.core.take(ctx); err != nil {
 		r.cores.leave(st.core.tenant)
 		return nil, nil, fmt.Errorf("stopped while waiting for one of the tenant's cores: %w", err)

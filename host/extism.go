@@ -342,6 +342,7 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 		return Result{}, terr.st.classify(ctx, gctx, terr.stage, terr.err)
 	}
 	stats.Instantiate = made
+	st.memoryBytes = func() uint64 { return memorySize(inst.mod) }
 	defer func() {
 		st.core.give() // as natively (Activate)
 		if hasMemory(inst.mod) {

@@ -38,8 +38,11 @@ type state struct {
 
 	// core is the tenant's core the guest's code holds while it runs (cores.go).
 	core onCore
-	// wall is the pass's (or describe's) deadline, paused while the guest waits for a core.
+	// wall is the pass's (or describe's) deadline, paused while the guest waits for a core
+	// or is parked.
 	wall *wallClock
+	// memoryBytes is the size of the instance's linear memory, for what parking it costs.
+	memoryBytes func() uint64
 
 	outbound *Outbound // nil: no outbound HTTP
 	// secrets are the values the host handed this instance (secret_get), redacted from all

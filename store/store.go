@@ -335,6 +335,18 @@ type ClaimParams struct {
 	TenantConcurrency int
 }
 
+// ResumeParams asks for one run a host parked (ResumeRun).
+type ResumeParams struct {
+	RunID    string
+	Owner    string
+	LeaseFor time.Duration
+	// TenantConcurrency is ClaimParams.TenantConcurrency: a resume takes a slot of the
+	// tenant's cap like any claim.
+	TenantConcurrency int
+	// FromSeq is the first journal entry to return: the one the parked pass suspended at.
+	FromSeq int
+}
+
 // Claim is a run this host now holds, with its whole journal ordered by Seq.
 type Claim struct {
 	Run     Run
@@ -488,6 +500,12 @@ type Store interface {
 	// handed it back: the host died, hung, or lost the store) counts a fault against it, as
 	// Fault does, with that as the reason.
 	ClaimRuns(ctx context.Context, p ClaimParams) ([]Claim, error)
+	// ResumeRun leases the run p names when a claim could take it now (live and due, no live
+	// lease on it, its tenant under its cap), as ClaimRuns would, and returns it with its
+	// journal from p.FromSeq on; ok is false, with nothing written, when it is not claimable.
+	// A host resumes a run it parked this way (engine/parking.go): by id, and reading only the
+	// journal the parked pass has not seen.
+	ResumeRun(ctx context.Context, p ResumeParams) (c Claim, ok bool, err error)
 	// ReleaseOwned hands back every live lease owner holds on a run not in keep, the runs
 	// available now, and says how many it released. A host calls it after a claim or a start
 	// whose answer it never got (the connection died after the store committed): the store may

@@ -1,0 +1,352 @@
+package engine
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/clock"
+	"github.com/wfhost/wfhost/store"
+)
+
+// Parked instances. A pass whose durable call suspends its run (a sleep, a wait no event has
+// resolved, a step in its retry backoff) used to unwind its guest, and the run's next
+// activation replayed the whole journal on a reset instance: O(S) per wake-up, O(S²) per run.
+// Now, once the suspension is durable (the run released, its due time or its wait written),
+// the pass can stay where it is instead, its guest blocked in the host call (host.Park), while
+// this host expects to resume it: within Config.ParkMemory, least recently parked first out,
+// and only for a wake-up within Config.ParkHorizon (or an event). When the run is due again
+// this host leases it by id with only the journal's tail (store.ResumeRun), and the pass makes
+// the same call again on that journal, exactly as a replay reaching it would: the call reads
+// the entry it suspended at and returns what it holds. Nothing else changes: the suspension
+// was durable and the lease released, so an eviction, a crash, a redeploy, a cancel or
+// another host claiming the run leave the run to the ordinary path, a replay; parking never
+// decides what a run does, only how much a wake-up costs.
+//
+// Who resumes a parked pass: its own timer at its due time (resumeParked); a signal sent
+// through this host (Service.Signal); or the claimer, when a claim returns a run parked here
+// (a wake-up another host announced, or a timer that found every slot taken), which hands the
+// claim to the pass instead of starting an activation (execute). Whichever comes first takes
+// the pass out of the table, so exactly one of them acts.
+//
+// A retry backoff reached in step_done (the attempt that just failed) does not park: the
+// guest is inside its step and only a new step_run can begin the next attempt (ABI.md §4.5),
+// so that run unwinds and replays as before. One reached in step_run (a replay finding the
+// backoff not over) parks like a sleep.
+
+// parked is one pass waiting in the table.
+type parked struct {
+	runID  string
+	digest string    // the module the pass runs: a run redeployed since is not resumed
+	seq    int       // the journal entry the pass suspended at
+	key    string    // its key, checked against the entry the resume reads
+	wakeAt time.Time // zero: only an event wakes it
+	cost   uint64
+	since  time.Time
+	elem   *list.Element
+	timer  clock.Timer
+	// out receives the pass's fate once: a claim to go on with, or nil when it is evicted.
+	out chan *store.Claim
+}
+
+// parking is the table of parked passes. Safe for concurrent use.
+type parking struct {
+	budget uint64
+	mu     sync.Mutex
+	used   uint64
+	byRun  map[string]*parked
+	lru    list.List // front: parked most recently
+	closed bool
+	// passes counts the goroutines of passes parked away from their slot (execute): Stop
+	// waits for them after it has evicted them all.
+	passes sync.WaitGroup
+}
+
+func newParking(budget uint64) *parking {
+	return &parking{budget: budget, byRun: make(map[string]*parked)}
+}
+
+// admit puts pk in the table, evicting the least recently parked passes to make room; it
+// returns the evicted, for the caller to tell, and false (evicting nothing) when pk cannot
+// be parked: over the whole budget, or the table closed.
+func (t *parking) admit(pk *parked) (evicted []*parked, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || pk.cost > t.budget || t.byRun[pk.runID] != nil {
+		return nil, false
+	}
+	for t.used+pk.cost > t.budget {
+		old := t.lru.Back().Value.(*parked)
+		t.removeLocked(old)
+		evicted = append(evicted, old)
+	}
+	pk.elem = t.lru.PushFront(pk)
+	t.byRun[pk.runID] = pk
+	t.used += pk.cost
+	t.passes.Add(1)
+	return evicted, true
+}
+
+// take removes the pass parked for runID and returns it (nil: none).
+func (t *parking) take(runID string) *parked {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pk := t.byRun[runID]
+	if pk != nil {
+		t.removeLocked(pk)
+	}
+	return pk
+}
+
+func (t *parking) removeLocked(pk *parked) {
+	t.lru.Remove(pk.elem)
+	delete(t.byRun, pk.runID)
+	t.used -= pk.cost
+	if pk.timer != nil {
+		pk.timer.Stop()
+	}
+}
+
+// close empties the table and refuses every later admit; it returns what it held.
+func (t *parking) close() []*parked {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	out := make([]*parked, 0, len(t.byRun))
+	for _, pk := range t.byRun {
+		t.removeLocked(pk)
+		out = append(out, pk)
+	}
+	return out
+}
+
+// stats is how many passes are parked and what they cost.
+func (t *parking) stats() (n int, bytes uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byRun), t.used
+}
+
+// setTimer arms pk's wake-up, unless pk has left the table already.
+func (t *parking) setTimer(pk *parked, arm func() clock.Timer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byRun[pk.runID] == pk {
+		pk.timer = arm()
+	}
+}
+
+// errNotParked is what a pass's park returns when the pass was not kept: it unwinds.
+var errNotParked = errors.New("not parked")
+
+// parkPass keeps the pass p, whose durable call just suspended its run (susp, at journal
+// entry seq), parked until the run may go on, and returns the claim it goes on with; false:
+// the pass was not parked, or was evicted, and unwinds. It runs on the activation's
+// goroutine, inside the host call (host.Park).
+func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspended) (*store.Claim, bool) {
+	if x.parking == nil || p.act == nil || x.draining() {
+		return nil, false
+	}
+	if !susp.wakeAt.IsZero() && susp.wakeAt.Sub(x.cfg.Clock.Now()) > x.cfg.ParkHorizon {
+		return nil, false // not expected back soon: its memory is better spent on others
+	}
+	var resumed *store.Claim
+	err := host.Park(ctx, func(cost uint64) error {
+		pk := &parked{
+			runID: p.run.ID, digest: p.run.Digest, seq: seq, key: susp.step, wakeAt: susp.wakeAt,
+			cost: cost, since: x.cfg.Clock.Now(), out: make(chan *store.Claim, 1),
+		}
+		evicted, ok := x.parking.admit(pk)
+		x.evict(evicted, "memory")
+		if !ok {
+			return errNotParked
+		}
+		x.obs.parked()
+		p.obs.ended("parked", susp)
+		p.obs = nil
+		x.leaveSlot(p.act)
+		if !pk.wakeAt.IsZero() {
+			x.parking.setTimer(pk, func() clock.Timer {
+				return x.cfg.Clock.AfterFunc(clock.Until(x.cfg.Clock, pk.wakeAt), func() { x.resumeParked(pk.runID) })
+			})
+		}
+		select {
+		case c := <-pk.out:
+			resumed = c
+		case <-ctx.Done():
+			// Cancelled or stopped while parked. Taken out of the table here, it unwinds; taken
+			// by a resumer or an eviction just now, it gets what they send (a claim it cannot
+			// use now is then released or dropped by the ordinary end of an interrupted pass).
+			if x.parking.take(pk.runID) == nil {
+				resumed = <-pk.out
+			}
+		}
+		if resumed == nil {
+			return errNotParked
+		}
+		return nil
+	})
+	if err != nil || resumed == nil {
+		return nil, false
+	}
+	x.rejoin(p.act, resumed)
+	_, p.obs = x.obs.claimed(ctx, resumed.Run)
+	return resumed, true
+}
+
+// leaveSlot is a pass parking: its slot and its place among the workers and the active
+// activations are free for others until it is resumed.
+func (x *Executor) leaveSlot(a *activation) {
+	x.mu.Lock()
+	if x.active[a.runID] == a {
+		delete(x.active, a.runID)
+	}
+	x.mu.Unlock()
+	a.slotHeld = false
+	x.freeSlot()
+}
+
+// rejoin is a parked pass resumed with claim c, in a slot and a worker count its resumer
+// took: it is an active activation again, under its new lease.
+func (x *Executor) rejoin(a *activation, c *store.Claim) {
+	x.mu.Lock()
+	a.lease = c.Lease
+	a.slotHeld = true
+	x.active[a.runID] = a
+	if x.interrupted {
+		a.cancel(errShutdown)
+	}
+	x.mu.Unlock()
+	x.parking.passes.Done()
+}
+
+// resumeParked resumes the pass parked for runID, whose due time has come: in a free slot,
+// with the run leased by id and the journal's tail (store.ResumeRun). With no slot free it
+// stays parked and the claimer, woken, takes the run when one frees and hands it over
+// (execute). A run the store does not give (not due by the store's clock, its tenant at its
+// cap, cancelled, taken by another host) evicts the pass: the claimer's ordinary path has it.
+func (x *Executor) resumeParked(runID string) {
+	life, ok := x.takeResumeSlot()
+	if !ok {
+		x.wake()
+		return
+	}
+	pk := x.parking.take(runID)
+	if pk == nil {
+		x.freeSlot()
+		return
+	}
+	c, ok, err := x.cfg.Store.ResumeRun(life, store.ResumeParams{
+		RunID: runID, Owner: x.cfg.Owner, LeaseFor: x.cfg.LeaseFor,
+		TenantConcurrency: x.cfg.TenantDefaults.Concurrency, FromSeq: pk.seq,
+	})
+	switch {
+	case err != nil:
+		x.acq.failed(err)
+		x.cfg.Logger.Warn("resume a parked run; leaving it to a claim", "run", runID, "err", err)
+	case ok && pk.accepts(c.Run, c.Journal):
+		pk.out <- &c
+		x.obs.resumed("timer")
+		return
+	case ok:
+		// The run moved on without this pass (another host ran it, or it was redeployed):
+		// hand it back at once for an ordinary activation.
+		if err := x.cfg.Store.Release(life, c.Lease); err != nil {
+			x.cfg.Logger.Warn("hand back a run its parked pass no longer matches", "run", runID, "err", err)
+		}
+	}
+	x.freeSlot()
+	x.evict([]*parked{pk}, "not_resumable")
+	x.wake()
+}
+
+// takeResumeSlot takes a slot and a worker count for a resume, while the engine runs and is
+// not draining (the same rule as reserveSlot, without its deference to a backlog: a parked
+// run that is due is part of that backlog).
+func (x *Executor) takeResumeSlot() (life context.Context, ok bool) {
+	x.life.IfRunning(func(ctx context.Context) {
+		select {
+		case x.slots <- struct{}{}:
+			x.workers.Add(1)
+			life, ok = ctx, true
+		default:
+		}
+	})
+	return life, ok
+}
+
+// accepts says whether a claim of run with journal (from the parked entry on) continues the
+// pass: the same module, and the journal still ends at the entry the pass suspended at.
+func (pk *parked) accepts(run store.Run, journal []store.Step) bool {
+	return run.Digest == pk.digest && len(journal) == 1 && journal[0].Seq == pk.seq && journal[0].Key == pk.key
+}
+
+// handOver gives a claim the claimer made to the pass parked for its run, if there is one
+// that it continues, and says whether it did. A pass it does not continue is evicted, and the
+// claim becomes an ordinary activation.
+func (x *Executor) handOver(c store.Claim) bool {
+	if x.parking == nil {
+		return false
+	}
+	pk := x.parking.take(c.Run.ID)
+	if pk == nil {
+		return false
+	}
+	if pk.seq < len(c.Journal) && pk.accepts(c.Run, c.Journal[pk.seq:]) {
+		c.Journal = c.Journal[pk.seq:]
+		pk.out <- &c
+		x.obs.resumed("claim")
+		return true
+	}
+	x.evict([]*parked{pk}, "not_resumable")
+	return false
+}
+
+// evict tells passes taken out of the table that they are not resumed: each unwinds, and the
+// run waits for the claimer. reason labels the metric.
+func (x *Executor) evict(pks []*parked, reason string) {
+	for _, pk := range pks {
+		x.obs.evicted(reason)
+		pk.out <- nil
+		if !pk.wakeAt.IsZero() && reason != "shutdown" {
+			x.wakeAt(pk.wakeAt)
+		}
+	}
+}
+
+// unpark evicts the pass parked for runID, if any (its run was cancelled).
+func (x *Executor) unpark(runID, reason string) {
+	if x.parking == nil {
+		return
+	}
+	if pk := x.parking.take(runID); pk != nil {
+		x.evict([]*parked{pk}, reason)
+	}
+}
+
+// resumeSignalled resumes the pass parked for runID at once, if any: a signal through this
+// host resolved its wait.
+func (x *Executor) resumeSignalled(runID string) bool {
+	if x.parking == nil {
+		return false
+	}
+	x.parking.mu.Lock()
+	_, ok := x.parking.byRun[runID]
+	x.parking.mu.Unlock()
+	if ok {
+		go x.resumeParked(runID)
+	}
+	return ok
+}
+
+// closeParking evicts every parked pass (Stop) and waits for them to unwind.
+func (x *Executor) closeParking() {
+	if x.parking == nil {
+		return
+	}
+	x.evict(x.parking.close(), "shutdown")
+	x.parking.passes.Wait()
+}

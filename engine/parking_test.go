@@ -1,0 +1,150 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/wfhost/wfhost/internal/testenv"
+	"github.com/wfhost/wfhost/store"
+)
+
+// refusingResumes is a store on which no parked pass can be resumed: every pass that parks is
+// evicted when its run is due, and the run replays (parking.go's fallback).
+type refusingResumes struct{ store.Store }
+
+func (refusingResumes) ResumeRun(context.Context, store.ResumeParams) (store.Claim, bool, error) {
+	return store.Claim{}, false, nil
+}
+
+// parkingModes are the three ways a run that suspends can go on: its pass parked and resumed
+// with no replay, parked and then evicted (its run replays), or never parked (parking off).
+var parkingModes = []struct {
+	name string
+	opts harnessOptions
+}{
+	{"parked", harnessOptions{}},
+	{"evicted", harnessOptions{wrapStore: func(s store.Store) store.Store { return refusingResumes{s} }}},
+	{"replayed", harnessOptions{parkMemory: -1}},
+}
+
+// TestParkedEvictedAndReplayedRunsWriteTheSameJournal runs the conformance scenarios whose runs
+// suspend (sleeps, a retry backoff, a wait resolved by a signal, a wait that times out) in every
+// guest language in each parking mode, and requires the same transcript from all three. The
+// metrics show each mode did what it says: the parked mode resumed passes and evicted none, the
+// evicted mode evicted and resumed none, the replayed mode parked nothing.
+func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
+	t.Parallel()
+	suspending := map[string]bool{"OnboardingResolvedBySignal": true, "OnboardingTimesOut": true, "PollingLoop": true}
+	var mu sync.Mutex
+	got := map[string]map[string]transcript{} // scenario/lang -> mode -> transcript
+	t.Run("modes", func(t *testing.T) {
+		for _, sc := range conformanceScenarios {
+			if !suspending[sc.name] {
+				continue
+			}
+			for _, fx := range guestFixtures {
+				for _, mode := range parkingModes {
+					t.Run(sc.name+"/"+fx.lang+"/"+mode.name, func(t *testing.T) {
+						t.Parallel()
+						reg := prometheus.NewRegistry()
+						opts := mode.opts
+						opts.metrics = reg
+						h := setup(t, opts)
+						h.deploy(fx.file, false)
+						tr := sc.run(t, h, h.store)
+						m := gathered(t, reg)
+						resumed := m["wfhost_park_resumes_total{by=timer}"] + m["wfhost_park_resumes_total{by=signal}"] + m["wfhost_park_resumes_total{by=claim}"]
+						evicted := m["wfhost_park_evictions_total{reason=not_resumable}"]
+						switch mode.name {
+						case "parked":
+							if resumed == 0 || evicted != 0 {
+								t.Errorf("parked: %v passes resumed, %v evicted; want some resumed and none evicted", resumed, evicted)
+							}
+						case "evicted":
+							if evicted == 0 || m["wfhost_park_resumes_total{by=timer}"]+m["wfhost_park_resumes_total{by=signal}"] != 0 {
+								t.Errorf("evicted: %v passes evicted, %v resumed; want some evicted and none resumed by their timer or a signal", evicted, resumed)
+							}
+						case "replayed":
+							if m["wfhost_parks_total{}"] != 0 {
+								t.Errorf("replayed: %v passes parked with parking off", m["wfhost_parks_total{}"])
+							}
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						key := sc.name + "/" + fx.lang
+						if got[key] == nil {
+							got[key] = map[string]transcript{}
+						}
+						got[key][mode.name] = tr
+					})
+				}
+			}
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	for key, byMode := range got {
+		for _, mode := range parkingModes[1:] {
+			if !reflect.DeepEqual(byMode[mode.name], byMode["parked"]) {
+				t.Errorf("%s: %s differs from parked\n  parked: %+v\n  %s: %+v", key, mode.name, byMode["parked"], mode.name, byMode[mode.name])
+			}
+		}
+	}
+}
+
+// gathered reads a registry's series as series does a scrape.
+func gathered(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := make(map[string]*dto.MetricFamily, len(families))
+	for _, f := range families {
+		byName[f.GetName()] = f
+	}
+	return series(byName)
+}
+
+// TestAParkedRunIsNotReplayed: a run of five steps with a sleep after each but the last parks
+// at every sleep and goes on from there when its timer fires: four activations end parked,
+// none suspended (a suspended one unwinds, and its run replays), and one finishes.
+func TestAParkedRunIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	for _, fx := range guestFixtures {
+		t.Run(fx.lang, func(t *testing.T) {
+			t.Parallel()
+			reg := prometheus.NewRegistry()
+			h := setup(t, harnessOptions{metrics: reg})
+			h.deploy(fx.file, false)
+			run := h.start("steps", map[string]any{"n": 5, "sleepMs": 20})
+			if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
+				t.Fatalf("run %s: %+v", r.Status, r.Error)
+			}
+			want := map[string]float64{
+				"wfhost_activations_total{outcome=parked,tenant=default}":    4,
+				"wfhost_activations_total{outcome=suspended,tenant=default}": 0,
+				"wfhost_activations_total{outcome=finished,tenant=default}":  1,
+				"wfhost_park_resumes_total{by=timer}":                          4,
+				"wfhost_parked_passes{}":                                       0,
+			}
+			// The last activation is counted a moment after the run's end is committed.
+			testenv.Await(t, settle, func() error {
+				m := gathered(t, reg)
+				for k, v := range want {
+					if m[k] != v {
+						return fmt.Errorf("%s = %v, want %v", k, m[k], v)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}

@@ -1,0 +1,25 @@
+-- Leases the one run a host parked (engine/parking.go), when a claim could take it now: it is
+-- live and due, no live lease holds it, and its tenant is under its concurrency cap (its
+-- limits' "concurrency", else $4; 0: none). The same lease as claim_runs grants, in one index
+-- lookup by id instead of a walk of the due runs. No row: not claimable, nothing changed.
+-- $1 run, $2 owner, $3 lease ms, $4 default tenant cap.
+UPDATE runs r
+SET status = 'running',
+    available_at = now() + $3 * interval '1 millisecond',
+    lease_owner = $2,
+    lease_epoch = r.lease_epoch + 1,
+    lease_expires_at = now() + $3 * interval '1 millisecond',
+    started_at = coalesce(r.started_at, now()),
+    activations = r.activations + 1,
+    updated_at = now()
+FROM tenants t
+WHERE r.id = $1 AND t.id = r.tenant_id
+  AND r.status IN ('pending', 'running') AND r.available_at <= now()
+  AND r.lease_owner IS NULL
+  AND (coalesce((t.limits ->> 'concurrency')::integer, $4) <= 0 OR (
+      SELECT count(*) FROM runs h
+      WHERE h.tenant_id = r.tenant_id AND h.lease_owner IS NOT NULL AND h.lease_expires_at > now()
+  ) < coalesce((t.limits ->> 'concurrency')::integer, $4))
+RETURNING r.lease_epoch, r.faults, coalesce(r.last_fault, ''), r.id, r.tenant_id, r.workflow, r.version, r.digest, r.status, r.input, r.output, r.error,
+    coalesce(r.idempotency_key, ''), r.retention_days, r.activations, r.available_at, r.created_at, r.started_at,
+    r.completed_at, r.updated_at
