@@ -35,11 +35,21 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 				c.Faults, c.LastFault)),
 		})
 	}
+	// Stopped while the limits or the module load (a shutdown, a cancel): the failure is not
+	// the run's, and a shutdown must not count as a fault (TestGracefulShutdownIsNoFault).
 	limits, err := x.limits.get(ctx, c.Run.TenantID)
+	if err != nil && ctx.Err() != nil {
+		x.stopped(ctx, wctx, log, j)
+		return nil
+	}
 	if err != nil {
 		return x.fault(wctx, log, c.Run, j, c.Faults, fmt.Errorf("read the tenant's limits: %w", err))
 	}
 	mod, err := x.modules.get(ctx, c.Run.TenantID, c.Run.Digest)
+	if err != nil && ctx.Err() != nil {
+		x.stopped(ctx, wctx, log, j)
+		return nil
+	}
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
 			return x.finish(wctx, log, c.Run, j, store.StatusFailed, nil, &abi.ErrorInfo{Code: abi.CodeABIViolation, Message: err.Error()})
@@ -126,20 +136,7 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 		log.Info("lease lost; activation abandoned", "err", err)
 		return "lease_lost", nil
 	case ctx.Err() != nil:
-		switch cause := context.Cause(ctx); {
-		case errors.Is(cause, errCancelled):
-			j.drop()
-			log.Info("activation stopped: run cancelled")
-		case errors.Is(cause, store.ErrLeaseLost):
-			j.drop()
-			log.Info("activation stopped: lease lost")
-		default:
-			log.Info("activation interrupted; releasing the run", "cause", cause)
-			if err := j.interrupt(wctx); err != nil {
-				log.Warn("commit the last finished step before releasing the run", "err", err)
-			}
-			x.release(wctx, log, j)
-		}
+		x.stopped(ctx, wctx, log, j)
 		return "interrupted", nil
 	case errors.As(err, &failure):
 		obs.guestFault(failure.info.Code)
@@ -156,6 +153,26 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 		// A store error in a host call (Postgres restarting, a dropped connection, a value it
 		// refused): nothing of the pass after the last commit happened.
 		return "error", x.fault(wctx, log, run, j, faults, err)
+	}
+}
+
+// stopped ends an activation whose context ended (a cancel, a lost lease, a shutdown) by why:
+// a cancelled run or a lost lease writes nothing more; a shutdown commits the held step and
+// hands the run back, which is no fault of the run's.
+func (x *Executor) stopped(ctx, wctx context.Context, log *slog.Logger, j *journal) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errCancelled):
+		j.drop()
+		log.Info("activation stopped: run cancelled")
+	case errors.Is(cause, store.ErrLeaseLost):
+		j.drop()
+		log.Info("activation stopped: lease lost")
+	default:
+		log.Info("activation interrupted; releasing the run", "cause", cause)
+		if err := j.interrupt(wctx); err != nil {
+			log.Warn("commit the last finished step before releasing the run", "err", err)
+		}
+		x.release(wctx, log, j)
 	}
 }
 

@@ -86,8 +86,18 @@ func (j *journal) commit(ctx context.Context, row store.Step) error {
 	return j.store.CommitStep(ctx, j.lease, row, j.leaseFor)
 }
 
-// suspend releases the run until wakeAt (nil: until an event), journaling row first if given.
+// suspend releases the run until wakeAt (nil: until an event), journaling row first if given,
+// and the held-back step with it: a sleep right after a step commits both in the suspension's
+// one transaction.
 func (j *journal) suspend(ctx context.Context, row *store.Step, wakeAt *time.Time) error {
+	if j.pending != nil && row != nil {
+		held := *j.pending
+		j.pending = nil
+		return j.store.CommitAndSuspend(ctx, j.lease, held, *row, wakeAt)
+	}
+	if err := j.flush(ctx); err != nil {
+		return err
+	}
 	return j.store.Suspend(ctx, j.lease, row, wakeAt)
 }
 

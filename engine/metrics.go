@@ -353,6 +353,11 @@ func (s observedStore) Suspend(ctx context.Context, l store.Lease, row *store.St
 	return s.Store.Suspend(ctx, l, row, wakeAt)
 }
 
+func (s observedStore) CommitAndSuspend(ctx context.Context, l store.Lease, held, row store.Step, wakeAt *time.Time) error {
+	defer s.since("commit_and_suspend", s.m.clock.Now())
+	return s.Store.CommitAndSuspend(ctx, l, held, row, wakeAt)
+}
+
 func (s observedStore) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
 	defer s.since("finish", s.m.clock.Now())
 	return s.Store.Finish(ctx, l, status, output, info)

@@ -48,6 +48,8 @@ type parked struct {
 	since  time.Time
 	elem   *list.Element
 	timer  clock.Timer
+	// refusals counts the resumes the store refused (resumeParked).
+	refusals int
 	// out receives the pass's fate once: a claim to go on with, or nil when it is evicted.
 	out chan *store.Claim
 }
@@ -130,6 +132,28 @@ func (t *parking) stats() (n int, bytes uint64) {
 	return len(t.byRun), t.used
 }
 
+// putBack returns pk, taken out by a resume the store refused, to the table with a new timer;
+// false when the table is closed (Stop).
+func (t *parking) putBack(pk *parked, arm func() clock.Timer) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	pk.elem = t.lru.PushFront(pk)
+	t.byRun[pk.runID] = pk
+	t.used += pk.cost
+	pk.timer = arm()
+	return true
+}
+
+// resumeRetry and maxResumeRefusals: a refused resume is tried again after 2, 4 and 8 ms
+// before the pass is evicted.
+const (
+	resumeRetry       = time.Millisecond
+	maxResumeRefusals = 3
+)
+
 // setTimer arms pk's wake-up, unless pk has left the table already.
 func (t *parking) setTimer(pk *parked, arm func() clock.Timer) {
 	t.mu.Lock()
@@ -194,6 +218,10 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 	}
 	x.rejoin(p.act, resumed)
 	_, p.obs = x.obs.claimed(ctx, resumed.Run)
+	if e := resumed.Journal[0]; e.Kind == store.KindSleep && e.Status == store.StepCompleted && !susp.wakeAt.IsZero() {
+		// The resume marked the sleep elapsed (store.ResumeRun): the pass will not.
+		p.obs.timerDue("sleep", susp.wakeAt, x.cfg.Clock.Now())
+	}
 	return resumed, true
 }
 
@@ -247,6 +275,19 @@ func (x *Executor) resumeParked(runID string) {
 	case err != nil:
 		x.acq.failed(err)
 		x.cfg.Logger.Warn("resume a parked run; leaving it to a claim", "run", runID, "err", err)
+	case !ok && pk.refusals < maxResumeRefusals:
+		// Not claimable yet. The likeliest reason is the store's clock, a little behind this
+		// host's (another machine's, or a wall clock being slewed): try again shortly, so a
+		// skew of a few milliseconds costs those, not a replay. A run another host took or
+		// that was cancelled stays refused and is evicted after the last try.
+		x.freeSlot()
+		pk.refusals++
+		if !x.parking.putBack(pk, func() clock.Timer {
+			return x.cfg.Clock.AfterFunc(resumeRetry<<pk.refusals, func() { x.resumeParked(runID) })
+		}) {
+			x.evict([]*parked{pk}, "shutdown")
+		}
+		return
 	case ok && pk.accepts(c.Run, c.Journal):
 		pk.out <- &c
 		x.obs.resumed("timer")

@@ -100,7 +100,9 @@ func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 }
 
 // gathered reads a registry's series as series does a scrape.
-func gathered(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+func gathered(t *testing.T, reg *prometheus.Registry) map[string]float64 { return gatheredTB(t, reg) }
+
+func gatheredTB(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
@@ -132,8 +134,8 @@ func TestAParkedRunIsNotReplayed(t *testing.T) {
 				"wfhost_activations_total{outcome=parked,tenant=default}":    4,
 				"wfhost_activations_total{outcome=suspended,tenant=default}": 0,
 				"wfhost_activations_total{outcome=finished,tenant=default}":  1,
-				"wfhost_park_resumes_total{by=timer}":                          4,
-				"wfhost_parked_passes{}":                                       0,
+				"wfhost_park_resumes_total{by=timer}":                        4,
+				"wfhost_parked_passes{}":                                     0,
 			}
 			// The last activation is counted a moment after the run's end is committed.
 			testenv.Await(t, settle, func() error {

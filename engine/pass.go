@@ -251,48 +251,56 @@ func (p *pass) SleepUntil(ctx context.Context, name string, until time.Time) (ho
 // sleep journals the wake-up time the first time the step is reached (until computes it from
 // the current time) and suspends until it has passed.
 func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) time.Time) (host.Reply, error) {
-	if err := p.j.flush(ctx); err != nil {
-		return host.Reply{}, err
-	}
 	key, seq, s, err := p.next(name, store.KindSleep)
 	if err != nil {
 		return host.Reply{}, err
 	}
 	t := p.now()
-	if s != nil {
-		if s.Status == store.StepCompleted {
-			p.advance(s.CompletedAt)
-			return host.Reply{Status: abi.StatusOK}, nil
-		}
-		if s.Status != store.StepSleeping || s.WakeAt == nil {
-			return host.Reply{}, nondeterministic("sleep %q: journal status %s is not one a sleep can have", key, s.Status)
-		}
-		if t.Before(*s.WakeAt) {
-			return host.Reply{}, p.suspend(ctx, key, "sleep "+key, nil, s.WakeAt)
-		}
-		p.obs.timerDue("sleep", *s.WakeAt, t)
-		// Mark it elapsed so the journal reads as it happened and replays need no clock.
-		row := *s
-		row.Status, row.CompletedAt = store.StepCompleted, s.WakeAt
-		if err := p.j.commit(ctx, row); err != nil {
-			return host.Reply{}, err
-		}
-		p.advance(s.WakeAt)
-		return host.Reply{Status: abi.StatusOK}, nil
+	if s == nil {
+		return p.newSleep(ctx, key, seq, t, until(t).UTC().Truncate(time.Microsecond))
 	}
-	wake := until(t).UTC().Truncate(time.Microsecond)
-	row := store.Step{RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindSleep, StartedAt: t, WakeAt: &wake}
+	if err := p.j.flush(ctx); err != nil {
+		return host.Reply{}, err
+	}
+	switch {
+	case s.Status == store.StepCompleted:
+		p.advance(s.CompletedAt)
+		return host.Reply{Status: abi.StatusOK}, nil
+	case s.Status != store.StepSleeping || s.WakeAt == nil:
+		return host.Reply{}, nondeterministic("sleep %q: journal status %s is not one a sleep can have", key, s.Status)
+	case t.Before(*s.WakeAt):
+		return host.Reply{}, p.suspend(ctx, key, "sleep "+key, nil, s.WakeAt)
+	}
+	p.obs.timerDue("sleep", *s.WakeAt, t)
+	// Mark it elapsed so the journal reads as it happened and replays need no clock.
+	row := *s
+	row.Status, row.CompletedAt = store.StepCompleted, s.WakeAt
+	if err := p.j.commit(ctx, row); err != nil {
+		return host.Reply{}, err
+	}
+	p.advance(s.WakeAt)
+	return host.Reply{Status: abi.StatusOK}, nil
+}
+
+// newSleep journals a sleep reached for the first time (at t, until wake). One that suspends
+// the run commits the held-back step in the suspension's transaction (journal.suspend); one
+// already over (zero or negative) commits it first, as every durable call does, and is
+// journaled elapsed. Neither writes anything before.
+func (p *pass) newSleep(ctx context.Context, key string, seq int, t, wake time.Time) (host.Reply, error) {
 	defer p.obs.sleepReached(ctx, key, t, wake)()
-	if !wake.After(t) {
-		row.Status, row.CompletedAt = store.StepCompleted, &t
-		if err := p.j.commit(ctx, row); err != nil {
-			return host.Reply{}, err
-		}
-		p.advance(&t)
-		return host.Reply{Status: abi.StatusOK}, nil
+	row := store.Step{RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindSleep, Status: store.StepSleeping, StartedAt: t, WakeAt: &wake}
+	if wake.After(t) {
+		return host.Reply{}, p.suspend(ctx, key, "sleep "+key, &row, &wake)
 	}
-	row.Status = store.StepSleeping
-	return host.Reply{}, p.suspend(ctx, key, "sleep "+key, &row, &wake)
+	if err := p.j.flush(ctx); err != nil {
+		return host.Reply{}, err
+	}
+	row.Status, row.CompletedAt = store.StepCompleted, &t
+	if err := p.j.commit(ctx, row); err != nil {
+		return host.Reply{}, err
+	}
+	p.advance(&t)
+	return host.Reply{Status: abi.StatusOK}, nil
 }
 
 func (p *pass) WaitEvent(ctx context.Context, name string, opts abi.WaitOptions) (host.Reply, error) {

@@ -503,6 +503,8 @@ type Store interface {
 	// ResumeRun leases the run p names when a claim could take it now (live and due, no live
 	// lease on it, its tenant under its cap), as ClaimRuns would, and returns it with its
 	// journal from p.FromSeq on; ok is false, with nothing written, when it is not claimable.
+	// When entry p.FromSeq is a sleep that is due, it is marked elapsed (completed at its wake
+	// time) under the new lease first, as the pass would have marked it.
 	// A host resumes a run it parked this way (engine/parking.go): by id, and reading only the
 	// journal the parked pass has not seen.
 	ResumeRun(ctx context.Context, p ResumeParams) (c Claim, ok bool, err error)
@@ -528,6 +530,11 @@ type Store interface {
 	// Suspend writes s (when not nil), releases the lease and makes the run available at wakeAt
 	// (nil: only an event wakes it), in one transaction. Fenced.
 	Suspend(ctx context.Context, l Lease, s *Step, wakeAt *time.Time) error
+	// CommitAndSuspend writes the held step as CommitStep does and s, and suspends the run as
+	// Suspend does, in one transaction: the engine holds back a step's commit until the guest's
+	// next durable call, and when that call is a sleep that suspends the run the two go
+	// together (the shape of a run that sleeps after each step). Fenced.
+	CommitAndSuspend(ctx context.Context, l Lease, held, s Step, wakeAt *time.Time) error
 	// Finish makes the run completed (output), failed or nondeterministic (errInfo), and releases
 	// the lease. Fenced.
 	Finish(ctx context.Context, l Lease, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error

@@ -83,6 +83,8 @@ func engineFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "poll-interval", Value: defaults.PollInterval, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
 		&cli.DurationFlag{Name: "shutdown-grace", Value: defaults.ShutdownGrace, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
 		&cli.IntFlag{Name: "fault-limit", Value: defaults.FaultLimit, EnvVars: []string{"WFHOST_FAULT_LIMIT"}, Usage: "activations in a row that may end in a fault (store errors, a host dying) without journal progress before the run fails with no_progress"},
+		&cli.IntFlag{Name: "park-memory-mib", Value: int(defaults.ParkMemory() >> 20), EnvVars: []string{"WFHOST_PARK_MEMORY_MIB"}, Usage: "memory (MiB) of the passes kept parked while their runs sleep or wait, resumed with no replay; least recently parked are evicted first (0: no parking; the default is a 32nd of this machine's memory, 64 MiB to 1 GiB)"},
+		&cli.DurationFlag{Name: "park-horizon", Value: defaults.ParkHorizon, EnvVars: []string{"WFHOST_PARK_HORIZON"}, Usage: "the furthest ahead a run's wake-up may be for its pass to be parked"},
 		&cli.IntFlag{Name: "default-retention-days", Value: defaults.DefaultRetentionDays, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
 		&cli.IntFlag{Name: "max-retention-days", Value: defaults.MaxRetentionDays, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
 		&cli.DurationFlag{Name: "sweeper-interval", Value: defaults.SweepInterval, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted"},
@@ -97,6 +99,17 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, err
 	}
+	parkMiB := c.Int("park-memory-mib")
+	if parkMiB < 0 || parkMiB > 1<<20 {
+		return engine.Config{}, fmt.Errorf("--park-memory-mib must be from 0 (no parking) to %d, not %d", 1<<20, parkMiB)
+	}
+	parkMemory := int64(parkMiB) << 20
+	if parkMiB == 0 {
+		parkMemory = -1 // the engine's "off"; its zero is "the default"
+	}
+	if c.Duration("park-horizon") <= 0 {
+		return engine.Config{}, fmt.Errorf("--park-horizon must be positive, not %v", c.Duration("park-horizon"))
+	}
 	return withOutbound(c, log, engine.Config{
 		Logger:               log,
 		Owner:                c.String("owner"),
@@ -105,6 +118,8 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 		PollInterval:         c.Duration("poll-interval"),
 		ShutdownGrace:        c.Duration("shutdown-grace"),
 		FaultLimit:           c.Int("fault-limit"),
+		ParkMemory:           parkMemory,
+		ParkHorizon:          c.Duration("park-horizon"),
 		TenantDefaults:       limits,
 		DefaultRetentionDays: c.Int("default-retention-days"),
 		MaxRetentionDays:     c.Int("max-retention-days"),

@@ -291,6 +291,22 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 	})
 }
 
+// CommitAndSuspend journals the held step and the step that suspends the run, and suspends
+// it, in one transaction.
+func (s *Store) CommitAndSuspend(ctx context.Context, l store.Lease, held, st store.Step, wakeAt *time.Time) (err error) {
+	defer classify(&err)
+	return s.write(ctx, "commit "+held.Key+" and suspend at "+st.Key, func(w *wtx) error {
+		tenant, err := w.fence("suspend_progressed", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
+		if err != nil {
+			return err
+		}
+		if err := w.upsertStep(l.RunID, tenant, held); err != nil {
+			return err
+		}
+		return w.upsertStep(l.RunID, tenant, st)
+	})
+}
+
 // CommitAndFinish journals the run's last step and records its end, in one transaction.
 func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
 	defer classify(&err)

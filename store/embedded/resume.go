@@ -26,6 +26,9 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 			return err
 		}
 		c.Run, c.Lease.RunID = run, run.ID
+		if _, err := w.exec("elapse_sleep", p.RunID, p.FromSeq, nowUs); err != nil {
+			return err
+		}
 		rows, err := w.query("load_journal_tail", p.RunID, p.FromSeq)
 		if err != nil {
 			return err

@@ -146,6 +146,14 @@ func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wake
 	return s.fenced(ctx, l.RunID, "suspend at "+st.Key, s.q("suspend_step"), args...)
 }
 
+// CommitAndSuspend journals the held step and the step that suspends the run, and suspends
+// it: one statement.
+func (s *Store) CommitAndSuspend(ctx context.Context, l store.Lease, held, st store.Step, wakeAt *time.Time) (err error) {
+	defer classify(&err)
+	args := append(append([]any{l.RunID, l.Epoch, wakeAt}, stepArgs(st)...), stepArgs(held)...)
+	return s.fenced(ctx, l.RunID, "commit "+held.Key+" and suspend at "+st.Key, s.q("commit_and_suspend"), args...)
+}
+
 // Finish records a run's end.
 func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
 	defer classify(&err)

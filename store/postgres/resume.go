@@ -20,7 +20,7 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 		return store.Claim{}, false, nil
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.q("resume_run"), p.RunID, p.Owner, millis(p.LeaseFor), p.TenantConcurrency)
+	b.Queue(s.q("resume_run"), p.RunID, p.Owner, millis(p.LeaseFor), p.TenantConcurrency, p.FromSeq)
 	b.Queue(s.q("load_journal_tail"), p.RunID, p.FromSeq)
 	var (
 		c  store.Claim

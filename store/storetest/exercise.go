@@ -51,6 +51,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Modules", moduleTests},
 		{"Runs", runTests},
 		{"Claims", claimTests},
+		{"Resume", resumeTests},
 		{"Leased", leasedTests},
 		{"Fencing", fencingTests},
 		{"Waits", waitTests},

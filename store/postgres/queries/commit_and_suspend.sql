@@ -1,0 +1,26 @@
+-- CommitAndSuspend: journal the held step ($17-$29) and the step that suspends the run
+-- ($4-$16), and suspend it, in one statement: the shape of a run that sleeps after each step
+-- costs one write per cycle for both. Journal progress, so the run's fault count is cleared.
+-- $1 run, $2 lease epoch, $3 wake time (null: only an event wakes it).
+WITH fence AS (
+    UPDATE runs
+    SET lease_owner = NULL, lease_expires_at = NULL, available_at = $3, updated_at = now(),
+        faults = 0, last_fault = NULL
+    WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
+    RETURNING id, tenant_id
+), held AS (
+    INSERT INTO steps (run_id, tenant_id, seq, key, kind, status, output, error, attempt, wake_at, event, match, event_id, started_at, completed_at)
+    SELECT fence.id, fence.tenant_id, $17, $18, $19, $20, $21, $22, $23, $24, nullif($25, ''), $26, $27, $28, $29 FROM fence
+    ON CONFLICT (run_id, key) DO UPDATE
+    SET status = EXCLUDED.status, output = EXCLUDED.output, error = EXCLUDED.error,
+        attempt = EXCLUDED.attempt, wake_at = EXCLUDED.wake_at, event_id = EXCLUDED.event_id,
+        completed_at = EXCLUDED.completed_at
+), step AS (
+    INSERT INTO steps (run_id, tenant_id, seq, key, kind, status, output, error, attempt, wake_at, event, match, event_id, started_at, completed_at)
+    SELECT fence.id, fence.tenant_id, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), $13, $14, $15, $16 FROM fence
+    ON CONFLICT (run_id, key) DO UPDATE
+    SET status = EXCLUDED.status, output = EXCLUDED.output, error = EXCLUDED.error,
+        attempt = EXCLUDED.attempt, wake_at = EXCLUDED.wake_at, event_id = EXCLUDED.event_id,
+        completed_at = EXCLUDED.completed_at
+)
+SELECT id FROM fence
