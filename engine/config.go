@@ -61,8 +61,9 @@ type Config struct {
 	// ParkMemory bounds the memory of the passes this host keeps parked while their runs
 	// sleep or wait (parking.go), least recently parked evicted first; default
 	// defaults.ParkMemory() (a 32nd of the machine's memory, 64 MiB to 1 GiB); negative turns
-	// parking off. ParkHorizon is the furthest ahead a wake-up may be for its pass to be
-	// parked; default 10 minutes.
+	// parking off. ParkHorizon is the furthest ahead a sleep's or a backoff's wake-up may be
+	// for its pass to be parked; default 10 minutes. A wait for an event parks whatever its
+	// timeout: the event may come at any time.
 	ParkMemory  int64
 	ParkHorizon time.Duration
 

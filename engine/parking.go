@@ -18,7 +18,8 @@ import (
 // Now, once the suspension is durable (the run released, its due time or its wait written),
 // the pass can stay where it is instead, its guest blocked in the host call (host.Park), while
 // this host expects to resume it: within Config.ParkMemory, least recently parked first out,
-// and only for a wake-up within Config.ParkHorizon (or an event). When the run is due again
+// and only for a wake-up within Config.ParkHorizon or a wait for an event (which may come at
+// any time, whatever the wait's timeout). When the run is due again
 // this host leases it by id with only the journal's tail (store.ResumeRun), and the pass makes
 // the same call again on that journal, exactly as a replay reaching it would: the call reads
 // the entry it suspended at and returns what it holds. Nothing else changes: the suspension
@@ -174,7 +175,7 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 	if x.parking == nil || p.act == nil || x.draining() {
 		return nil, false
 	}
-	if !susp.wakeAt.IsZero() && susp.wakeAt.Sub(x.cfg.Clock.Now()) > x.cfg.ParkHorizon {
+	if !susp.event && susp.wakeAt.Sub(x.cfg.Clock.Now()) > x.cfg.ParkHorizon {
 		return nil, false // not expected back soon: its memory is better spent on others
 	}
 	var resumed *store.Claim
@@ -182,6 +183,14 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 		pk := &parked{
 			runID: p.run.ID, digest: p.run.Digest, seq: seq, key: susp.step, wakeAt: susp.wakeAt,
 			cost: cost, since: x.cfg.Clock.Now(), out: make(chan *store.Claim, 1),
+		}
+		x.mu.Lock()
+		taken := x.active[pk.runID] != p.act
+		x.mu.Unlock()
+		if taken {
+			// Its run was claimed again here between the suspension and now (a signal just
+			// after the wait was written): that activation has it.
+			return errNotParked
 		}
 		evicted, ok := x.parking.admit(pk)
 		x.evict(evicted, "memory")

@@ -21,6 +21,8 @@ type suspended struct {
 	step   string // the journal key the run waits at
 	reason string
 	wakeAt time.Time
+	// event is set for a wait: an event may resume it at any time, whatever its timeout.
+	event bool
 }
 
 func (s *suspended) Error() string { return "run suspended: " + s.reason }
@@ -385,7 +387,7 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 
 // waitSuspended is the suspension of a pass at a wait the store has already parked.
 func waitSuspended(key, event string, timeout *time.Time) *suspended {
-	out := &suspended{step: key, reason: "wait " + key + " for event " + event}
+	out := &suspended{step: key, reason: "wait " + key + " for event " + event, event: true}
 	if timeout != nil {
 		out.wakeAt = *timeout
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// ParkHorizon is the furthest ahead a suspended run's wake-up may be for its pass to be kept
+// ParkHorizon is the furthest ahead a sleeping run's wake-up may be for its pass to be kept
 // parked (engine.Config.ParkHorizon): a run back later than this is not expected back soon
-// enough to be worth the memory.
+// enough to be worth the memory. (A wait for an event parks whatever its timeout.)
 const ParkHorizon = 10 * time.Minute
 
 // The bounds of ParkMemory's default.
