@@ -1,0 +1,433 @@
+package snapshot_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host/snapshot"
+)
+
+// The test's own wfhost host module and a tiny journal driver: enough of the engine's meaning
+// of the host functions (steps keyed name, name#1, ...; a sleep journaled when first reached
+// and suspending the run until it is marked elapsed) to run the example workflows across
+// suspensions, either by unwinding the guest (asyncify) or, as the host does today, by
+// aborting it and replaying from the top.
+
+// entry is one journal entry.
+type entry struct {
+	kind, key string // kind "run" or "sleep"
+	data      []byte // a step's output
+	elapsed   bool   // a sleep's wake-up time has passed
+}
+
+// passState is the driver's state of one pass: what a snapshot must store beside the image.
+type passState struct {
+	cursor int
+	seen   map[string]int
+}
+
+func (p passState) clone() passState { return passState{p.cursor, maps.Clone(p.seen)} }
+
+func (p *passState) key(name string) string {
+	n := p.seen[name]
+	p.seen[name] = n + 1
+	if n == 0 {
+		return name
+	}
+	return name + "#" + strconv.Itoa(n)
+}
+
+// run is one activation on one instance.
+type run struct {
+	t       testing.TB
+	journal *[]entry
+	g       *snapshot.Guest // nil: an untransformed module, every suspension aborts
+	pass    passState
+	atCall  passState // pass at the entry of the latest suspending call
+
+	// elapseSleeps makes every sleep return at once (a straight run, the reference).
+	elapseSleeps bool
+	// checkpointEvery > 0 unwinds at every step_run whose cursor is a multiple of it: a
+	// snapshot at a durable boundary that is not a suspension.
+	checkpointEvery int
+	// checkpointAt > 0 unwinds at the step_run reached at that cursor (once).
+	checkpointAt int
+
+	open    string
+	inStep  bool
+	pending []byte
+	hasPend bool
+	output  []byte
+	failed  []byte
+	ran     []string // keys of the step callbacks run
+	logs    []string
+
+	suspended    bool      // the guest unwound
+	suspendedAt  time.Time // when the host function began the unwind
+	resumedAt    time.Time // when the rewind reached the suspended call
+	aborted      bool      // (no Guest) the guest was aborted
+	restoreBegan time.Time
+}
+
+type runKey struct{}
+
+func runFrom(ctx context.Context) *run { return ctx.Value(runKey{}).(*run) }
+
+var errAborted = fmt.Errorf("suspended: the guest was aborted")
+
+// resuming ends a rewind at the call that suspended, and keeps the pass as it is at this call.
+func (r *run) resuming(ctx context.Context) bool {
+	resumed := false
+	if r.g != nil {
+		var err error
+		if resumed, err = r.g.Resuming(ctx); err != nil {
+			panic(err)
+		}
+		if resumed {
+			r.resumedAt = time.Now()
+		}
+	}
+	r.atCall = r.pass.clone()
+	return resumed
+}
+
+// suspend unwinds the guest, or aborts it when it is not transformed.
+func (r *run) suspend(ctx context.Context) {
+	if r.g == nil {
+		r.aborted = true
+		panic(errAborted)
+	}
+	r.suspendedAt = time.Now()
+	if err := r.g.Suspend(ctx); err != nil {
+		panic(err)
+	}
+	r.suspended = true
+}
+
+func (r *run) reply(s abi.Status, data []byte) uint64 {
+	r.pending, r.hasPend = data, len(data) > 0
+	return abi.PackReply(s, uint32(len(data)))
+}
+
+func read(mod api.Module, ptr, n uint64) []byte {
+	b, ok := mod.Memory().Read(api.DecodeU32(ptr), api.DecodeU32(n))
+	if !ok {
+		panic("read outside memory")
+	}
+	return bytes.Clone(b)
+}
+
+func (r *run) stepRun(ctx context.Context, mod api.Module, s []uint64) {
+	resumed := r.resuming(ctx)
+	c := r.pass.cursor
+	if r.g != nil && !resumed && c > 0 && (r.checkpointEvery > 0 && c%r.checkpointEvery == 0 || c == r.checkpointAt) {
+		r.suspend(ctx)
+		return
+	}
+	key := r.pass.key(string(read(mod, s[0], s[1])))
+	j := *r.journal
+	if c := r.pass.cursor; c < len(j) {
+		if j[c].kind != "run" || j[c].key != key {
+			r.t.Errorf("nondeterministic: reached step %s, journal has %s %s", key, j[c].kind, j[c].key)
+		}
+		r.pass.cursor++
+		s[0] = r.reply(abi.StatusOK, j[c].data)
+		return
+	}
+	r.open, r.inStep = key, true
+	s[0] = r.reply(abi.StatusExecute, []byte(`{"attempt":1}`))
+}
+
+func (r *run) stepDone(ctx context.Context, mod api.Module, s []uint64) {
+	r.resuming(ctx)
+	if !r.inStep || api.DecodeI32(s[0]) != 0 {
+		r.t.Errorf("step_done: in step %v, outcome %d", r.inStep, api.DecodeI32(s[0]))
+	}
+	r.inStep = false
+	*r.journal = append(*r.journal, entry{kind: "run", key: r.open, data: read(mod, s[1], s[2])})
+	r.pass.cursor++
+	r.ran = append(r.ran, r.open)
+	s[0] = r.reply(abi.StatusOK, nil)
+}
+
+func (r *run) sleep(ctx context.Context, mod api.Module, s []uint64) {
+	r.resuming(ctx)
+	key := r.pass.key(string(read(mod, s[0], s[1])))
+	j := *r.journal
+	c := r.pass.cursor
+	if c == len(j) {
+		*r.journal = append(*r.journal, entry{kind: "sleep", key: key, elapsed: r.elapseSleeps})
+		j = *r.journal
+	}
+	if j[c].kind != "sleep" || j[c].key != key {
+		r.t.Errorf("nondeterministic: reached sleep %s, journal has %s %s", key, j[c].kind, j[c].key)
+	}
+	if !j[c].elapsed {
+		r.suspend(ctx)
+		return
+	}
+	r.pass.cursor++
+	s[0] = r.reply(abi.StatusOK, nil)
+}
+
+// instantiateHost registers the test's wfhost module in rt.
+func instantiateHost(ctx context.Context, rt wazero.Runtime) error {
+	impl := map[string]func(r *run, ctx context.Context, mod api.Module, s []uint64){
+		abi.FuncStepRun:    (*run).stepRun,
+		abi.FuncStepDone:   (*run).stepDone,
+		abi.FuncSleep:      (*run).sleep,
+		abi.FuncSleepUntil: (*run).sleep,
+		abi.FuncWaitEvent: func(r *run, ctx context.Context, _ api.Module, s []uint64) {
+			r.resuming(ctx)
+			s[0] = r.reply(abi.StatusTimeout, nil)
+		},
+		abi.FuncTake: func(r *run, _ context.Context, mod api.Module, s []uint64) {
+			if !r.hasPend || int(api.DecodeU32(s[1])) != len(r.pending) || !mod.Memory().Write(api.DecodeU32(s[0]), r.pending) {
+				r.t.Errorf("take: bad call")
+			}
+			r.pending, r.hasPend = nil, false
+		},
+		abi.FuncLog: func(r *run, _ context.Context, mod api.Module, s []uint64) {
+			r.logs = append(r.logs, string(read(mod, s[1], s[2])))
+		},
+		abi.FuncComplete: func(r *run, _ context.Context, mod api.Module, s []uint64) {
+			r.output = read(mod, s[0], s[1])
+		},
+		abi.FuncFail: func(r *run, _ context.Context, mod api.Module, s []uint64) {
+			r.failed = read(mod, s[0], s[1])
+		},
+		abi.FuncHTTPRequest: func(r *run, _ context.Context, _ api.Module, s []uint64) {
+			s[0] = r.reply(abi.StatusError, nil)
+		},
+		abi.FuncSecretGet: func(r *run, _ context.Context, _ api.Module, s []uint64) {
+			s[0] = r.reply(abi.StatusError, nil)
+		},
+	}
+	b := rt.NewHostModuleBuilder(abi.ImportModule)
+	for _, f := range abi.HostFuncs {
+		fn := impl[f.Name]
+		sig := f.Native()
+		var params, results []api.ValueType
+		for _, t := range sig.ParamTypes() {
+			params = append(params, api.ValueType(t))
+		}
+		for _, t := range sig.Results {
+			results = append(results, api.ValueType(t))
+		}
+		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, s []uint64) {
+			r := runFrom(ctx)
+			if f.Name != abi.FuncTake {
+				r.pending, r.hasPend = nil, false
+			}
+			fn(r, ctx, mod, s)
+		}), params, results).Export(f.Name)
+	}
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+// harness is one wazero runtime with the test's host module, and a module compiled in it.
+type harness struct {
+	rt      wazero.Runtime
+	cm      wazero.CompiledModule
+	globals []string // nil for an untransformed module
+	base    []byte   // memory right after initialisation
+	init    bool     // the module exports _initialize
+}
+
+var (
+	rtOnce sync.Once
+	rt     wazero.Runtime
+	rtErr  error
+)
+
+func runtime(t testing.TB) wazero.Runtime {
+	t.Helper()
+	rtOnce.Do(func() {
+		ctx := context.Background()
+		rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(wazero.NewCompilationCache()))
+		if rtErr = instantiateHost(ctx, rt); rtErr == nil {
+			_, rtErr = wasi_snapshot_preview1.Instantiate(ctx, rt)
+		}
+	})
+	if rtErr != nil {
+		t.Fatal(rtErr)
+	}
+	return rt
+}
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
+	if err != nil {
+		t.Skipf("%s is not built: %v", name, err)
+	}
+	return b
+}
+
+func needWasmOpt(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("wasm-opt"); err != nil {
+		t.Skip("wasm-opt (binaryen) is not installed: apt-get install -y binaryen")
+	}
+}
+
+var transformed sync.Map // fixture + optimize -> transformResult
+
+type transformResult struct {
+	wasm    []byte
+	globals []string
+	took    time.Duration
+	err     error
+}
+
+// transform returns the fixture transformed with optimize ("" or "-O"), once per test binary.
+func transform(t testing.TB, name, optimize string) transformResult {
+	t.Helper()
+	needWasmOpt(t)
+	k := name + " " + optimize
+	if v, ok := transformed.Load(k); ok {
+		return v.(transformResult)
+	}
+	began := time.Now()
+	wasm, globals, err := snapshot.Transform(context.Background(), fixture(t, name), snapshot.Options{Optimize: optimize})
+	res := transformResult{wasm, globals, time.Since(began), err}
+	transformed.Store(k, res)
+	return res
+}
+
+func newHarness(t testing.TB, wasm []byte, globals []string) *harness {
+	t.Helper()
+	ctx := context.Background()
+	rt := runtime(t)
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, hasInit := cm.ExportedFunctions()[abi.ExportInitialize]
+	h := &harness{rt: rt, cm: cm, globals: globals, init: hasInit}
+	mod := h.instantiate(t, &run{t: t})
+	h.base = bytes.Clone(must(mod.Memory().Read(0, mod.Memory().Size())))
+	_ = mod.Close(ctx)
+	return h
+}
+
+func must(b []byte, ok bool) []byte {
+	if !ok {
+		panic("read outside memory")
+	}
+	return b
+}
+
+// instantiate makes a fresh initialised instance.
+func (h *harness) instantiate(t testing.TB, r *run) api.Module {
+	t.Helper()
+	ctx := context.WithValue(context.Background(), runKey{}, r)
+	mod, err := h.rt.InstantiateModule(ctx, h.cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.init {
+		if _, err := mod.ExportedFunction(abi.ExportInitialize).Call(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mod
+}
+
+// saved is what a suspended run leaves: the image, the driver's pass at the suspending call
+// and wfhost_run's arguments.
+type saved struct {
+	image *snapshot.Image
+	pass  passState
+	args  []uint64
+}
+
+// timings of one activation.
+type timings struct {
+	instantiate, restore, capture time.Duration
+}
+
+// activate runs one pass on a fresh instance: from the top, or from sv. It returns the run
+// and, when the guest unwound, what it left.
+func (h *harness) activate(t testing.TB, r *run, workflow, input string, sv *saved) (*saved, timings) {
+	t.Helper()
+	var tm timings
+	ctx := context.WithValue(context.Background(), runKey{}, r)
+	began := time.Now()
+	mod := h.instantiate(t, r)
+	defer mod.Close(ctx)
+	tm.instantiate = time.Since(began)
+	if h.globals != nil {
+		g, err := snapshot.NewGuest(mod, h.globals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.g = g
+	}
+	var args []uint64
+	if sv == nil {
+		r.pass = passState{seen: map[string]int{}}
+		if r.g != nil {
+			if err := r.g.ReserveBuffer(0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		alloc := mod.ExportedFunction(abi.ExportAlloc)
+		for _, s := range []string{workflow, input} {
+			res, err := alloc.Call(ctx, uint64(len(s)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod.Memory().Write(api.DecodeU32(res[0]), []byte(s))
+			args = append(args, res[0], uint64(len(s)))
+		}
+	} else {
+		r.pass = sv.pass.clone()
+		args = sv.args
+		r.restoreBegan = time.Now()
+		if err := r.g.Restore(ctx, sv.image); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := mod.ExportedFunction(abi.ExportRun).Call(ctx, args...)
+	if sv != nil {
+		tm.restore = r.resumedAt.Sub(r.restoreBegan)
+	}
+	if r.aborted {
+		return nil, tm
+	}
+	if err != nil {
+		t.Fatalf("%s: %v (logs %q)", abi.ExportRun, err, r.logs)
+	}
+	if r.g == nil {
+		return nil, tm
+	}
+	if sv != nil && !r.resumedAt.After(r.restoreBegan) {
+		t.Fatal("the rewind never reached the suspended call")
+	}
+	suspended, err := r.g.Suspended(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !suspended {
+		return nil, tm
+	}
+	im := r.g.Capture()
+	tm.capture = time.Since(r.suspendedAt)
+	return &saved{image: im, pass: r.atCall.clone(), args: args}, tm
+}

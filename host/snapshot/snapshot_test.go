@@ -1,0 +1,174 @@
+package snapshot_test
+
+import (
+	"bytes"
+	"compress/flate"
+	"slices"
+	"testing"
+
+	"github.com/wfhost/wfhost/host/snapshot"
+)
+
+// guests are the example modules whose workflows the test resumes from snapshots.
+var guests = []struct{ lang, file string }{
+	{"assemblyscript", "examples_as.wasm"},
+	{"rust", "examples_rust.wasm"},
+}
+
+// outcome is what a run did, whatever way it was driven.
+type outcome struct {
+	output  string
+	journal []string // kind key, in order
+	ran     []string // step callbacks, in order
+}
+
+func journalKeys(j []entry) []string {
+	var out []string
+	for _, e := range j {
+		out = append(out, e.kind+" "+e.key+" "+string(e.data))
+	}
+	return out
+}
+
+// straight runs the workflow on the untransformed module with every sleep returning at once.
+func straight(t *testing.T, file, workflow, input string) outcome {
+	h := newHarness(t, fixture(t, file), nil)
+	var j []entry
+	r := &run{t: t, journal: &j, elapseSleeps: true}
+	h.activate(t, r, workflow, input, nil)
+	if r.output == nil {
+		t.Fatalf("straight run: no output (failed %s)", r.failed)
+	}
+	return outcome{string(r.output), journalKeys(j), r.ran}
+}
+
+// replayed runs it as the host does today: every suspension aborts the guest, and the next
+// activation replays the journal from the top.
+func replayed(t *testing.T, file, workflow, input string) outcome {
+	h := newHarness(t, fixture(t, file), nil)
+	var (
+		j   []entry
+		ran []string
+	)
+	for pass := 0; ; pass++ {
+		if pass > 1000 {
+			t.Fatal("no end")
+		}
+		r := &run{t: t, journal: &j}
+		h.activate(t, r, workflow, input, nil)
+		ran = append(ran, r.ran...)
+		if !r.aborted {
+			return outcome{string(r.output), journalKeys(j), ran}
+		}
+		j[len(j)-1].elapsed = true
+	}
+}
+
+// resumed runs it on the transformed module: every suspension unwinds the guest, its image is
+// encoded and decoded, the sleep is marked elapsed, and the next activation restores the image
+// into a fresh instance and rewinds into the sleep. With checkpointEvery, it also unwinds at
+// step boundaries and resumes on another fresh instance. When crossCheck is set, each
+// suspension is also reached by a full replay from the top on another fresh instance, and on
+// every other suspension the run continues from the replay's image instead of its own.
+func resumed(t *testing.T, tr transformResult, workflow, input string, checkpointEvery int, crossCheck bool) (outcome, int) {
+	if tr.err != nil {
+		t.Fatal(tr.err)
+	}
+	h := newHarness(t, tr.wasm, tr.globals)
+	var (
+		j   []entry
+		ran []string
+		sv  *saved
+	)
+	for pass := 0; ; pass++ {
+		if pass > 1000 {
+			t.Fatal("no end")
+		}
+		r := &run{t: t, journal: &j, checkpointEvery: checkpointEvery}
+		next, _ := h.activate(t, r, workflow, input, sv)
+		ran = append(ran, r.ran...)
+		if next == nil {
+			if r.output == nil {
+				t.Fatalf("no output (failed %s)", r.failed)
+			}
+			return outcome{string(r.output), journalKeys(j), ran}, pass
+		}
+		// The image survives its encoding, full and as a delta from the initial memory.
+		for _, base := range [][]byte{nil, h.base} {
+			var buf bytes.Buffer
+			if err := next.image.Encode(&buf, base, flate.BestSpeed); err != nil {
+				t.Fatal(err)
+			}
+			im, err := snapshot.DecodeImage(&buf, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(im.Memory, next.image.Memory) || !slices.Equal(im.Globals, next.image.Globals) {
+				t.Fatal("the image changed in its encoding")
+			}
+			next.image = im
+		}
+		if crossCheck && !r.inStep {
+			// A full replay of the same journal reaches the same call in the same pass state.
+			jr := slices.Clone(j)
+			rr := &run{t: t, journal: &jr}
+			if c := next.pass.cursor; c == len(j) || j[c].kind != "sleep" {
+				rr.checkpointAt = c
+			}
+			replay, _ := h.activate(t, rr, workflow, input, nil)
+			if replay == nil || replay.pass.cursor != next.pass.cursor || len(rr.ran) != 0 {
+				t.Fatalf("pass %d: the replay did not suspend where the run did", pass)
+			}
+			diff := 0
+			for i := range min(len(replay.image.Memory), len(next.image.Memory)) {
+				if replay.image.Memory[i] != next.image.Memory[i] {
+					diff++
+				}
+			}
+			if pass < 3 {
+				t.Logf("pass %d: image of the run and of a full replay: %d of %d memory bytes differ, globals equal %v",
+					pass, diff, len(next.image.Memory), slices.Equal(replay.image.Globals, next.image.Globals))
+			}
+			if pass%2 == 1 {
+				next = replay
+			}
+		}
+		if c := next.pass.cursor; c < len(j) && j[c].kind == "sleep" {
+			j[c].elapsed = true
+		}
+		sv = next
+	}
+}
+
+func TestResumeFromSnapshot(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ workflow, input string }{
+		{"steps", `{"n":6,"sleepMs":1000}`},
+		{"poll", `{"until":5,"intervalMs":1000}`},
+	}
+	for _, g := range guests {
+		for _, opt := range []string{"", "-O"} {
+			t.Run(g.lang+"/asyncify"+opt, func(t *testing.T) {
+				t.Parallel()
+				tr := transform(t, g.file, opt)
+				for _, c := range cases {
+					want := straight(t, g.file, c.workflow, c.input)
+					if got := replayed(t, g.file, c.workflow, c.input); !equal(got, want) {
+						t.Fatalf("%s: replay %+v, straight run %+v", c.workflow, got, want)
+					}
+					for _, every := range []int{0, 1, 3} {
+						got, passes := resumed(t, tr, c.workflow, c.input, every, true)
+						if !equal(got, want) {
+							t.Fatalf("%s (checkpoint every %d): resumed %+v, straight run %+v", c.workflow, every, got, want)
+						}
+						t.Logf("%s checkpoint every %d: %d resumptions, output %s", c.workflow, every, passes, got.output)
+					}
+				}
+			})
+		}
+	}
+}
+
+func equal(a, b outcome) bool {
+	return a.output == b.output && slices.Equal(a.journal, b.journal) && slices.Equal(a.ran, b.ran)
+}
