@@ -33,6 +33,9 @@ type Guest struct {
 	startUnwind, stopUnwind, startRewind, stopRewind, getState api.Function
 
 	buf, bufSize uint32 // the unwind buffer, in guest memory
+	// transient: the buffer is grown at the end of memory when a suspension needs it and
+	// zeroed once a rewind is done with it (TransientBuffer).
+	transient bool
 	unwinding    bool   // Suspend started an unwind that Suspended has not yet ended
 	rewinding    bool   // Restore started a rewind that Resuming has not yet ended
 }
@@ -89,6 +92,19 @@ func (g *Guest) ReserveBuffer(size uint32) error {
 	return nil
 }
 
+// TransientBuffer makes the unwind buffer size bytes (rounded up to pages) grown at the end of
+// memory by each Suspend that needs it (one whose previous buffer is no longer the end of
+// memory), and zeroed by Resuming once the rewind is done with it. This is for runtimes whose
+// allocator assumes it owns every page up to the end of memory and that memory it grows is
+// zero (Go's sbrk, TinyGo's heap): they may take the buffer's pages when they next grow, which
+// is harmless once the stack is back on the wasm stack and the pages are zero again.
+func (g *Guest) TransientBuffer(size uint32) {
+	if size == 0 {
+		size = DefaultBufferSize
+	}
+	g.transient, g.bufSize, g.buf = true, (size+pageSize-1)/pageSize*pageSize, 0
+}
+
 // Suspend starts unwinding the guest's stack. It is called from inside a host function that
 // asyncify instruments (SuspendingImports), instead of aborting the guest: when the host
 // function returns (its result is ignored), the guest saves its frames into the buffer and
@@ -99,6 +115,13 @@ func (g *Guest) Suspend(ctx context.Context) error {
 		return errors.New("snapshot: no unwind buffer (ReserveBuffer)")
 	}
 	mem := g.mod.Memory()
+	if g.transient && (g.buf == 0 || mem.Size() != g.buf+g.bufSize) {
+		before, ok := mem.Grow(g.bufSize / pageSize)
+		if !ok {
+			return fmt.Errorf("snapshot: cannot grow memory by %d bytes for the unwind buffer", g.bufSize)
+		}
+		g.buf = before * pageSize
+	}
 	// The buffer's header: where the next frame goes, and where the buffer ends.
 	if !mem.WriteUint32Le(g.buf, g.buf+8) || !mem.WriteUint32Le(g.buf+4, g.buf+g.bufSize) {
 		return errors.New("snapshot: the unwind buffer is outside memory")
@@ -135,6 +158,9 @@ func (g *Guest) Resuming(ctx context.Context) (bool, error) {
 	g.rewinding = false
 	if _, err := g.stopRewind.Call(ctx); err != nil {
 		return false, fmt.Errorf("snapshot: stop rewind: %w", err)
+	}
+	if g.transient {
+		g.mod.Memory().Write(g.buf, make([]byte, g.bufSize))
 	}
 	return true, nil
 }
@@ -182,6 +208,9 @@ func (g *Guest) Restore(ctx context.Context, im *Image) error {
 		mg.Set(im.Globals[i])
 	}
 	g.buf, g.bufSize = im.Buffer, im.BufferSize
+	if g.transient && (g.buf+g.bufSize != uint32(len(im.Memory))) {
+		return errors.New("snapshot: the image's unwind buffer is not at the end of its memory")
+	}
 	if _, err := g.startRewind.Call(ctx, api.EncodeU32(g.buf)); err != nil {
 		return fmt.Errorf("snapshot: start rewind: %w", err)
 	}

@@ -247,6 +247,8 @@ type harness struct {
 	globals []string // nil for an untransformed module
 	base    []byte   // memory right after initialisation
 	init    bool     // the module exports _initialize
+	// transient: the unwind buffer is grown at each suspension (Go, TinyGo).
+	transient bool
 }
 
 var (
@@ -378,11 +380,16 @@ func (h *harness) activate(t testing.TB, r *run, workflow, input string, sv *sav
 			t.Fatal(err)
 		}
 		r.g = g
+		if h.transient {
+			g.TransientBuffer(0)
+		}
 	}
 	var args []uint64
 	if sv == nil {
 		r.pass = passState{seen: map[string]int{}}
-		if r.g != nil {
+		if r.g != nil && h.transient {
+			r.g.TransientBuffer(0)
+		} else if r.g != nil {
 			if err := r.g.ReserveBuffer(0); err != nil {
 				t.Fatal(err)
 			}

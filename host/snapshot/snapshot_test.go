@@ -3,6 +3,8 @@ package snapshot_test
 import (
 	"bytes"
 	"compress/flate"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -71,10 +73,15 @@ func replayed(t *testing.T, file, workflow, input string) outcome {
 // suspension is also reached by a full replay from the top on another fresh instance, and on
 // every other suspension the run continues from the replay's image instead of its own.
 func resumed(t *testing.T, tr transformResult, workflow, input string, checkpointEvery int, crossCheck bool) (outcome, int) {
+	return resumedWith(t, tr, false, workflow, input, checkpointEvery, crossCheck)
+}
+
+func resumedWith(t *testing.T, tr transformResult, transient bool, workflow, input string, checkpointEvery int, crossCheck bool) (outcome, int) {
 	if tr.err != nil {
 		t.Fatal(tr.err)
 	}
 	h := newHarness(t, tr.wasm, tr.globals)
+	h.transient = transient
 	var (
 		j   []entry
 		ran []string
@@ -140,18 +147,21 @@ func resumed(t *testing.T, tr transformResult, workflow, input string, checkpoin
 	}
 }
 
+// resumeCases are the workflows and inputs the tests resume: steps with a sleep after every
+// step, and poll, whose step keys repeat (check-status, check-status#1, ...).
+var resumeCases = []struct{ workflow, input string }{
+	{"steps", `{"n":6,"sleepMs":1000}`},
+	{"poll", `{"until":5,"intervalMs":1000}`},
+}
+
 func TestResumeFromSnapshot(t *testing.T) {
 	t.Parallel()
-	cases := []struct{ workflow, input string }{
-		{"steps", `{"n":6,"sleepMs":1000}`},
-		{"poll", `{"until":5,"intervalMs":1000}`},
-	}
 	for _, g := range guests {
 		for _, opt := range []string{"", "-O"} {
 			t.Run(g.lang+"/asyncify"+opt, func(t *testing.T) {
 				t.Parallel()
 				tr := transform(t, g.file, opt)
-				for _, c := range cases {
+				for _, c := range resumeCases {
 					want := straight(t, g.file, c.workflow, c.input)
 					if got := replayed(t, g.file, c.workflow, c.input); !equal(got, want) {
 						t.Fatalf("%s: replay %+v, straight run %+v", c.workflow, got, want)
@@ -171,4 +181,38 @@ func TestResumeFromSnapshot(t *testing.T) {
 
 func equal(a, b outcome) bool {
 	return a.output == b.output && slices.Equal(a.journal, b.journal) && slices.Equal(a.ran, b.ran)
+}
+
+// TestResumeGoGuests is TestResumeFromSnapshot for standard Go (wasip1) and TinyGo guests. Their
+// transform takes minutes (standard Go: a 3.6 MB module), so it runs only when
+// WFHOST_SNAPSHOT_GO names a directory of already transformed modules (examples_go.wasm,
+// examples_tinygo.wasm: wasm-opt --asyncify with SuspendingImports, see RATIONALE.md).
+func TestResumeGoGuests(t *testing.T) {
+	dir := os.Getenv("WFHOST_SNAPSHOT_GO")
+	if dir == "" {
+		t.Skip("WFHOST_SNAPSHOT_GO is not set")
+	}
+	for _, g := range []struct{ lang, original, transformed string }{
+		{"tinygo", "tinygo/examples.wasm", "examples_tinygo.wasm"},
+		{"go", "examples.wasm", "examples_go.wasm"},
+	} {
+		t.Run(g.lang, func(t *testing.T) {
+			asy, err := os.ReadFile(filepath.Join(dir, g.transformed))
+			if err != nil {
+				t.Skip(err)
+			}
+			wasm, globals, err := snapshot.ExportGlobals(asy)
+			tr := transformResult{wasm: wasm, globals: globals, err: err}
+			for _, c := range resumeCases {
+				want := straight(t, g.original, c.workflow, c.input)
+				for _, every := range []int{0, 1, 3} {
+					got, passes := resumedWith(t, tr, true, c.workflow, c.input, every, true)
+					if !equal(got, want) {
+						t.Fatalf("%s (checkpoint every %d): resumed %+v, straight run %+v", c.workflow, every, got, want)
+					}
+					t.Logf("%s checkpoint every %d: %d resumptions, output %s", c.workflow, every, passes, got.output)
+				}
+			}
+		})
+	}
 }
