@@ -36,8 +36,8 @@ type Guest struct {
 	// transient: the buffer is grown at the end of memory when a suspension needs it and
 	// zeroed once a rewind is done with it (TransientBuffer).
 	transient bool
-	unwinding    bool   // Suspend started an unwind that Suspended has not yet ended
-	rewinding    bool   // Restore started a rewind that Resuming has not yet ended
+	unwinding bool // Suspend started an unwind that Suspended has not yet ended
+	rewinding bool // Restore started a rewind that Resuming has not yet ended
 }
 
 // NewGuest wraps an instance of a transformed module; globals are the names Transform
