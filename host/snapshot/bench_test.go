@@ -235,3 +235,30 @@ func BenchmarkSuspendResume(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckpoint is what a snapshot at a step boundary costs a pass that goes on in the
+// same instance: steps with n=100 and no sleeps, without checkpoints and with one at every
+// step (unwind, copy of memory and globals, rewind; no encoding). The difference divided by
+// 100 is one checkpoint.
+func BenchmarkCheckpoint(b *testing.B) {
+	for _, g := range benchGuests {
+		tr := variant(b, g, "asyncify-O")
+		if tr.err != nil {
+			b.Fatal(tr.err)
+		}
+		h := newHarness(b, tr.wasm, tr.globals)
+		h.transient = g.transformed != ""
+		for _, every := range []int{0, 1} {
+			b.Run(g.lang+"/every="+strconv.Itoa(every), func(b *testing.B) {
+				for b.Loop() {
+					var j []entry
+					r := &run{t: b, journal: &j, checkpointEvery: every, inPlace: true}
+					h.activate(b, r, "steps", `{"n":100}`, nil)
+					if r.output == nil || len(r.images) != 99*every {
+						b.Fatalf("output %s, %d images", r.output, len(r.images))
+					}
+				}
+			})
+		}
+	}
+}

@@ -186,6 +186,17 @@ func (g *Guest) Capture() *Image {
 	return im
 }
 
+// Continue rewinds this instance, after Suspended (and Capture), into the call that suspended
+// it: a checkpoint taken at a durable boundary that is not a suspension, after which the pass
+// goes on in the same instance. The host then calls the export again, as after Restore.
+func (g *Guest) Continue(ctx context.Context) error {
+	if _, err := g.startRewind.Call(ctx, api.EncodeU32(g.buf)); err != nil {
+		return fmt.Errorf("snapshot: start rewind: %w", err)
+	}
+	g.rewinding = true
+	return nil
+}
+
 // Restore puts im into this instance, a fresh (or reset) instance of the same transformed
 // module, and starts a rewind: the host then calls the export the image unwound out of
 // (wfhost_run) again, and the guest's code runs back down to the suspending call, skipping

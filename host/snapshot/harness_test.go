@@ -64,6 +64,10 @@ type run struct {
 	// checkpointEvery > 0 unwinds at every step_run whose cursor is a multiple of it: a
 	// snapshot at a durable boundary that is not a suspension.
 	checkpointEvery int
+	// inPlace continues the pass in the same instance after a checkpoint's capture, keeping
+	// the images in images.
+	inPlace bool
+	images  []*snapshot.Image
 	// checkpointAt > 0 unwinds at the step_run reached at that cursor (once).
 	checkpointAt int
 
@@ -412,6 +416,17 @@ func (h *harness) activate(t testing.TB, r *run, workflow, input string, sv *sav
 		}
 	}
 	_, err := mod.ExportedFunction(abi.ExportRun).Call(ctx, args...)
+	for r.inPlace && err == nil && r.suspended {
+		r.suspended = false
+		if _, err := r.g.Suspended(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r.images = append(r.images, r.g.Capture())
+		if err := r.g.Continue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_, err = mod.ExportedFunction(abi.ExportRun).Call(ctx, args...)
+	}
 	if sv != nil {
 		tm.restore = r.resumedAt.Sub(r.restoreBegan)
 	}
