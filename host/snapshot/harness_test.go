@@ -2,7 +2,9 @@ package snapshot_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -30,8 +32,13 @@ import (
 // entry is one journal entry.
 type entry struct {
 	kind, key string // kind "run" or "sleep"
-	data      []byte // a step's output
+	data      []byte // a step's output or error, a wait's event
 	elapsed   bool   // a sleep's wake-up time has passed
+	resolved  bool   // a wait's event arrived
+	done      bool   // a step's final outcome is journaled
+	failed    bool   // ... and it is an error
+	attempts  int    // a step's failed attempts
+	waiting   bool   // a step waits for its retry's backoff
 }
 
 // passState is the driver's state of one pass: what a snapshot must store beside the image.
@@ -71,8 +78,13 @@ type run struct {
 	// checkpointAt > 0 unwinds at the step_run reached at that cursor (once).
 	checkpointAt int
 
-	open    string
-	inStep  bool
+	open     string
+	inStep   bool
+	attempts int // the open step's attempts
+	checkpointed bool // the guest unwound at a checkpoint, not to wait
+	// waitingAt is the cursor of the entry the run suspended on, -1 when it was aborted for a
+	// retry.
+	waitingAt int
 	pending []byte
 	hasPend bool
 	output  []byte
@@ -109,17 +121,25 @@ func (r *run) resuming(ctx context.Context) bool {
 	return resumed
 }
 
-// suspend unwinds the guest, or aborts it when it is not transformed.
+// suspend unwinds the guest, or aborts it when it is not transformed. The journal entry at the
+// cursor is what the run waits for.
 func (r *run) suspend(ctx context.Context) {
+	r.waitingAt = r.pass.cursor
 	if r.g == nil {
-		r.aborted = true
-		panic(errAborted)
+		r.abort()
 	}
 	r.suspendedAt = time.Now()
 	if err := r.g.Suspend(ctx); err != nil {
 		panic(err)
 	}
 	r.suspended = true
+}
+
+// abort ends the pass as the host does today: the host function panics and wazero unwinds the
+// guest, whose instance is then discarded.
+func (r *run) abort() {
+	r.aborted = true
+	panic(errAborted)
 }
 
 func (r *run) reply(s abi.Status, data []byte) uint64 {
@@ -135,57 +155,126 @@ func read(mod api.Module, ptr, n uint64) []byte {
 	return bytes.Clone(b)
 }
 
+// at returns the journal entry at the cursor, appending e when the journal ends there, and
+// checks that it is the one the pass reached.
+func (r *run) at(e entry) *entry {
+	j := *r.journal
+	c := r.pass.cursor
+	if c == len(j) {
+		*r.journal = append(j, e)
+		j = *r.journal
+	}
+	if j[c].kind != e.kind || j[c].key != e.key {
+		r.t.Errorf("nondeterministic: reached %s %s, journal has %s %s", e.kind, e.key, j[c].kind, j[c].key)
+	}
+	return &j[c]
+}
+
 func (r *run) stepRun(ctx context.Context, mod api.Module, s []uint64) {
 	resumed := r.resuming(ctx)
 	c := r.pass.cursor
 	if r.g != nil && !resumed && c > 0 && (r.checkpointEvery > 0 && c%r.checkpointEvery == 0 || c == r.checkpointAt) {
 		r.suspend(ctx)
+		r.checkpointed, r.waitingAt = true, -1
 		return
 	}
 	key := r.pass.key(string(read(mod, s[0], s[1])))
-	j := *r.journal
-	if c := r.pass.cursor; c < len(j) {
-		if j[c].kind != "run" || j[c].key != key {
-			r.t.Errorf("nondeterministic: reached step %s, journal has %s %s", key, j[c].kind, j[c].key)
-		}
-		r.pass.cursor++
-		s[0] = r.reply(abi.StatusOK, j[c].data)
-		return
+	var opts struct {
+		Retry struct{ Attempts int } `json:"retry"`
 	}
-	r.open, r.inStep = key, true
-	s[0] = r.reply(abi.StatusExecute, []byte(`{"attempt":1}`))
+	if raw := read(mod, s[2], s[3]); len(raw) > 0 {
+		if err := json.Unmarshal(raw, &opts); err != nil {
+			r.t.Errorf("step_run options %s: %v", raw, err)
+		}
+	}
+	e := r.at(entry{kind: "run", key: key})
+	switch {
+	case e.done && e.failed:
+		r.pass.cursor++
+		s[0] = r.reply(abi.StatusStepFailed, e.data)
+	case e.done:
+		r.pass.cursor++
+		s[0] = r.reply(abi.StatusOK, e.data)
+	case e.waiting && !r.elapseSleeps:
+		r.suspend(ctx) // the retry's backoff has not passed
+	default:
+		e.waiting = false
+		r.open, r.inStep, r.attempts = key, true, cmp.Or(opts.Retry.Attempts, 3)
+		s[0] = r.reply(abi.StatusExecute, []byte(`{"attempt":`+strconv.Itoa(e.attempts+1)+`}`))
+	}
 }
 
+// stepDone journals a step's result. A failed attempt with attempts left aborts the pass, even
+// on a transformed module: a rewind into step_done could not be answered, since ABI v1 has no
+// reply that tells the guest to run the callback again (the next pass's step_run does).
 func (r *run) stepDone(ctx context.Context, mod api.Module, s []uint64) {
 	r.resuming(ctx)
-	if !r.inStep || api.DecodeI32(s[0]) != 0 {
-		r.t.Errorf("step_done: in step %v, outcome %d", r.inStep, api.DecodeI32(s[0]))
+	if !r.inStep {
+		r.t.Errorf("step_done outside a step")
 	}
 	r.inStep = false
-	*r.journal = append(*r.journal, entry{kind: "run", key: r.open, data: read(mod, s[1], s[2])})
-	r.pass.cursor++
 	r.ran = append(r.ran, r.open)
-	s[0] = r.reply(abi.StatusOK, nil)
+	e := &(*r.journal)[r.pass.cursor]
+	data := read(mod, s[1], s[2])
+	if api.DecodeI32(s[0]) == 0 {
+		e.done, e.data = true, data
+		r.pass.cursor++
+		s[0] = r.reply(abi.StatusOK, nil)
+		return
+	}
+	e.attempts++
+	var info struct{ NonRetryable bool }
+	_ = json.Unmarshal(data, &info)
+	if e.attempts >= r.attempts || info.NonRetryable {
+		e.done, e.failed, e.data = true, true, data
+		r.pass.cursor++
+		s[0] = r.reply(abi.StatusStepFailed, data)
+		return
+	}
+	e.waiting = true
+	r.waitingAt = -1
+	r.abort()
 }
 
 func (r *run) sleep(ctx context.Context, mod api.Module, s []uint64) {
 	r.resuming(ctx)
 	key := r.pass.key(string(read(mod, s[0], s[1])))
-	j := *r.journal
-	c := r.pass.cursor
-	if c == len(j) {
-		*r.journal = append(*r.journal, entry{kind: "sleep", key: key, elapsed: r.elapseSleeps})
-		j = *r.journal
-	}
-	if j[c].kind != "sleep" || j[c].key != key {
-		r.t.Errorf("nondeterministic: reached sleep %s, journal has %s %s", key, j[c].kind, j[c].key)
-	}
-	if !j[c].elapsed {
+	e := r.at(entry{kind: "sleep", key: key, elapsed: r.elapseSleeps})
+	if !e.elapsed {
 		r.suspend(ctx)
 		return
 	}
 	r.pass.cursor++
 	s[0] = r.reply(abi.StatusOK, nil)
+}
+
+// waitEvent resolves with the run's event, once the test has delivered it (resolve).
+func (r *run) waitEvent(ctx context.Context, mod api.Module, s []uint64) {
+	r.resuming(ctx)
+	key := r.pass.key(string(read(mod, s[0], s[1])))
+	e := r.at(entry{kind: "wait", key: key, resolved: r.elapseSleeps, data: testEvent})
+	if !e.resolved {
+		r.suspend(ctx)
+		return
+	}
+	r.pass.cursor++
+	s[0] = r.reply(abi.StatusOK, e.data)
+}
+
+// testEvent is the payload of every event the tests deliver.
+var testEvent = []byte(`{"via":"email"}`)
+
+// resolve makes what the run waits for at cursor happen: the sleep's time passes, the retry's
+// backoff passes, the event arrives.
+func resolve(j []entry, cursor int) {
+	if cursor < 0 || cursor >= len(j) {
+		return
+	}
+	e := &j[cursor]
+	e.elapsed, e.waiting = true, false
+	if e.kind == "wait" {
+		e.resolved, e.data = true, testEvent
+	}
 }
 
 // instantiateHost registers the test's wfhost module in rt.
@@ -195,10 +284,7 @@ func instantiateHost(ctx context.Context, rt wazero.Runtime) error {
 		abi.FuncStepDone:   (*run).stepDone,
 		abi.FuncSleep:      (*run).sleep,
 		abi.FuncSleepUntil: (*run).sleep,
-		abi.FuncWaitEvent: func(r *run, ctx context.Context, _ api.Module, s []uint64) {
-			r.resuming(ctx)
-			s[0] = r.reply(abi.StatusTimeout, nil)
-		},
+		abi.FuncWaitEvent:  (*run).waitEvent,
 		abi.FuncTake: func(r *run, _ context.Context, mod api.Module, s []uint64) {
 			if !r.hasPend || int(api.DecodeU32(s[1])) != len(r.pending) || !mod.Memory().Write(api.DecodeU32(s[0]), r.pending) {
 				r.t.Errorf("take: bad call")

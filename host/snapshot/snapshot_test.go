@@ -2,6 +2,7 @@ package snapshot_test
 
 import (
 	"bytes"
+	"fmt"
 	"compress/flate"
 	"os"
 	"path/filepath"
@@ -27,26 +28,24 @@ type outcome struct {
 func journalKeys(j []entry) []string {
 	var out []string
 	for _, e := range j {
-		out = append(out, e.kind+" "+e.key+" "+string(e.data))
+		out = append(out, fmt.Sprintf("%s %s %s attempts=%d failed=%v", e.kind, e.key, e.data, e.attempts, e.failed))
 	}
 	return out
 }
 
-// straight runs the workflow on the untransformed module with every sleep returning at once.
+// straight runs the workflow on the untransformed module with every sleep, backoff and wait
+// over at once (a retry still ends the pass: the next one runs the attempt).
 func straight(t *testing.T, file, workflow, input string) outcome {
-	h := newHarness(t, fixture(t, file), nil)
-	var j []entry
-	r := &run{t: t, journal: &j, elapseSleeps: true}
-	h.activate(t, r, workflow, input, nil)
-	if r.output == nil {
-		t.Fatalf("straight run: no output (failed %s)", r.failed)
-	}
-	return outcome{string(r.output), journalKeys(j), r.ran}
+	return reference(t, file, workflow, input, true)
 }
 
 // replayed runs it as the host does today: every suspension aborts the guest, and the next
 // activation replays the journal from the top.
 func replayed(t *testing.T, file, workflow, input string) outcome {
+	return reference(t, file, workflow, input, false)
+}
+
+func reference(t *testing.T, file, workflow, input string, elapse bool) outcome {
 	h := newHarness(t, fixture(t, file), nil)
 	var (
 		j   []entry
@@ -56,13 +55,16 @@ func replayed(t *testing.T, file, workflow, input string) outcome {
 		if pass > 1000 {
 			t.Fatal("no end")
 		}
-		r := &run{t: t, journal: &j}
+		r := &run{t: t, journal: &j, elapseSleeps: elapse}
 		h.activate(t, r, workflow, input, nil)
 		ran = append(ran, r.ran...)
 		if !r.aborted {
+			if r.output == nil {
+				t.Fatalf("no output (failed %s)", r.failed)
+			}
 			return outcome{string(r.output), journalKeys(j), ran}
 		}
-		j[len(j)-1].elapsed = true
+		resolve(j, r.waitingAt)
 	}
 }
 
@@ -94,6 +96,10 @@ func resumedWith(t *testing.T, tr transformResult, transient bool, workflow, inp
 		r := &run{t: t, journal: &j, checkpointEvery: checkpointEvery}
 		next, _ := h.activate(t, r, workflow, input, sv)
 		ran = append(ran, r.ran...)
+		if r.aborted {
+			// A retry: the next pass starts again from the latest image (or the top).
+			continue
+		}
 		if next == nil {
 			if r.output == nil {
 				t.Fatalf("no output (failed %s)", r.failed)
@@ -119,8 +125,8 @@ func resumedWith(t *testing.T, tr transformResult, transient bool, workflow, inp
 			// A full replay of the same journal reaches the same call in the same pass state.
 			jr := slices.Clone(j)
 			rr := &run{t: t, journal: &jr}
-			if c := next.pass.cursor; c == len(j) || j[c].kind != "sleep" {
-				rr.checkpointAt = c
+			if r.checkpointed {
+				rr.checkpointAt = next.pass.cursor
 			}
 			replay, _ := h.activate(t, rr, workflow, input, nil)
 			if replay == nil || replay.pass.cursor != next.pass.cursor || len(rr.ran) != 0 {
@@ -140,9 +146,7 @@ func resumedWith(t *testing.T, tr transformResult, transient bool, workflow, inp
 				next = replay
 			}
 		}
-		if c := next.pass.cursor; c < len(j) && j[c].kind == "sleep" {
-			j[c].elapsed = true
-		}
+		resolve(j, r.waitingAt)
 		sv = next
 	}
 }
@@ -152,6 +156,8 @@ func resumedWith(t *testing.T, tr transformResult, transient bool, workflow, inp
 var resumeCases = []struct{ workflow, input string }{
 	{"steps", `{"n":6,"sleepMs":1000}`},
 	{"poll", `{"until":5,"intervalMs":1000}`},
+	// A sleep, a step that fails twice and is retried after a backoff, and a wait for an event.
+	{"onboarding", `{"email":"a@example.com","delayMs":1000,"failWelcome":2,"verifyTimeoutMs":60000}`},
 }
 
 func TestResumeFromSnapshot(t *testing.T) {
@@ -165,6 +171,9 @@ func TestResumeFromSnapshot(t *testing.T) {
 					want := straight(t, g.file, c.workflow, c.input)
 					if got := replayed(t, g.file, c.workflow, c.input); !equal(got, want) {
 						t.Fatalf("%s: replay %+v, straight run %+v", c.workflow, got, want)
+					}
+					if n := len(slices.DeleteFunc(slices.Clone(want.ran), func(k string) bool { return k != "send-welcome" })); c.workflow == "onboarding" && n != 3 {
+						t.Fatalf("onboarding ran %q: want send-welcome three times (two failed attempts)", want.ran)
 					}
 					for _, every := range []int{0, 1, 3} {
 						got, passes := resumed(t, tr, c.workflow, c.input, every, true)

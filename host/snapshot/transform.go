@@ -12,13 +12,17 @@ import (
 	"github.com/wfhost/wfhost/abi"
 )
 
-// SuspendingImports are the wfhost host functions that may suspend a run (ABI.md §4.4-4.7):
-// step_run waiting for a retry backoff, step_done journaling a retried attempt, sleep,
+// SuspendingImports are the wfhost host functions a run can be unwound in (ABI.md §4.4-4.7):
+// step_run (waiting for a retry's backoff, or a checkpoint at a step boundary), sleep,
 // sleep_until and wait_event. Asyncify instruments every function that can reach one of them;
 // every other import is assumed never to unwind.
+//
+// step_done also suspends a run (a failed attempt with attempts left) but is left out: a rewind
+// into it would need a reply that tells the guest to run the callback again, which ABI v1 does
+// not have. Such a pass is aborted as today, and the next one restores the latest image and
+// reaches the step's step_run, which can unwind.
 var SuspendingImports = []string{
 	abi.ImportModule + "." + abi.FuncStepRun,
-	abi.ImportModule + "." + abi.FuncStepDone,
 	abi.ImportModule + "." + abi.FuncSleep,
 	abi.ImportModule + "." + abi.FuncSleepUntil,
 	abi.ImportModule + "." + abi.FuncWaitEvent,
