@@ -78,19 +78,19 @@ type run struct {
 	// checkpointAt > 0 unwinds at the step_run reached at that cursor (once).
 	checkpointAt int
 
-	open     string
-	inStep   bool
-	attempts int // the open step's attempts
+	open         string
+	inStep       bool
+	attempts     int  // the open step's attempts
 	checkpointed bool // the guest unwound at a checkpoint, not to wait
 	// waitingAt is the cursor of the entry the run suspended on, -1 when it was aborted for a
 	// retry.
 	waitingAt int
-	pending []byte
-	hasPend bool
-	output  []byte
-	failed  []byte
-	ran     []string // keys of the step callbacks run
-	logs    []string
+	pending   []byte
+	hasPend   bool
+	output    []byte
+	failed    []byte
+	ran       []string // keys of the step callbacks run
+	logs      []string
 
 	suspended    bool      // the guest unwound
 	suspendedAt  time.Time // when the host function began the unwind

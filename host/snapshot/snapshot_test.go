@@ -2,8 +2,8 @@ package snapshot_test
 
 import (
 	"bytes"
-	"fmt"
 	"compress/flate"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
