@@ -48,16 +48,10 @@ func variant(b *testing.B, g struct{ lang, file, transformed string }, v string)
 		}
 		return transform(b, g.file, opt)
 	}
-	dir := os.Getenv("WFHOST_SNAPSHOT_GO")
-	if dir == "" || v != "asyncify-O" {
-		b.Skip("WFHOST_SNAPSHOT_GO is not set, or no such variant")
+	if v != "asyncify-O" {
+		b.Skip("only asyncify -O for Go and TinyGo")
 	}
-	asy, err := os.ReadFile(filepath.Join(dir, g.transformed))
-	if err != nil {
-		b.Skip(err)
-	}
-	wasm, globals, err := snapshot.ExportGlobals(asy)
-	return transformResult{wasm: wasm, globals: globals, err: err}
+	return goTransformed(b, g.file, g.transformed)
 }
 
 // handler is a minimal in-memory journal for host.Activate.

@@ -3,11 +3,13 @@ package snapshot_test
 import (
 	"bytes"
 	"compress/flate"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/wfhost/wfhost/host/snapshot"
 )
@@ -193,12 +195,11 @@ func equal(a, b outcome) bool {
 }
 
 // TestResumeGoGuests is TestResumeFromSnapshot for standard Go (wasip1) and TinyGo guests. Their
-// transform takes minutes (standard Go: a 3.6 MB module), so it runs only when
-// WFHOST_SNAPSHOT_GO names a directory of already transformed modules (examples_go.wasm,
-// examples_tinygo.wasm: wasm-opt --asyncify with SuspendingImports, see RATIONALE.md).
+// transform takes minutes (standard Go: a 3.6 MB module, about a minute of CPU and 450 MB), so
+// it runs only when WFHOST_SNAPSHOT_GO names a directory that keeps the transformed modules
+// between runs (the first run makes them). TinyGo's needs make testdata/tinygo.
 func TestResumeGoGuests(t *testing.T) {
-	dir := os.Getenv("WFHOST_SNAPSHOT_GO")
-	if dir == "" {
+	if os.Getenv("WFHOST_SNAPSHOT_GO") == "" {
 		t.Skip("WFHOST_SNAPSHOT_GO is not set")
 	}
 	for _, g := range []struct{ lang, original, transformed string }{
@@ -206,12 +207,7 @@ func TestResumeGoGuests(t *testing.T) {
 		{"go", "examples.wasm", "examples_go.wasm"},
 	} {
 		t.Run(g.lang, func(t *testing.T) {
-			asy, err := os.ReadFile(filepath.Join(dir, g.transformed))
-			if err != nil {
-				t.Skip(err)
-			}
-			wasm, globals, err := snapshot.ExportGlobals(asy)
-			tr := transformResult{wasm: wasm, globals: globals, err: err}
+			tr := goTransformed(t, g.original, g.transformed)
 			for _, c := range resumeCases {
 				want := straight(t, g.original, c.workflow, c.input)
 				for _, every := range []int{0, 1, 3} {
@@ -224,4 +220,30 @@ func TestResumeGoGuests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goTransformed returns a Go or TinyGo fixture transformed with -O, kept in the directory
+// WFHOST_SNAPSHOT_GO names (made there on first use), or skips.
+func goTransformed(t testing.TB, original, name string) transformResult {
+	t.Helper()
+	dir := os.Getenv("WFHOST_SNAPSHOT_GO")
+	if dir == "" {
+		t.Skip("WFHOST_SNAPSHOT_GO is not set")
+	}
+	path := filepath.Join(dir, name)
+	asy, err := os.ReadFile(path)
+	if err != nil {
+		needWasmOpt(t)
+		began := time.Now()
+		asy, err = snapshot.Asyncify(context.Background(), fixture(t, original), snapshot.Options{Optimize: "-O"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("asyncify -O of %s: %v, %d bytes", original, time.Since(began), len(asy))
+		if err := os.WriteFile(path, asy, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wasm, globals, err := snapshot.ExportGlobals(asy)
+	return transformResult{wasm: wasm, globals: globals, err: err}
 }

@@ -47,16 +47,26 @@ type Options struct {
 	Optimize string
 }
 
-// Transform returns wasm with binaryen's asyncify applied (the exports asyncify_start_unwind,
-// asyncify_stop_unwind, asyncify_start_rewind, asyncify_stop_rewind and asyncify_get_state
-// added) and every mutable global exported (ExportGlobals), and the names of those exports.
-// It runs wasm-opt in a temporary directory; ctx bounds it.
+// Transform returns wasm with binaryen's asyncify applied (Asyncify) and every mutable global
+// exported (ExportGlobals), and the names of those exports.
 func Transform(ctx context.Context, wasm []byte, o Options) ([]byte, []string, error) {
+	asy, err := Asyncify(ctx, wasm, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ExportGlobals(asy)
+}
+
+// Asyncify returns wasm with binaryen's asyncify applied: the exports asyncify_start_unwind,
+// asyncify_stop_unwind, asyncify_start_rewind, asyncify_stop_rewind and asyncify_get_state
+// added, and every function that can reach one of o.Imports instrumented. It runs wasm-opt in
+// a temporary directory; ctx bounds it.
+func Asyncify(ctx context.Context, wasm []byte, o Options) ([]byte, error) {
 	bin := o.WasmOpt
 	if bin == "" {
 		var err error
 		if bin, err = exec.LookPath("wasm-opt"); err != nil {
-			return nil, nil, fmt.Errorf("asyncify: wasm-opt (binaryen) not found: %w", err)
+			return nil, fmt.Errorf("asyncify: wasm-opt (binaryen) not found: %w", err)
 		}
 	}
 	imports := o.Imports
@@ -65,12 +75,12 @@ func Transform(ctx context.Context, wasm []byte, o Options) ([]byte, []string, e
 	}
 	dir, err := os.MkdirTemp("", "wfhost-asyncify-")
 	if err != nil {
-		return nil, nil, fmt.Errorf("asyncify: %w", err)
+		return nil, fmt.Errorf("asyncify: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	in, out := filepath.Join(dir, "in.wasm"), filepath.Join(dir, "out.wasm")
 	if err := os.WriteFile(in, wasm, 0o600); err != nil {
-		return nil, nil, fmt.Errorf("asyncify: %w", err)
+		return nil, fmt.Errorf("asyncify: %w", err)
 	}
 	args := append([]string{in}, features...)
 	args = append(args, "--asyncify", "--pass-arg=asyncify-imports@"+strings.Join(imports, ","))
@@ -86,11 +96,11 @@ func Transform(ctx context.Context, wasm []byte, o Options) ([]byte, []string, e
 		if len(msg) > 2000 {
 			msg = msg[:2000] + "..."
 		}
-		return nil, nil, fmt.Errorf("asyncify: wasm-opt: %w: %s", err, msg)
+		return nil, fmt.Errorf("asyncify: wasm-opt: %w: %s", err, msg)
 	}
 	asy, err := os.ReadFile(out)
 	if err != nil {
-		return nil, nil, fmt.Errorf("asyncify: %w", err)
+		return nil, fmt.Errorf("asyncify: %w", err)
 	}
-	return ExportGlobals(asy)
+	return asy, nil
 }
