@@ -74,8 +74,8 @@ func NewGuest(mod api.Module, globals []string) (*Guest, error) {
 // Module is the wrapped instance.
 func (g *Guest) Module() api.Module { return g.mod }
 
-// ReserveBuffer makes the unwind buffer: size bytes (rounded up to pages) past the end of the
-// guest's memory, grown for it, before the first call into the workflow. The guest's own
+// ReserveBuffer makes the unwind buffer: size bytes at the start of pages grown past the end
+// of the guest's memory for it, before the first call into the workflow. The guest's own
 // allocator never hands these bytes out: AssemblyScript's and Rust's allocators take new memory
 // from where memory.grow says it begins. (Go's runtime assumes it owns every page up to the end
 // of memory and would not leave it alone: see RATIONALE.md.)
@@ -88,7 +88,7 @@ func (g *Guest) ReserveBuffer(size uint32) error {
 	if !ok {
 		return fmt.Errorf("snapshot: cannot grow memory by %d pages for the unwind buffer", pages)
 	}
-	g.buf, g.bufSize = before*pageSize, pages*pageSize
+	g.buf, g.bufSize = before*pageSize, size
 	return nil
 }
 
@@ -135,7 +135,10 @@ func (g *Guest) Suspend(ctx context.Context) error {
 
 // Suspended is called once the export returned: it reports whether the guest unwound (rather
 // than finishing), and if it did, ends the unwind so that the instance is quiescent and its
-// memory and globals are the whole of its state.
+// memory and globals are the whole of its state. It fails when the saved stack did not fit the
+// buffer: asyncify checks only here, after writing past the buffer's end, so the instance's
+// memory may be damaged and it must be discarded (the run is then replayed, from the top or
+// from its latest image).
 func (g *Guest) Suspended(ctx context.Context) (bool, error) {
 	if !g.unwinding {
 		return false, nil

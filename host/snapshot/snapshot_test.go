@@ -247,3 +247,99 @@ func goTransformed(t testing.TB, original, name string) transformResult {
 	wasm, globals, err := snapshot.ExportGlobals(asy)
 	return transformResult{wasm: wasm, globals: globals, err: err}
 }
+
+// TestUnwindBufferTooSmall: asyncify checks the buffer's bound only when the unwind ends
+// (asyncify_stop_unwind traps), after writing the frames past it. So Suspended fails, no image
+// is taken, and the instance (whose memory past the buffer may be damaged) is discarded; the
+// run is replayed instead.
+func TestUnwindBufferTooSmall(t *testing.T) {
+	t.Parallel()
+	for _, g := range guests {
+		t.Run(g.lang, func(t *testing.T) {
+			tr := transform(t, g.file, "-O")
+			if tr.err != nil {
+				t.Fatal(tr.err)
+			}
+			h := newHarness(t, tr.wasm, tr.globals)
+			ctx := context.Background()
+			var j []entry
+			r := &run{t: t, journal: &j}
+			rctx := context.WithValue(ctx, runKey{}, r)
+			mod := h.instantiate(t, r)
+			defer mod.Close(ctx)
+			guest, err := snapshot.NewGuest(mod, h.globals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.g = guest
+			if err := guest.ReserveBuffer(16); err != nil {
+				t.Fatal(err)
+			}
+			r.pass = passState{seen: map[string]int{}}
+			var args []uint64
+			for _, s := range []string{"steps", `{"n":3,"sleepMs":1000}`} {
+				res, err := mod.ExportedFunction("wfhost_alloc").Call(rctx, uint64(len(s)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				mod.Memory().Write(uint32(res[0]), []byte(s))
+				args = append(args, res[0], uint64(len(s)))
+			}
+			if _, err = mod.ExportedFunction("wfhost_run").Call(rctx, args...); err != nil || !r.suspended {
+				t.Fatalf("wfhost_run: %v (suspended %v)", err, r.suspended)
+			}
+			suspended, err := guest.Suspended(rctx)
+			if err == nil || suspended {
+				t.Fatalf("the unwind into 8 bytes of buffer did not fail: %v (suspended %v)", err, suspended)
+			}
+			t.Logf("unwind into 8 bytes of buffer: %v", firstLineOf(err))
+		})
+	}
+}
+
+func firstLineOf(err error) string {
+	s := err.Error()
+	if i := bytes.IndexByte([]byte(s), '\n'); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// TestLongRunImages resumes steps with a sleep after every step 1,000 times from images and
+// logs how the image grows: a long run's image must stay the size of its live state.
+func TestLongRunImages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 resumptions")
+	}
+	t.Parallel()
+	for _, g := range guests {
+		t.Run(g.lang, func(t *testing.T) {
+			tr := transform(t, g.file, "-O")
+			if tr.err != nil {
+				t.Fatal(tr.err)
+			}
+			h := newHarness(t, tr.wasm, tr.globals)
+			var (
+				j  []entry
+				sv *saved
+			)
+			const n = 1000
+			for pass := 0; ; pass++ {
+				r := &run{t: t, journal: &j}
+				next, _ := h.activate(t, r, "steps", `{"n":1000,"sleepMs":1000}`, sv)
+				if next == nil {
+					if want := fmt.Sprintf(`{"sum":%d}`, n*(n-1)/2); string(r.output) != want {
+						t.Fatalf("output %s, want %s", r.output, want)
+					}
+					return
+				}
+				if pass == 0 || pass == 9 || pass == 99 || pass == n-2 {
+					t.Logf("after %d resumptions: memory %d bytes, delta %d bytes compressed",
+						pass, len(next.image.Memory), next.image.EncodedSize(h.base, flate.BestSpeed))
+				}
+				resolve(j, r.waitingAt)
+				sv = next
+			}
+		})
+	}
+}
