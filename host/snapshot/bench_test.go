@@ -256,3 +256,66 @@ func BenchmarkCheckpoint(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSleepyRun is the issue's replay-growth scenario in this package's harness: steps
+// with a sleep after every step, S steps, every suspension either resumed from an image
+// (restored into a fresh instance; encoded and decoded on the way, as a store would) or, as
+// today, aborted and replayed from the top. It reports µs per step: flat with images, growing
+// with S by replay.
+func BenchmarkSleepyRun(b *testing.B) {
+	for _, g := range benchGuests[:2] {
+		tr := variant(b, g, "asyncify-O")
+		if tr.err != nil {
+			b.Fatal(tr.err)
+		}
+		h := newHarness(b, tr.wasm, tr.globals)
+		orig := newHarness(b, fixture(b, g.file), nil)
+		for _, s := range []int{10, 100, 1000} {
+			input := `{"n":` + strconv.Itoa(s) + `,"sleepMs":1000}`
+			b.Run(g.lang+"/images/S="+strconv.Itoa(s), func(b *testing.B) {
+				for b.Loop() {
+					var (
+						j  []entry
+						sv *saved
+					)
+					for {
+						r := &run{t: b, journal: &j}
+						next, _ := h.activate(b, r, "steps", input, sv)
+						if next == nil {
+							break
+						}
+						var buf bytes.Buffer
+						if err := next.image.Encode(&buf, h.base, flate.BestSpeed); err != nil {
+							b.Fatal(err)
+						}
+						im, err := snapshot.DecodeImage(&buf, h.base)
+						if err != nil {
+							b.Fatal(err)
+						}
+						next.image = im
+						resolve(j, r.waitingAt)
+						sv = next
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*s), "µs/step")
+			})
+			if s > 100 && testing.Short() {
+				continue
+			}
+			b.Run(g.lang+"/replay/S="+strconv.Itoa(s), func(b *testing.B) {
+				for b.Loop() {
+					var j []entry
+					for {
+						r := &run{t: b, journal: &j}
+						orig.activate(b, r, "steps", input, nil)
+						if !r.aborted {
+							break
+						}
+						resolve(j, r.waitingAt)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*s), "µs/step")
+			})
+		}
+	}
+}
