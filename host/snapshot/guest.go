@@ -1,9 +1,11 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -180,13 +182,54 @@ func (g *Guest) State(ctx context.Context) (uint32, error) {
 // Capture copies the guest's state after Suspended: linear memory (with the saved stack in the
 // unwind buffer) and mutable globals.
 func (g *Guest) Capture() *Image {
+	im := g.view()
+	im.Memory = bytes.Clone(im.Memory)
+	return im
+}
+
+// CaptureTo writes the guest's state after Suspended as Image.Encode does, straight from its
+// memory: no copy of the memory is made.
+func (g *Guest) CaptureTo(w io.Writer, base []byte, level int) error {
+	return g.view().Encode(w, base, level)
+}
+
+// view is the guest's state with Memory a view of its memory, valid until the guest runs or
+// its memory grows.
+func (g *Guest) view() *Image {
 	mem := g.mod.Memory()
 	b, _ := mem.Read(0, mem.Size())
-	im := &Image{Memory: append([]byte(nil), b...), Buffer: g.buf, BufferSize: g.bufSize}
+	im := &Image{Memory: b, Buffer: g.buf, BufferSize: g.bufSize}
 	for _, mg := range g.globals {
 		im.Globals = append(im.Globals, mg.Get())
 	}
 	return im
+}
+
+// RestoreFrom is Restore of an image Encode wrote with base, read straight into this
+// instance's memory. The instance must be in its post-initialisation state, its memory equal to
+// base (a fresh instance, or one the host's pool has reset): only the blocks that differ from
+// base are written.
+func (g *Guest) RestoreFrom(ctx context.Context, r io.Reader, base []byte) error {
+	mem := g.mod.Memory()
+	if mem.Size() != uint32(len(base)) {
+		return fmt.Errorf("snapshot: memory is %d bytes, not the base's %d: not in its initial state", mem.Size(), len(base))
+	}
+	im, err := decodeImage(r, base, func(size int) ([]byte, error) {
+		if cur := mem.Size(); uint32(size) > cur {
+			if _, ok := mem.Grow((uint32(size) - cur) / pageSize); !ok {
+				return nil, fmt.Errorf("snapshot: cannot grow memory to %d bytes", size)
+			}
+		}
+		b, ok := mem.Read(0, uint32(size))
+		if !ok || mem.Size() != uint32(size) {
+			return nil, fmt.Errorf("snapshot: memory is %d bytes, the image %d", mem.Size(), size)
+		}
+		return b, nil
+	}, false)
+	if err != nil {
+		return err
+	}
+	return g.rewindInto(ctx, im)
 }
 
 // Continue rewinds this instance, after Suspended (and Capture), into the call that suspended
@@ -218,6 +261,15 @@ func (g *Guest) Restore(ctx context.Context, im *Image) error {
 		return fmt.Errorf("snapshot: memory is %d bytes, the image %d", mem.Size(), len(im.Memory))
 	}
 	mem.Write(0, im.Memory)
+	return g.rewindInto(ctx, im)
+}
+
+// rewindInto sets the image's globals and buffer, its memory being in place, and starts the
+// rewind.
+func (g *Guest) rewindInto(ctx context.Context, im *Image) error {
+	if len(im.Globals) != len(g.globals) {
+		return fmt.Errorf("snapshot: the image has %d globals, the module %d", len(im.Globals), len(g.globals))
+	}
 	for i, mg := range g.globals {
 		mg.Set(im.Globals[i])
 	}

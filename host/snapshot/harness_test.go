@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"bytes"
 	"cmp"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -339,6 +340,9 @@ type harness struct {
 	init    bool     // the module exports _initialize
 	// transient: the unwind buffer is grown at each suspension (Go, TinyGo).
 	transient bool
+	// stream: images go straight from the instance to their encoding and back (CaptureTo,
+	// RestoreFrom), as a host would store them; saved.encoded holds them.
+	stream bool
 }
 
 var (
@@ -444,9 +448,10 @@ func (h *harness) instantiate(t testing.TB, r *run) api.Module {
 // saved is what a suspended run leaves: the image, the driver's pass at the suspending call
 // and wfhost_run's arguments.
 type saved struct {
-	image *snapshot.Image
-	pass  passState
-	args  []uint64
+	image   *snapshot.Image
+	encoded []byte // with harness.stream
+	pass    passState
+	args    []uint64
 }
 
 // timings of one activation.
@@ -497,7 +502,13 @@ func (h *harness) activate(t testing.TB, r *run, workflow, input string, sv *sav
 		r.pass = sv.pass.clone()
 		args = sv.args
 		r.restoreBegan = time.Now()
-		if err := r.g.Restore(ctx, sv.image); err != nil {
+		var err error
+		if sv.encoded != nil {
+			err = r.g.RestoreFrom(ctx, bytes.NewReader(sv.encoded), h.base)
+		} else {
+			err = r.g.Restore(ctx, sv.image)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -534,6 +545,14 @@ func (h *harness) activate(t testing.TB, r *run, workflow, input string, sv *sav
 	}
 	if !suspended {
 		return nil, tm
+	}
+	if h.stream {
+		var buf bytes.Buffer
+		if err := r.g.CaptureTo(&buf, h.base, flate.BestSpeed); err != nil {
+			t.Fatal(err)
+		}
+		tm.capture = time.Since(r.suspendedAt)
+		return &saved{encoded: buf.Bytes(), pass: r.atCall.clone(), args: args}, tm
 	}
 	im := r.g.Capture()
 	tm.capture = time.Since(r.suspendedAt)

@@ -71,8 +71,15 @@ func (im *Image) Encode(w io.Writer, base []byte, level int) error {
 
 // DecodeImage reads an image Encode wrote with the same base.
 func DecodeImage(r io.Reader, base []byte) (*Image, error) {
-	zr := flate.NewReader(r)
-	defer zr.Close()
+	return decodeImage(r, base, func(size int) ([]byte, error) { return make([]byte, size), nil }, true)
+}
+
+// decodeImage reads an image into the memory that memory returns for its size. Blocks the
+// encoding leaves out are copied from base when fill is set, and otherwise left as they are
+// (memory already holds base there).
+func decodeImage(r io.Reader, base []byte, memory func(size int) ([]byte, error), fill bool) (*Image, error) {
+	zr := readerFor(r)
+	defer readers.Put(zr)
 	b, err := io.ReadAll(zr)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: decode: %w", err)
@@ -83,6 +90,9 @@ func DecodeImage(r io.Reader, base []byte) (*Image, error) {
 	}
 	im := &Image{Buffer: d.u32(), BufferSize: d.u32()}
 	n := d.u32()
+	if int(n) > len(d.b)/8 {
+		return nil, errors.New("snapshot: decode: truncated")
+	}
 	for range n {
 		im.Globals = append(im.Globals, binary.LittleEndian.Uint64(d.next(8)))
 	}
@@ -94,22 +104,42 @@ func DecodeImage(r io.Reader, base []byte) (*Image, error) {
 	if d.err != nil {
 		return nil, fmt.Errorf("snapshot: decode: %w", d.err)
 	}
-	im.Memory = make([]byte, blocks*blockSize)
+	want := 0
 	for p := range blocks {
-		dst := im.Memory[p*blockSize : (p+1)*blockSize]
 		if present[p] == 1 {
-			copy(dst, d.next(blockSize))
-			continue
-		}
-		if (p+1)*blockSize > len(base) {
+			want += blockSize
+		} else if (p+1)*blockSize > len(base) {
 			return nil, errors.New("snapshot: decode: a block the base does not have")
 		}
-		copy(dst, base[p*blockSize:])
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("snapshot: decode: %w", d.err)
+	if want != len(d.b) {
+		return nil, errors.New("snapshot: decode: truncated")
+	}
+	if im.Memory, err = memory(blocks * blockSize); err != nil {
+		return nil, err
+	}
+	for p := range blocks {
+		dst := im.Memory[p*blockSize : (p+1)*blockSize]
+		switch {
+		case present[p] == 1:
+			copy(dst, d.next(blockSize))
+		case fill:
+			copy(dst, base[p*blockSize:])
+		}
 	}
 	return im, nil
+}
+
+// readers keep DEFLATE readers for reuse.
+var readers sync.Pool
+
+func readerFor(r io.Reader) io.ReadCloser {
+	if zr, ok := readers.Get().(io.ReadCloser); ok {
+		if err := zr.(flate.Resetter).Reset(r, nil); err == nil {
+			return zr
+		}
+	}
+	return flate.NewReader(r)
 }
 
 // EncodedSize is the length of im's encoding, for measurements.

@@ -184,10 +184,40 @@ func TestResumeFromSnapshot(t *testing.T) {
 						}
 						t.Logf("%s checkpoint every %d: %d resumptions, output %s", c.workflow, every, passes, got.output)
 					}
+					if got, _ := resumedStream(t, tr, c.workflow, c.input); !equal(got, want) {
+						t.Fatalf("%s (streamed images): resumed %+v, straight run %+v", c.workflow, got, want)
+					}
 				}
 			})
 		}
 	}
+}
+
+// resumedStream resumes every suspension from an image encoded straight from the instance and
+// decoded straight into a fresh one (CaptureTo, RestoreFrom).
+func resumedStream(t *testing.T, tr transformResult, workflow, input string) (outcome, int) {
+	h := newHarness(t, tr.wasm, tr.globals)
+	h.stream = true
+	var (
+		j   []entry
+		ran []string
+		sv  *saved
+	)
+	for pass := 0; pass < 1000; pass++ {
+		r := &run{t: t, journal: &j}
+		next, _ := h.activate(t, r, workflow, input, sv)
+		ran = append(ran, r.ran...)
+		if r.aborted {
+			continue
+		}
+		if next == nil {
+			return outcome{string(r.output), journalKeys(j), ran}, pass
+		}
+		resolve(j, r.waitingAt)
+		sv = next
+	}
+	t.Fatal("no end")
+	return outcome{}, 0
 }
 
 func equal(a, b outcome) bool {
