@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -38,17 +39,17 @@ func journalKeys(j []entry) []string {
 // straight runs the workflow on the untransformed module with every sleep, backoff and wait
 // over at once (a retry still ends the pass: the next one runs the attempt).
 func straight(t *testing.T, file, workflow, input string) outcome {
-	return reference(t, file, workflow, input, true)
+	return reference(t, fixture(t, file), workflow, input, true)
 }
 
 // replayed runs it as the host does today: every suspension aborts the guest, and the next
 // activation replays the journal from the top.
 func replayed(t *testing.T, file, workflow, input string) outcome {
-	return reference(t, file, workflow, input, false)
+	return reference(t, fixture(t, file), workflow, input, false)
 }
 
-func reference(t *testing.T, file, workflow, input string, elapse bool) outcome {
-	h := newHarness(t, fixture(t, file), nil)
+func reference(t *testing.T, wasm []byte, workflow, input string, elapse bool) outcome {
+	h := newHarness(t, wasm, nil)
 	var (
 		j   []entry
 		ran []string
@@ -252,6 +253,42 @@ func TestResumeGoGuests(t *testing.T) {
 	}
 }
 
+// TestResumeGoGoroutines resumes a standard Go workflow whose state lives partly in goroutines
+// blocked on channels, a map and the collector's heap (testdata/goroutines, built here with Go
+// for wasip1), from images. Opt-in like TestResumeGoGuests.
+func TestResumeGoGoroutines(t *testing.T) {
+	dir := os.Getenv("WFHOST_SNAPSHOT_GO")
+	if dir == "" {
+		t.Skip("WFHOST_SNAPSHOT_GO is not set")
+	}
+	original := filepath.Join(dir, "goroutines.wasm")
+	if _, err := os.Stat(original); err != nil {
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", original, ".")
+		cmd.Dir = filepath.Join("testdata", "goroutines")
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOOS=wasip1", "GOARCH=wasm", "GOFLAGS=-mod=mod", "GOPROXY=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build testdata/goroutines: %v: %s", err, out)
+		}
+	}
+	wasm, err := os.ReadFile(original)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := goTransformed(t, original, "goroutines_asyncify.wasm")
+	const in = `{"n":7}`
+	want := reference(t, wasm, "goroutines", in, true)
+	if want.output != `{"sum":28,"squares":140,"keys":7}` {
+		t.Fatalf("straight run: %s", want.output)
+	}
+	for _, every := range []int{0, 2} {
+		got, passes := resumedWith(t, tr, true, "goroutines", in, every, true)
+		if !equal(got, want) {
+			t.Fatalf("checkpoint every %d: resumed %+v, straight run %+v", every, got, want)
+		}
+		t.Logf("checkpoint every %d: %d resumptions, output %s", every, passes, got.output)
+	}
+}
+
 // goTransformed returns a Go or TinyGo fixture transformed with -O, kept in the directory
 // WFHOST_SNAPSHOT_GO names (made there on first use), or skips.
 func goTransformed(t testing.TB, original, name string) transformResult {
@@ -265,7 +302,17 @@ func goTransformed(t testing.TB, original, name string) transformResult {
 	if err != nil {
 		needWasmOpt(t)
 		began := time.Now()
-		asy, err = snapshot.Asyncify(context.Background(), fixture(t, original), snapshot.Options{Optimize: "-O"})
+		src := fixture
+		if filepath.IsAbs(original) {
+			src = func(t testing.TB, name string) []byte {
+				b, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+		}
+		asy, err = snapshot.Asyncify(context.Background(), src(t, original), snapshot.Options{Optimize: "-O"})
 		if err != nil {
 			t.Fatal(err)
 		}
