@@ -171,7 +171,13 @@ func testCrashRecoverySIGKILL(t *testing.T, b backend) {
 	awaitAllTerminal(t, b, stepsFinish, d)
 	rows := checkStepsJournals(t, b, ids)
 	reran := checkCallbacks(t, ids, d)
-	t.Logf("%d runs completed after %d SIGKILLs; %d journal rows checked exactly once; %d step callbacks ran more than once (at-least-once)", len(ids), kills, rows, reran)
+	// The runs sleep between steps, so the last daemon parked their passes and resumed them
+	// (engine/parking.go): the kills above hit parked passes too.
+	resumed := d.metric("wfhost_park_resumes_total")
+	if resumed == 0 {
+		t.Fatalf("the last daemon resumed no parked pass: parking is not on by default, or not taken")
+	}
+	t.Logf("%d runs completed after %d SIGKILLs; %d journal rows checked exactly once; %d step callbacks ran more than once (at-least-once); the last daemon resumed %v parked passes", len(ids), kills, rows, reran, resumed)
 }
 
 // TestTwoDaemonsOneKilled needs a store two daemons share: Postgres. The embedded store

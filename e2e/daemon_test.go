@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -238,6 +239,25 @@ func (d *daemon) do(method, path string, body any) (int, []byte, error) {
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, out, err
+}
+
+// metric sums the samples of a counter or gauge family in the daemon's /metrics.
+func (d *daemon) metric(name string) float64 {
+	d.t.Helper()
+	out := d.mustDo("GET", "/metrics", nil, 200)
+	var sum float64
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			d.t.Fatalf("metric %s: %q: %v", name, line, err)
+		}
+		sum += v
+	}
+	return sum
 }
 
 func (d *daemon) mustDo(method, path string, body any, want int) []byte {

@@ -150,3 +150,32 @@ func TestAParkedRunIsNotReplayed(t *testing.T) {
 		})
 	}
 }
+
+// TestParkingEvictsTheLeastRecentlyParked: with room for one parked AssemblyScript pass (it
+// counts 160 KiB: 64 KiB of memory, half as much again, 64 KiB), a second run that parks
+// evicts the first, which is replayed when its sleep is over; both end with the same journal.
+func TestParkingEvictsTheLeastRecentlyParked(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	h := setup(t, harnessOptions{metrics: reg, parkMemory: 200 << 10})
+	h.deploy("examples_as.wasm", false)
+	first := h.start("steps", map[string]any{"n": 2, "sleepMs": 1500})
+	testenv.Await(t, settle, func() error {
+		if n := gathered(t, reg)["wfhost_parked_passes{}"]; n != 1 {
+			return fmt.Errorf("%v passes parked, want the first run's", n)
+		}
+		return nil
+	})
+	second := h.start("steps", map[string]any{"n": 2, "sleepMs": 200})
+	for _, run := range []store.Run{first, second} {
+		if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
+			t.Fatalf("run %s: %+v", r.Status, r.Error)
+		}
+		wantKeys(t, h.keys(run.ID), "s", "pause", "s#1")
+	}
+	m := gathered(t, reg)
+	if m["wfhost_park_evictions_total{reason=memory}"] != 1 || m["wfhost_park_resumes_total{by=timer}"] != 1 {
+		t.Fatalf("evictions for memory %v, resumes %v; want the first run evicted and the second resumed",
+			m["wfhost_park_evictions_total{reason=memory}"], m["wfhost_park_resumes_total{by=timer}"])
+	}
+}
