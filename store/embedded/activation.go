@@ -40,6 +40,7 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 	type slot struct {
 		tenant string
 		free   int
+		held   int
 	}
 	rows, err := w.query("claim_tenants", nowUs, p.TenantConcurrency)
 	if err != nil {
@@ -55,7 +56,7 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 			rows.Close()
 			return nil, err
 		}
-		sl.free = p.Limit
+		sl.free, sl.held = p.Limit, held
 		if cap > 0 {
 			sl.free = cap - held
 		}
@@ -75,6 +76,7 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 		id        string
 		available int64
 		turn      int
+		held      int // its tenant's runs in flight
 	}
 	var offered []offer
 	for _, sl := range slots {
@@ -89,7 +91,7 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 				rows.Close()
 				return nil, err
 			}
-			o.turn = turn
+			o.turn, o.held = turn, sl.held
 			turn++
 			offered = append(offered, o)
 		}
@@ -98,9 +100,15 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 			return nil, err
 		}
 	}
+	// Round-robin by turn; within a turn, the tenant with the fewest runs in flight first, so
+	// that a claim of one slot, the usual claim under a backlog, goes to the tenant with one
+	// run waiting, not to the tenant whose backlog is older (claim_runs.sql).
 	sort.SliceStable(offered, func(i, j int) bool {
 		if offered[i].turn != offered[j].turn {
 			return offered[i].turn < offered[j].turn
+		}
+		if offered[i].held != offered[j].held {
+			return offered[i].held < offered[j].held
 		}
 		return offered[i].available < offered[j].available
 	})

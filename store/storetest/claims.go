@@ -19,6 +19,7 @@ var claimTests = []test{
 	{"ExtendLeases", testExtendLeases},
 	{"ConcurrentClaimers", testConcurrentClaimers},
 	{"ClaimIsFairAcrossTenants", testClaimIsFairAcrossTenants},
+	{"OneSlotGoesToTheTenantWithFewerInFlight", testOneSlotGoesToTheTenantWithFewerInFlight},
 	{"JournalRoundTrip", testJournalRoundTrip},
 	{"CommitStepUpdatesInPlace", testCommitStepUpdatesInPlace},
 	{"SuspendAndNextWakeup", testSuspendAndNextWakeup},
@@ -304,6 +305,26 @@ func testFinish(t *testing.T, f *fixture) {
 	_, found, err := f.s.NextWakeup(f.ctx)
 	ok(t, err)
 	check(t, !found, "finished runs have a wake-up")
+}
+
+// testOneSlotGoesToTheTenantWithFewerInFlight: under a backlog a slot frees one at a time, and
+// a claim of one must go to the tenant with a new run and nothing in flight, not to the tenant
+// whose backlog is older (the noisy neighbour of issue 13: B's p99 went 23x its p50 while A
+// drained a backlog, because each single-slot claim took A's oldest run first).
+func testOneSlotGoesToTheTenantWithFewerInFlight(t *testing.T, f *fixture) {
+	for range 10 {
+		f.run()
+	}
+	busy, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 3, LeaseFor: longLease, TenantConcurrency: 100})
+	ok(t, err)
+	equal(t, "the backlog tenant's runs in flight", len(busy), 3)
+	other := "quiet-" + f.tenant
+	ok(t, f.s.EnsureTenant(f.ctx, other))
+	m := f.putModule(other, []byte("module-v1"), false, wf(wfName, "v1"))
+	fresh := f.runOf(other, wfName, "v1", m.Digest, "")
+	one, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 1, LeaseFor: longLease, TenantConcurrency: 100})
+	ok(t, err)
+	check(t, len(one) == 1 && one[0].Run.ID == fresh.ID, "a claim of one slot took %v, want the quiet tenant's new run %s", claimIDs(one), fresh.ID)
 }
 
 func testClaimIsFairAcrossTenants(t *testing.T, f *fixture) {

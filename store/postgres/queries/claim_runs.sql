@@ -1,8 +1,8 @@
 -- Leases up to $1 runnable runs, shared fairly between the tenants that have any and a free
 -- slot under their concurrency cap: each such tenant offers its oldest
 -- min(ceil($1 / tenants), free slots) runs and the claim takes them round-robin (every tenant's
--- first, then every tenant's second, ...), so a tenant's backlog cannot delay another tenant's
--- new run. A tenant's cap is its limits' "concurrency", else $4 (0: none); its held runs are
+-- first, then every tenant's second, ...; within a turn the tenant with the fewest runs in
+-- flight first), so a tenant's backlog cannot delay another tenant's new run. A tenant's cap is its limits' "concurrency", else $4 (0: none); its held runs are
 -- those with an unexpired lease, on any host. SKIP LOCKED lets many hosts claim at once
 -- without waiting on each other; bumping lease_epoch fences out whoever held a run before.
 -- Rows offered but not taken are locked only until this statement ends. Two hosts claiming at
@@ -10,7 +10,7 @@
 -- claim batch per concurrent host; it holds from the next claim on.
 -- $1 limit, $2 owner, $3 lease ms, $4 default tenant cap.
 WITH ready AS (
-    SELECT t.id, CASE WHEN cap.n > 0 THEN cap.n - held.n ELSE $1 END AS free
+    SELECT t.id, CASE WHEN cap.n > 0 THEN cap.n - held.n ELSE $1 END AS free, held.n AS held
     FROM tenants t
     CROSS JOIN LATERAL (SELECT coalesce((t.limits ->> 'concurrency')::integer, $4) AS n) cap
     CROSS JOIN LATERAL (
@@ -22,11 +22,11 @@ WITH ready AS (
         WHERE r.tenant_id = t.id AND r.status IN ('pending', 'running') AND r.available_at <= now()
           AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now()))
 ), slots AS (
-    SELECT id, free FROM ready WHERE free > 0
+    SELECT id, free, held FROM ready WHERE free > 0
 ), share AS (
     SELECT ceil($1::numeric / greatest(count(*), 1))::integer AS n FROM slots
 ), offered AS (
-    SELECT c.id, c.available_at, row_number() OVER (PARTITION BY slots.id ORDER BY c.available_at) AS turn
+    SELECT c.id, c.available_at, slots.held, row_number() OVER (PARTITION BY slots.id ORDER BY c.available_at) AS turn
     FROM slots CROSS JOIN share CROSS JOIN LATERAL (
         SELECT r.id, r.available_at FROM runs r
         WHERE r.tenant_id = slots.id AND r.status IN ('pending', 'running') AND r.available_at <= now()
@@ -36,7 +36,10 @@ WITH ready AS (
         FOR UPDATE SKIP LOCKED
     ) c
 ), taken AS (
-    SELECT id FROM offered ORDER BY turn, available_at LIMIT $1
+    -- Within a turn, the tenant with the fewest runs in flight first: under a backlog slots
+    -- free one at a time, and a claim of one must go to a tenant with a run waiting and
+    -- nothing running, not to the tenant whose backlog is older (the noisy neighbour).
+    SELECT id FROM offered ORDER BY turn, held, available_at LIMIT $1
 )
 UPDATE runs r
 SET status = 'running',
