@@ -151,7 +151,9 @@ func explain(ctx context.Context, conn *pgxpool.Conn, s *Store, f planFixture, c
 		return "", fmt.Errorf("prepare %s: %w", c.query, err)
 	}
 	// A prepared statement outlives the transaction.
-	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "DEALLOCATE plan_q", pgx.QueryExecModeSimpleProtocol) }()
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "DEALLOCATE plan_q", pgx.QueryExecModeSimpleProtocol)
+	}()
 	lits := []string{}
 	for _, a := range c.args(f) {
 		lits = append(lits, literal(a))
@@ -287,7 +289,8 @@ func TestPlansStaleStatistics(t *testing.T) {
 			}
 			for _, rel := range scans {
 				if rel == "runs" || rel == "steps" {
-					t.Errorf("%s, %s: sequential scan of %s:\n%s", c.name, mode, rel, plan)
+					text, _ := explain(ctx, conn, s, f, c, mode, "FORMAT TEXT")
+					t.Errorf("%s, %s: sequential scan of %s:\n%s", c.name, mode, rel, text)
 				}
 			}
 		}
