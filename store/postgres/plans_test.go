@@ -130,51 +130,72 @@ func literal(v any) string {
 	panic(fmt.Sprintf("no literal for %T", v))
 }
 
-// explain prepares query (parameter types inferred) under plan_cache_mode mode and returns
-// EXPLAIN's output for an execution with args, in a transaction that is rolled back: with
-// ANALYZE the statement runs, and claims and commits write.
+// explain prepares the case's query (parameter types inferred) under plan_cache_mode mode and
+// returns EXPLAIN's output for an execution with f's arguments.
 func explain(ctx context.Context, conn *pgxpool.Conn, s *Store, f planFixture, c planCase, mode, options string) (string, error) {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
-		return "", err
-	}
-	for _, b := range c.before {
-		if _, err := tx.Exec(ctx, s.q(b), beforeArgs(b, f, c, s.schema)...); err != nil {
-			return "", fmt.Errorf("%s: %w", b, err)
-		}
-	}
-	if _, err := tx.Exec(ctx, "PREPARE plan_q AS "+s.q(c.query), pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := conn.Exec(ctx, "PREPARE plan_q AS "+s.q(c.query), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return "", fmt.Errorf("prepare %s: %w", c.query, err)
 	}
 	// A prepared statement outlives the transaction.
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), "DEALLOCATE plan_q", pgx.QueryExecModeSimpleProtocol)
 	}()
+	return execute(ctx, conn, s, f, c, "plan_q", mode, "EXPLAIN ("+options+") ")
+}
+
+// execute runs the prepared statement name with the case's arguments from f, after its locking
+// statements, under plan_cache_mode mode (empty: the session's), prefixed by explain, in a
+// transaction that is rolled back: claims and commits write, and with ANALYZE they run.
+func execute(ctx context.Context, conn *pgxpool.Conn, s *Store, f planFixture, c planCase, name, mode, explain string) (string, error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if mode != "" {
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
+			return "", err
+		}
+	}
+	for _, b := range c.before {
+		if _, err := tx.Exec(ctx, s.q(b), beforeArgs(b, f, c, s.schema)...); err != nil {
+			return "", fmt.Errorf("%s: %w", b, err)
+		}
+	}
 	lits := []string{}
 	for _, a := range c.args(f) {
 		lits = append(lits, literal(a))
 	}
-	exec := "EXECUTE plan_q"
+	exec := "EXECUTE " + name
 	if len(lits) > 0 {
 		exec += "(" + strings.Join(lits, ", ") + ")"
 	}
-	rows, err := tx.Query(ctx, "EXPLAIN ("+options+") "+exec, pgx.QueryExecModeSimpleProtocol)
+	rows, err := tx.Query(ctx, explain+exec, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
 		return "", err
 	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return "", fmt.Errorf("explain %s: %w", c.query, err)
+	var out []string
+	for rows.Next() {
+		if explain == "" {
+			continue
+		}
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+		out = append(out, line)
 	}
-	return strings.Join(lines, "\n"), nil
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("%s: %w", c.query, err)
+	}
+	return strings.Join(out, "\n"), nil
 }
 
-// seqScans returns the relations of plan (EXPLAIN's JSON) that a node reads by sequential scan.
-func seqScans(plan string) ([]string, error) {
+// badScans returns what plan (EXPLAIN's JSON) reads in a way whose cost grows with the tables
+// rather than with the statement's batch: a sequential scan of runs or steps, a bitmap scan of
+// runs_ready (every due entry, dead ones included, not the first few in order), or the
+// tenant-wide steps_waiting in a statement about one run.
+func badScans(plan string) ([]string, error) {
 	var doc []struct {
 		Plan map[string]any `json:"Plan"`
 	}
@@ -184,8 +205,14 @@ func seqScans(plan string) ([]string, error) {
 	var out []string
 	var walk func(n map[string]any)
 	walk = func(n map[string]any) {
-		if n["Node Type"] == "Seq Scan" {
-			out = append(out, fmt.Sprint(n["Relation Name"]))
+		rel, index := n["Relation Name"], n["Index Name"]
+		switch {
+		case n["Node Type"] == "Seq Scan" && (rel == "runs" || rel == "steps"):
+			out = append(out, fmt.Sprintf("sequential scan of %s", rel))
+		case n["Node Type"] == "Bitmap Index Scan" && index == "runs_ready":
+			out = append(out, "bitmap scan of runs_ready")
+		case index == "steps_waiting":
+			out = append(out, "scan of steps_waiting")
 		}
 		kids, _ := n["Plans"].([]any)
 		for _, k := range kids {
@@ -232,12 +259,20 @@ func fillRuns(ctx context.Context, conn *pgxpool.Conn, n int) error {
 }
 
 // TestPlansStaleStatistics fills a schema with 60,000 runs (about 210,000 journal entries)
-// after the statistics were taken on 240, as a deployment whose autovacuum never caught up
-// has them, and asserts that no per-claim or per-activation statement reads runs or steps by
-// sequential scan, in custom and in generic plans (pgx prepares every statement, and Postgres
-// switches a prepared statement to its generic plan after five runs).
+// after the statistics were taken on 240, or never taken, as a deployment whose autovacuum is
+// off or never caught up has them, and asserts that no per-claim or per-activation statement reads runs or steps by
+// sequential scan: in custom plans, in generic plans (pgx prepares every statement, and
+// Postgres switches a prepared statement to its generic plan after five runs), and in generic
+// plans made while the tables held 240 runs and cached since (a connection keeps its plans
+// until something invalidates them, such as an ANALYZE, which may never come).
 func TestPlansStaleStatistics(t *testing.T) {
 	t.Parallel()
+	t.Run("analysed at 240 runs", func(t *testing.T) { t.Parallel(); checkPlans(t, true) })
+	t.Run("never analysed", func(t *testing.T) { t.Parallel(); checkPlans(t, false) })
+}
+
+// checkPlans is TestPlansStaleStatistics on a schema of its own, analysed at 240 runs or never.
+func checkPlans(t *testing.T, analyse bool) {
 	ctx := t.Context()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -262,12 +297,35 @@ func TestPlansStaleStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
+	cached, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Release()
 	if err := fillRuns(ctx, conn, 240); err != nil {
 		t.Fatalf("fill 240: %v", err)
 	}
 	for _, table := range []string{"runs", "steps", "events", "tenants"} {
+		if !analyse {
+			break
+		}
 		if _, err := conn.Exec(ctx, "ANALYZE "+table); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// Plan every statement now, on the small tables, and keep the plans.
+	cases := planCases()
+	if _, err := cached.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatal(err)
+	}
+	small := planFixture{tenant: "plan_t3", waiting: newUUID(), held: newUUID(), heldIDs: []string{newUUID()}, journals: []string{newUUID()}}
+	for i, c := range cases {
+		name := "plan_cached_" + strconv.Itoa(i)
+		if _, err := cached.Exec(ctx, "PREPARE "+name+" AS "+s.q(c.query), pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("prepare %s: %v", c.name, err)
+		}
+		if _, err := execute(ctx, cached, s, small, c, name, "", ""); err != nil {
+			t.Fatalf("%s on 240 runs: %v", c.name, err)
 		}
 	}
 	if err := fillRuns(ctx, conn, 60_000); err != nil {
@@ -277,24 +335,44 @@ func TestPlansStaleStatistics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range planCases() {
+	check := func(c planCase, mode, plan string, text func() string) {
+		t.Helper()
+		scans, err := badScans(plan)
+		if err != nil {
+			t.Fatalf("%s, %s: %v", c.name, mode, err)
+		}
+		for _, bad := range scans {
+			t.Errorf("%s, %s: %s:\n%s", c.name, mode, bad, text())
+		}
+	}
+	for i, c := range cases {
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			plan, err := explain(ctx, conn, s, f, c, mode, "FORMAT JSON")
 			if err != nil {
 				t.Fatalf("%s, %s: %v", c.name, mode, err)
 			}
-			scans, err := seqScans(plan)
-			if err != nil {
-				t.Fatalf("%s, %s: %v", c.name, mode, err)
-			}
-			for _, rel := range scans {
-				if rel == "runs" || rel == "steps" {
-					text, _ := explain(ctx, conn, s, f, c, mode, "FORMAT TEXT")
-					t.Errorf("%s, %s: sequential scan of %s:\n%s", c.name, mode, rel, text)
-				}
-			}
+			check(c, mode, plan, func() string { text, _ := explain(ctx, conn, s, f, c, mode, "FORMAT TEXT"); return text })
 		}
+		name := "plan_cached_" + strconv.Itoa(i)
+		plan, err := execute(ctx, cached, s, f, c, name, "", "EXPLAIN (FORMAT JSON) ")
+		if err != nil {
+			t.Fatalf("%s, generic plan cached at 240 runs: %v", c.name, err)
+		}
+		check(c, "generic plan cached at 240 runs", plan, func() string {
+			text, _ := execute(ctx, cached, s, f, c, name, "", "EXPLAIN ")
+			return text
+		})
 	}
+}
+
+// newUUID returns a random UUID: a run that does not exist.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // TestPlansAt1M prints, for every case, EXPLAIN (ANALYZE, BUFFERS) in custom and generic

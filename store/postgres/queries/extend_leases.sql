@@ -8,17 +8,18 @@
 -- cancel; the next heartbeat renews it if it is still leased. Skipped rows are reported held
 -- as long as the statement's snapshot says so, so the caller never stops an activation
 -- because of a lock. $1 run ids, $2 epochs, $3 lease ms.
--- Runs are found by `id = ANY($1)` as well as by the join with the unnested pairs: the join
--- alone was planned from statistics, and with a few hundred leases and stale ones it read runs
--- by sequential scan; the array is estimated from the primary key's uniqueness, whatever the
--- statistics, so runs are read by index, as many as the batch (the check at the end too: Postgres
--- may run that EXISTS as one hashed scan of every run).
+-- Every run is found by its own probe of the primary key (a LATERAL subquery with a locking
+-- clause or a LIMIT is planned per row): joined with the unnested pairs, or matched by
+-- id = ANY, runs were read by sequential scan, or by a scan of all of runs_ready, when the
+-- statistics were stale or missing.
 WITH wanted AS (
     SELECT * FROM unnest($1::uuid[], $2::bigint[]) AS l(id, epoch)
 ), renewable AS (
-    SELECT r.id FROM runs r JOIN wanted w ON r.id = w.id AND r.lease_epoch = w.epoch
-    WHERE r.id = ANY($1::uuid[]) AND r.status = 'running'
-    FOR UPDATE OF r SKIP LOCKED
+    SELECT r.id FROM wanted w CROSS JOIN LATERAL (
+        SELECT r.id FROM runs r
+        WHERE r.id = w.id AND r.lease_epoch = w.epoch AND r.status = 'running'
+        FOR UPDATE SKIP LOCKED
+    ) r
 ), renewed AS (
     UPDATE runs r
     SET lease_expires_at = now() + $3 * interval '1 millisecond'
@@ -27,6 +28,9 @@ WITH wanted AS (
     RETURNING r.id
 )
 SELECT w.id, w.epoch FROM wanted w
-WHERE EXISTS (SELECT 1 FROM renewed WHERE renewed.id = w.id)
-   OR EXISTS (SELECT 1 FROM runs r WHERE r.id = w.id AND r.lease_epoch = w.epoch AND r.status = 'running'
-              AND r.id = ANY($1::uuid[]))
+LEFT JOIN LATERAL (
+    SELECT true AS held FROM runs r
+    WHERE r.id = w.id AND r.lease_epoch = w.epoch AND r.status = 'running'
+    LIMIT 1
+) h ON true
+WHERE h.held OR EXISTS (SELECT 1 FROM renewed WHERE renewed.id = w.id)
