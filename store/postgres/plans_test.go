@@ -30,8 +30,8 @@ var fillSQL string
 type planFixture struct {
 	tenant   string
 	waiting  string   // a run waiting for "verify", with its wait at step-2
-	held     string   // a run leased by plan-host with epoch 2 and three steps
-	heldIDs  []string // every held run of the tenant (extend_leases's batch)
+	held     string   // a run leased by plan-host with epoch 2 and four steps
+	heldIDs  []string // held runs of the tenant, up to 64 (extend_leases's batch)
 	journals []string // 32 runs a claim would load the journals of
 }
 
@@ -58,10 +58,10 @@ func planCases() []planCase {
 		{name: "next_wakeup", query: "next_wakeup", args: func(planFixture) []any { return nil }},
 		{name: "load_journals (32 runs)", query: "load_journals", args: func(f planFixture) []any { return []any{f.journals} }},
 		{name: "commit_step", query: "commit_step", args: func(f planFixture) []any {
-			return append([]any{f.held, 2, leaseMs}, step(3, "step-3", "run", "completed", nil, "")...)
+			return append([]any{f.held, 2, leaseMs}, step(4, "step-4", "run", "completed", nil, "")...)
 		}},
 		{name: "suspend_step (a sleep)", query: "suspend_step", args: func(f planFixture) []any {
-			return append([]any{f.held, 2, later}, step(3, "step-3", "sleep", "sleeping", &later, "")...)
+			return append([]any{f.held, 2, later}, step(4, "step-4", "sleep", "sleeping", &later, "")...)
 		}},
 		{name: "suspend", query: "suspend", args: func(f planFixture) []any { return []any{f.held, 2, later} }},
 		{name: "extend_leases", query: "extend_leases", args: func(f planFixture) []any {
@@ -73,7 +73,7 @@ func planCases() []planCase {
 		}},
 		{name: "reach_wait (after lock_wait_event, fence_lock)", query: "reach_wait", before: []string{"lock_wait_event", "fence_lock"},
 			args: func(f planFixture) []any {
-				return []any{f.held, 2, leaseMs, 3, "step-3", "verify", nil, nil, now, 1}
+				return []any{f.held, 2, leaseMs, 4, "step-4", "verify", nil, nil, now, 1}
 			}},
 		{name: "park_wait (after fence_lock)", query: "park_wait", before: []string{"fence_lock"}, args: func(f planFixture) []any {
 			return []any{f.waiting, 2, leaseMs, nil, "step-2"}
@@ -235,7 +235,9 @@ func loadFixture(ctx context.Context, conn *pgxpool.Conn) (planFixture, error) {
 		WHERE r.tenant_id = $1 AND r.status = 'running' ORDER BY r.id LIMIT 1`, &f.waiting); err != nil {
 		return f, fmt.Errorf("a waiting run: %w", err)
 	}
-	if err := q(`SELECT array_agg(id::text ORDER BY id) FROM runs WHERE tenant_id = $1 AND lease_owner = 'plan-host'`, &f.heldIDs); err != nil {
+	// A host renews its leases in one statement: 64 of them, a busy host's share.
+	if err := q(`SELECT array_agg(id::text) FROM (SELECT id FROM runs WHERE tenant_id = $1 AND lease_owner = 'plan-host'
+		ORDER BY id LIMIT 64) h`, &f.heldIDs); err != nil {
 		return f, fmt.Errorf("held runs: %w", err)
 	}
 	if len(f.heldIDs) == 0 {

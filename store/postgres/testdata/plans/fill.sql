@@ -5,7 +5,8 @@
 --   70 asleep for an hour to a week (three run steps and a sleeping sleep step),
 --   15 waiting for an event (two run steps and a waiting wait step; half with a timeout),
 --    5 due now (a sleep that has ended), 1 pending (created, never activated, due),
---    8 completed (four steps, an expiry), 1 leased by a live host (three steps).
+--    9 completed (four steps, an expiry), except that one run in a thousand is leased by a live
+--      host instead (four steps).
 -- One statement: the runs and their journals in one pass.
 INSERT INTO tenants (id) SELECT 'plan_t' || t FROM generate_series(0, 7) t ON CONFLICT DO NOTHING;
 
@@ -16,7 +17,7 @@ WITH gen AS (
 ), shaped AS (
     SELECT i, tenant_id, created,
         CASE WHEN c < 70 THEN 'sleep' WHEN c < 85 THEN 'wait' WHEN c < 90 THEN 'due'
-             WHEN c < 91 THEN 'new' WHEN c < 99 THEN 'done' ELSE 'held' END AS shape
+             WHEN c < 91 THEN 'new' WHEN c < 99 OR i / 100 % 10 <> 0 THEN 'done' ELSE 'held' END AS shape
     FROM gen
 ), r AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, retention_days, activations,
@@ -48,7 +49,7 @@ WITH gen AS (
 ), j AS (
     SELECT id, tenant_id, available_at, created_at,
         CASE WHEN c < 70 THEN 4 WHEN c < 85 THEN 3 WHEN c < 90 THEN 4 WHEN c < 91 THEN 0
-             WHEN c < 99 THEN 4 ELSE 3 END AS nsteps,
+             ELSE 4 END AS nsteps,
         CASE WHEN c < 70 THEN 'sleep' WHEN c < 85 THEN 'wait' WHEN c < 90 THEN 'sleep' ELSE 'run' END AS last
     FROM r
 )
