@@ -97,6 +97,15 @@ func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store
 	// Every query here is a short, indexed OLTP statement; JIT compiling one whose estimate
 	// crosses jit_above_cost (a plan branch that never runs is enough) costs 100+ ms.
 	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
+	// Every statement here finds its rows by an index; a sequential scan of runs or steps is
+	// never the plan wanted once they hold a million rows. But pgx prepares each statement,
+	// and a connection keeps the generic plan Postgres made for it while the tables were small
+	// (a few pages, where reading them whole is cheapest) until an ANALYZE or a vacuum
+	// invalidates it, which may never come: the journal load and the claim kept sequential
+	// scans of steps and runs that way (issue 13). With sequential scans priced out, the plan
+	// made on an empty table is the one wanted on a full one. Tables with no index for a
+	// statement are still read whole; plans_test.go checks the statements that matter.
+	pcfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	// Wake notices carry the sender's application_name, so a host can tell the notices its own
 	// writes caused (it has already woken itself) from other hosts'.
 	var origin [6]byte

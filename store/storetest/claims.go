@@ -17,6 +17,7 @@ var claimTests = []test{
 	{"ExpiredLeaseIsClaimable", testExpiredLeaseIsClaimable},
 	{"CommitStepRenewsLease", testCommitStepRenewsLease},
 	{"ExtendLeases", testExtendLeases},
+	{"ExtendLeasesAfterSuspend", testExtendLeasesAfterSuspend},
 	{"ConcurrentClaimers", testConcurrentClaimers},
 	{"ClaimIsFairAcrossTenants", testClaimIsFairAcrossTenants},
 	{"OneSlotGoesToTheTenantWithFewerInFlight", testOneSlotGoesToTheTenantWithFewerInFlight},
@@ -85,6 +86,21 @@ func testCommitStepRenewsLease(t *testing.T, f *fixture) {
 		Status: store.StepCompleted, Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease))
 	f.pass(300 * time.Millisecond)
 	f.noClaim()
+}
+
+// A heartbeat whose list was taken before the run suspended must not renew the lease the
+// suspension handed back: the sleeping run would carry a lease nobody holds, and no claim
+// would take it, once due or signalled, until that ran out (issue 13).
+func testExtendLeasesAfterSuspend(t *testing.T, f *fixture) {
+	r := f.run()
+	c := f.claim(r.ID, longLease)
+	wake := f.now().Add(50 * time.Millisecond)
+	ok(t, f.s.Suspend(f.ctx, c.Lease, nil, &wake))
+	held, err := f.s.ExtendLeases(f.ctx, []store.Lease{c.Lease}, longLease)
+	ok(t, err)
+	equal(t, "leases held after the suspension", len(held), 0)
+	f.pass(100 * time.Millisecond)
+	f.claim(r.ID, longLease)
 }
 
 func testExtendLeases(t *testing.T, f *fixture) {

@@ -17,10 +17,19 @@ WITH ready AS (
         SELECT count(*) AS n FROM runs h
         WHERE cap.n > 0 AND h.tenant_id = t.id AND h.lease_owner IS NOT NULL AND h.lease_expires_at > now()
     ) held
-    WHERE EXISTS (
+    -- A probe, not EXISTS: Postgres may turn an EXISTS into a join that reads every due
+    -- entry of runs_ready for all tenants (a bitmap scan; with stale statistics it did), while
+    -- an ordered LIMIT 1 per tenant stops at the tenant's first runnable run. It also walks
+    -- the index in order, so the dead entries that updates of available_at leave behind until
+    -- a vacuum are marked dead in the index by the first scan that meets them (a bitmap scan
+    -- never marks them) and cost the next scans no visit to the table.
+    CROSS JOIN LATERAL (
         SELECT 1 FROM runs r
         WHERE r.tenant_id = t.id AND r.status IN ('pending', 'running') AND r.available_at <= now()
-          AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now()))
+          AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now())
+        ORDER BY r.available_at
+        LIMIT 1
+    ) due
 ), slots AS (
     SELECT id, free, held FROM ready WHERE free > 0
 ), share AS (

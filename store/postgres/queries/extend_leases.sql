@@ -7,13 +7,23 @@
 -- or a finish, which release it), by a broadcast or a signal resolving its wait, or by a
 -- cancel; the next heartbeat renews it if it is still leased. Skipped rows are reported held
 -- as long as the statement's snapshot says so, so the caller never stops an activation
--- because of a lock. $1 run ids, $2 epochs, $3 lease ms.
+-- because of a lock. A lease its run has handed back (a suspension or a release: no owner,
+-- same epoch) is not held and never renewed: a renewal that raced the suspension used to give
+-- the sleeping run a lease nobody held, and no claim took it until that ran out, however soon
+-- it was due or signalled (the signal scenario's runs delivered up to a lease late, issue 13).
+-- $1 run ids, $2 epochs, $3 lease ms.
+-- Every run is found by its own probe of the primary key (a LATERAL subquery with a locking
+-- clause or a LIMIT is planned per row): joined with the unnested pairs, or matched by
+-- id = ANY, runs were read by sequential scan, or by a scan of all of runs_ready, when the
+-- statistics were stale or missing.
 WITH wanted AS (
     SELECT * FROM unnest($1::uuid[], $2::bigint[]) AS l(id, epoch)
 ), renewable AS (
-    SELECT r.id FROM runs r JOIN wanted w ON r.id = w.id AND r.lease_epoch = w.epoch
-    WHERE r.status = 'running'
-    FOR UPDATE OF r SKIP LOCKED
+    SELECT r.id FROM wanted w CROSS JOIN LATERAL (
+        SELECT r.id FROM runs r
+        WHERE r.id = w.id AND r.lease_epoch = w.epoch AND r.status = 'running' AND r.lease_owner IS NOT NULL
+        FOR UPDATE SKIP LOCKED
+    ) r
 ), renewed AS (
     UPDATE runs r
     SET lease_expires_at = now() + $3 * interval '1 millisecond'
@@ -22,5 +32,9 @@ WITH wanted AS (
     RETURNING r.id
 )
 SELECT w.id, w.epoch FROM wanted w
-WHERE EXISTS (SELECT 1 FROM renewed WHERE renewed.id = w.id)
-   OR EXISTS (SELECT 1 FROM runs r WHERE r.id = w.id AND r.lease_epoch = w.epoch AND r.status = 'running')
+LEFT JOIN LATERAL (
+    SELECT true AS held FROM runs r
+    WHERE r.id = w.id AND r.lease_epoch = w.epoch AND r.status = 'running' AND r.lease_owner IS NOT NULL
+    LIMIT 1
+) h ON true
+WHERE h.held OR EXISTS (SELECT 1 FROM renewed WHERE renewed.id = w.id)

@@ -17,11 +17,14 @@ SELECT CASE
     WHEN at <= now() THEN at
     -- Leased runs: one wakes at its lease expiry, which is never before its available_at, so
     -- only those available before the unleased answer can come first. (least ignores nulls.)
+    -- A live lease always has an owner, so they are found by runs_held, as many as the runs
+    -- held; a range of runs_ready up to the unleased answer would also step over every dead
+    -- entry that moves of available_at left there since the last vacuum.
     ELSE least(at, (
         SELECT min(l.at)
         FROM tenants t CROSS JOIN LATERAL (
             SELECT min(greatest(r.available_at, r.lease_expires_at)) AS at FROM runs r
-            WHERE r.tenant_id = t.id AND r.status IN ('pending', 'running')
+            WHERE r.tenant_id = t.id AND r.lease_owner IS NOT NULL AND r.status IN ('pending', 'running')
               AND r.available_at < coalesce(unleased.at, 'infinity') AND r.lease_expires_at >= now()
         ) l))
     END

@@ -7,9 +7,13 @@ WITH run AS (
     SELECT id FROM runs
     WHERE tenant_id = $1 AND id = $2 AND status NOT IN ('completed', 'failed', 'cancelled')
 ), target AS (
-    SELECT w.run_id, w.key FROM steps w JOIN run ON w.run_id = run.id
-    WHERE w.status = 'waiting' AND w.event = $3
+    -- The run's own waiting steps, by steps_waiting_run: the run id is a parameter here, not a
+    -- join with run, whose plan followed the statistics into steps_waiting, every waiting step
+    -- of the event in the tenant (its cost grew with the waiting runs: issue 13).
+    SELECT w.run_id, w.key FROM steps w
+    WHERE w.run_id = $2 AND w.status = 'waiting' AND w.event = $3
       AND (w.match IS NULL OR $4::jsonb @> w.match)
+      AND EXISTS (SELECT 1 FROM run)
     ORDER BY w.seq
     LIMIT 1
 ), delivered AS (
