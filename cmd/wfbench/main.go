@@ -43,6 +43,7 @@ func main() {
 type options struct {
 	mode, lang, db, testdata, attacks, store string
 	steps, n, c, pool, tenantCores           int
+	parkMemoryMiB                            int
 	idle                                     time.Duration
 	scale                                    scaleOptions
 }
@@ -55,6 +56,7 @@ func run() error {
 	flag.IntVar(&o.n, "n", 1000, "workflows")
 	flag.IntVar(&o.c, "c", 32, "concurrency: activations at once, and callers in direct mode")
 	flag.IntVar(&o.pool, "pool", 20, "Postgres connections")
+	flag.IntVar(&o.parkMemoryMiB, "park-memory-mib", -1, "scale mode: the engine's ParkMemory in MiB (-1: the default; 0: no parking), to compare parked and replayed")
 	flag.IntVar(&o.tenantCores, "tenant-cores", 0, "cores one tenant's guest code may occupy (0: the daemon's default, host.Config.TenantCores)")
 	flag.StringVar(&o.db, "db", "bench_wfhost", "Postgres database (created if missing)")
 	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")

@@ -101,8 +101,15 @@ func (e *scaleEnv) newEngine(ctx context.Context, leaseFor time.Duration) (*host
 	if err != nil {
 		return nil, nil, err
 	}
+	var parkMemory int64 // the engine's default
+	switch {
+	case e.o.parkMemoryMiB == 0:
+		parkMemory = -1
+	case e.o.parkMemoryMiB > 0:
+		parkMemory = int64(e.o.parkMemoryMiB) << 20
+	}
 	eng, err := engine.New(engine.Config{
-		Store: e.st, Runtime: rt, Concurrency: e.o.c, PollInterval: 10 * time.Second, LeaseFor: leaseFor,
+		Store: e.st, Runtime: rt, Concurrency: e.o.c, PollInterval: 10 * time.Second, LeaseFor: leaseFor, ParkMemory: parkMemory,
 		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		TenantDefaults: e.limits,
 	})
