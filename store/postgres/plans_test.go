@@ -310,16 +310,33 @@ func checkPlans(t *testing.T, analyse bool) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// Each statement is planned on the pool the store runs it on (indexedStatements): a
+	// connection to explain it on, and one that keeps the plan made on the small tables.
+	type conns struct{ conn, cached *pgxpool.Conn }
+	acquire := func(pool *pgxpool.Pool) conns {
+		var c conns
+		var err error
+		if c.conn, err = pool.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.conn.Release)
+		if c.cached, err = pool.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.cached.Release)
+		if _, err := c.cached.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
-	defer conn.Release()
-	cached, err := s.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
+	plain, indexed := acquire(s.pool), acquire(s.indexed)
+	on := func(c planCase) conns {
+		if indexedStatements[c.query] {
+			return indexed
+		}
+		return plain
 	}
-	defer cached.Release()
+	conn := plain.conn
 	if err := fillRuns(ctx, conn, 240); err != nil {
 		t.Fatalf("fill 240: %v", err)
 	}
@@ -333,16 +350,13 @@ func checkPlans(t *testing.T, analyse bool) {
 	}
 	// Plan every statement now, on the small tables, and keep the plans.
 	cases := planCases()
-	if _, err := cached.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
-		t.Fatal(err)
-	}
 	small := planFixture{tenant: "plan_t3", waiting: newUUID(), held: newUUID(), heldIDs: []string{newUUID()}, journals: []string{newUUID()}}
 	for i, c := range cases {
 		name := "plan_cached_" + strconv.Itoa(i)
-		if _, err := cached.Exec(ctx, "PREPARE "+name+" AS "+s.q(c.query), pgx.QueryExecModeSimpleProtocol); err != nil {
+		if _, err := on(c).cached.Exec(ctx, "PREPARE "+name+" AS "+s.q(c.query), pgx.QueryExecModeSimpleProtocol); err != nil {
 			t.Fatalf("prepare %s: %v", c.name, err)
 		}
-		if _, err := execute(ctx, cached, s, small, c, name, "", ""); err != nil {
+		if _, err := execute(ctx, on(c).cached, s, small, c, name, "", ""); err != nil {
 			t.Fatalf("%s on 240 runs: %v", c.name, err)
 		}
 	}
@@ -364,20 +378,21 @@ func checkPlans(t *testing.T, analyse bool) {
 		}
 	}
 	for i, c := range cases {
+		cs := on(c)
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-			plan, err := explain(ctx, conn, s, f, c, mode, "FORMAT JSON")
+			plan, err := explain(ctx, cs.conn, s, f, c, mode, "FORMAT JSON")
 			if err != nil {
 				t.Fatalf("%s, %s: %v", c.name, mode, err)
 			}
-			check(c, mode, plan, func() string { text, _ := explain(ctx, conn, s, f, c, mode, "FORMAT TEXT"); return text })
+			check(c, mode, plan, func() string { text, _ := explain(ctx, cs.conn, s, f, c, mode, "FORMAT TEXT"); return text })
 		}
 		name := "plan_cached_" + strconv.Itoa(i)
-		plan, err := execute(ctx, cached, s, f, c, name, "", "EXPLAIN (FORMAT JSON) ")
+		plan, err := execute(ctx, cs.cached, s, f, c, name, "", "EXPLAIN (FORMAT JSON) ")
 		if err != nil {
 			t.Fatalf("%s, generic plan cached at 240 runs: %v", c.name, err)
 		}
 		check(c, "generic plan cached at 240 runs", plan, func() string {
-			text, _ := execute(ctx, cached, s, f, c, name, "", "EXPLAIN ")
+			text, _ := execute(ctx, cs.cached, s, f, c, name, "", "EXPLAIN ")
 			return text
 		})
 	}

@@ -51,7 +51,10 @@ func (c Config) validate() error {
 
 // Store is the Postgres implementation of store.Store. Safe for concurrent use.
 type Store struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// indexed runs the statements whose plans must stay index-driven at any size of the
+	// tables, whatever their statistics say (indexedPool).
+	indexed *pgxpool.Pool
 	schema  string
 	queries map[string]string
 	// Notice channels carry the schema's name, so stores on other schemas of the same
@@ -97,15 +100,8 @@ func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store
 	// Every query here is a short, indexed OLTP statement; JIT compiling one whose estimate
 	// crosses jit_above_cost (a plan branch that never runs is enough) costs 100+ ms.
 	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
-	// Every statement here finds its rows by an index; a sequential scan of runs or steps is
-	// never the plan wanted once they hold a million rows. But pgx prepares each statement,
-	// and a connection keeps the generic plan Postgres made for it while the tables were small
-	// (a few pages, where reading them whole is cheapest) until an ANALYZE or a vacuum
-	// invalidates it, which may never come: the journal load and the claim kept sequential
-	// scans of steps and runs that way (issue 13). With sequential scans priced out, the plan
-	// made on an empty table is the one wanted on a full one. Tables with no index for a
-	// statement are still read whole; plans_test.go checks the statements that matter.
-	pcfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	// The statements whose rows a claim, a resume, a heartbeat or a signal reads run on a
+	// second pool, planned with sequential scans priced out (see indexedPool).
 	// Wake notices carry the sender's application_name, so a host can tell the notices its own
 	// writes caused (it has already woken itself) from other hosts'.
 	var origin [6]byte
@@ -119,13 +115,20 @@ func open(ctx context.Context, cfg Config, adjust func(*pgxpool.Config)) (*Store
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	indexed, err := indexedPool(ctx, pcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	queries, err := sqlfiles.Queries(queryFiles, "queries")
 	if err != nil {
 		pool.Close()
+		indexed.Close()
 		return nil, err
 	}
 	s := &Store{
 		pool:          pool,
+		indexed:       indexed,
 		schema:        cfg.Schema,
 		queries:       queries,
 		wakeChannel:   cfg.Schema + "_wake",
@@ -145,12 +148,38 @@ func (s *Store) q(name string) string {
 	return sql
 }
 
-// Close stops the group committers, then closes the pool. Closing again, or from several
+// indexedPool is a second pool on pcfg's settings whose sessions price sequential scans out
+// (enable_seqscan = off). It runs the claim and the journal loads, the next wake-up, the lease
+// heartbeat, the resume and the signal: statements that find their rows by an index. pgx
+// prepares each statement, and a connection keeps the generic plan Postgres made for it while
+// the tables were small (a few pages, where reading them whole is cheapest) until an ANALYZE
+// or a vacuum invalidates it, which may never come: the journal load and the claim kept
+// sequential scans of steps and runs that way (issue 13; plans_test.go checks them). It is not
+// the setting of every statement: with it on the group commit's and the broadcast's
+// statements too, their plans took run rows in another order, and the lease heartbeat
+// deadlocked with them (TestNoDeadlocksUnderLoad failed one run in three; the heartbeat on
+// this pool and they on the other, eight of eight passed).
+func indexedPool(ctx context.Context, pcfg *pgxpool.Config) (*pgxpool.Pool, error) {
+	cfg := pcfg.Copy()
+	cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	cfg.MaxConns = max(4, pcfg.MaxConns/2)
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// indexedStatements are the statements run on the indexed pool, by query file:
+// plans_test.go plans each on the pool it runs on.
+var indexedStatements = map[string]bool{
+	"claim_runs": true, "load_journals": true, "next_wakeup": true, "extend_leases": true,
+	"resume_run": true, "load_journal_tail": true, "lock_run": true, "signal": true,
+}
+
+// Close stops the group committers, then closes the pools. Closing again, or from several
 // goroutines at once, is safe: later calls return once the first has closed the store.
 func (s *Store) Close() {
 	s.closed.Do(func() {
 		s.commits.close()
 		s.pool.Close()
+		s.indexed.Close()
 	})
 }
 
