@@ -60,7 +60,8 @@ type metrics struct {
 	claimBatch  prometheus.Histogram
 
 	// Parked passes (parking.go): how many parked, how each was resumed (timer, signal,
-	// claim) and why each evicted one was (memory, cancelled, not_resumable, shutdown).
+	// claim) and why each evicted one was (memory, cancelled, not_resumable, superseded,
+	// shutdown).
 	parks         prometheus.Counter
 	parkResumes   *prometheus.CounterVec
 	parkEvictions *prometheus.CounterVec
@@ -157,7 +158,7 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 		Name: "wfhost_park_resumes_total", Help: "Parked passes resumed without a replay, by what resumed them (timer, signal, claim).",
 	}, []string{"by"})
 	m.parkEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "wfhost_park_evictions_total", Help: "Parked passes unwound instead of resumed (their runs replay when next due), by reason (memory, cancelled, not_resumable, shutdown).",
+		Name: "wfhost_park_evictions_total", Help: "Parked passes unwound instead of resumed (their runs replay when next due), by reason (memory, cancelled, not_resumable, superseded, shutdown).",
 	}, []string{"reason"})
 	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "wfhost_activation_oldest_seconds", Help: "Age of the longest-running activation on this host (0: none); a stuck run shows here.",

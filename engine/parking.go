@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wfhost/wfhost/host"
@@ -49,8 +50,9 @@ type parked struct {
 	since  time.Time
 	elem   *list.Element
 	timer  clock.Timer
-	// refusals counts the resumes the store refused (resumeParked).
-	refusals int
+	// refusals counts the resumes the store refused (resumeParked). Two resumers of one pass
+	// at once (its timer and a signal) may both count: the bound is then reached sooner.
+	refusals atomic.Int32
 	// out receives the pass's fate once: a claim to go on with, or nil when it is evicted.
 	out chan *store.Claim
 }
@@ -72,14 +74,18 @@ func newParking(budget uint64) *parking {
 	return &parking{budget: budget, byRun: make(map[string]*parked)}
 }
 
-// admit puts pk in the table, evicting the least recently parked passes to make room; it
-// returns the evicted, for the caller to tell, and false (evicting nothing) when pk cannot
-// be parked: over the whole budget, or the table closed.
-func (t *parking) admit(pk *parked) (evicted []*parked, ok bool) {
+// admit puts pk in the table, evicting the least recently parked passes to make room, and an
+// older pass of the same run (a later activation of the run parking is the one that goes on);
+// it returns those, for the caller to tell, and false (evicting nothing) when pk cannot be
+// parked: over the whole budget, or the table closed.
+func (t *parking) admit(pk *parked) (superseded *parked, evicted []*parked, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed || pk.cost > t.budget || t.byRun[pk.runID] != nil {
-		return nil, false
+	if t.closed || pk.cost > t.budget {
+		return nil, nil, false
+	}
+	if superseded = t.byRun[pk.runID]; superseded != nil {
+		t.removeLocked(superseded)
 	}
 	for t.used+pk.cost > t.budget {
 		old := t.lru.Back().Value.(*parked)
@@ -90,17 +96,19 @@ func (t *parking) admit(pk *parked) (evicted []*parked, ok bool) {
 	t.byRun[pk.runID] = pk
 	t.used += pk.cost
 	t.passes.Add(1)
-	return evicted, true
+	return superseded, evicted, true
 }
 
-// take removes the pass parked for runID and returns it (nil: none).
-func (t *parking) take(runID string) *parked {
+// take removes the pass parked for runID and returns it (nil: none). With only set, it takes
+// that pass only: a timer set for one park of a run must not take a later one.
+func (t *parking) take(runID string, only *parked) *parked {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pk := t.byRun[runID]
-	if pk != nil {
-		t.removeLocked(pk)
+	if pk == nil || only != nil && pk != only {
+		return nil
 	}
+	t.removeLocked(pk)
 	return pk
 }
 
@@ -133,19 +141,20 @@ func (t *parking) stats() (n int, bytes uint64) {
 	return len(t.byRun), t.used
 }
 
-// putBack returns pk, taken out by a resume the store refused, to the table with a new timer;
-// false when the table is closed (Stop).
-func (t *parking) putBack(pk *parked, arm func() clock.Timer) bool {
+// parkedNow is the pass parked for runID (only that one, with only set), left in the table.
+func (t *parking) parkedNow(runID string, only *parked) *parked {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
-		return false
+	pk := t.byRun[runID]
+	if pk == nil || only != nil && pk != only {
+		return nil
 	}
-	pk.elem = t.lru.PushFront(pk)
-	t.byRun[pk.runID] = pk
-	t.used += pk.cost
-	pk.timer = arm()
-	return true
+	return pk
+}
+
+// retryLater arms pk's timer again, unless pk has left the table.
+func (t *parking) retryLater(pk *parked, arm func() clock.Timer) {
+	t.setTimer(pk, arm)
 }
 
 // resumeRetry and maxResumeRefusals: a refused resume is tried again after 2, 4 and 8 ms
@@ -192,7 +201,10 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 			// after the wait was written): that activation has it.
 			return errNotParked
 		}
-		evicted, ok := x.parking.admit(pk)
+		superseded, evicted, ok := x.parking.admit(pk)
+		if superseded != nil {
+			x.evict([]*parked{superseded}, "superseded")
+		}
 		x.evict(evicted, "memory")
 		if !ok {
 			return errNotParked
@@ -203,7 +215,7 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 		x.leaveSlot(p.act)
 		if !pk.wakeAt.IsZero() {
 			x.parking.setTimer(pk, func() clock.Timer {
-				return x.cfg.Clock.AfterFunc(clock.Until(x.cfg.Clock, pk.wakeAt), func() { x.resumeParked(pk.runID) })
+				return x.cfg.Clock.AfterFunc(clock.Until(x.cfg.Clock, pk.wakeAt), func() { x.resumeParked(pk.runID, pk, "timer") })
 			})
 		}
 		select {
@@ -213,7 +225,7 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 			// Cancelled or stopped while parked. Taken out of the table here, it unwinds; taken
 			// by a resumer or an eviction just now, it gets what they send (a claim it cannot
 			// use now is then released or dropped by the ordinary end of an interrupted pass).
-			if x.parking.take(pk.runID) == nil {
+			if x.parking.take(pk.runID, pk) == nil {
 				resumed = <-pk.out
 			}
 		}
@@ -260,18 +272,22 @@ func (x *Executor) rejoin(a *activation, c *store.Claim) {
 	x.parking.passes.Done()
 }
 
-// resumeParked resumes the pass parked for runID, whose due time has come: in a free slot,
-// with the run leased by id and the journal's tail (store.ResumeRun). With no slot free it
-// stays parked and the claimer, woken, takes the run when one frees and hands it over
-// (execute). A run the store does not give (not due by the store's clock, its tenant at its
-// cap, cancelled, taken by another host) evicts the pass: the claimer's ordinary path has it.
-func (x *Executor) resumeParked(runID string) {
+// resumeParked resumes the pass parked for runID (only that one, with only set), whose due
+// time has come or whose wait a signal resolved (by, for the metric): in a free slot, with the run leased by id and
+// the journal's tail (store.ResumeRun). With no slot free it stays parked and the claimer,
+// woken, takes the run when one frees and hands it over (handOver). The pass stays in the
+// table while the store is asked, so a claim of its run made meanwhile still finds it; it is
+// taken out only once the lease is this resume's. A refusal (not due by the store's clock, the
+// tenant at its cap, the run taken by another host or cancelled) is tried again after 2, 4 and
+// 8 ms, a store clock a little behind this host's costing those and not a replay; then the
+// pass is evicted and the claimer's ordinary path has the run.
+func (x *Executor) resumeParked(runID string, only *parked, by string) {
 	life, ok := x.takeResumeSlot()
 	if !ok {
 		x.wake()
 		return
 	}
-	pk := x.parking.take(runID)
+	pk := x.parking.parkedNow(runID, only)
 	if pk == nil {
 		x.freeSlot()
 		return
@@ -280,37 +296,40 @@ func (x *Executor) resumeParked(runID string) {
 		RunID: runID, Owner: x.cfg.Owner, LeaseFor: x.cfg.LeaseFor,
 		TenantConcurrency: x.cfg.TenantDefaults.Concurrency, FromSeq: pk.seq,
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		x.acq.failed(err)
 		x.cfg.Logger.Warn("resume a parked run; leaving it to a claim", "run", runID, "err", err)
-	case !ok && pk.refusals < maxResumeRefusals:
-		// Not claimable yet. The likeliest reason is the store's clock, a little behind this
-		// host's (another machine's, or a wall clock being slewed): try again shortly, so a
-		// skew of a few milliseconds costs those, not a replay. A run another host took or
-		// that was cancelled stays refused and is evicted after the last try.
-		x.freeSlot()
-		pk.refusals++
-		if !x.parking.putBack(pk, func() clock.Timer {
-			return x.cfg.Clock.AfterFunc(resumeRetry<<pk.refusals, func() { x.resumeParked(runID) })
-		}) {
-			x.evict([]*parked{pk}, "shutdown")
-		}
-		return
-	case ok && pk.accepts(c.Run, c.Journal):
-		pk.out <- &c
-		x.obs.resumed("timer")
-		return
-	case ok:
-		// The run moved on without this pass (another host ran it, or it was redeployed):
-		// hand it back at once for an ordinary activation.
-		if err := x.cfg.Store.Release(life, c.Lease); err != nil {
-			x.cfg.Logger.Warn("hand back a run its parked pass no longer matches", "run", runID, "err", err)
-		}
 	}
-	x.freeSlot()
-	x.evict([]*parked{pk}, "not_resumable")
-	x.wake()
+	if err != nil || !ok {
+		x.freeSlot()
+		if n := pk.refusals.Add(1); err == nil && n <= maxResumeRefusals {
+			x.parking.retryLater(pk, func() clock.Timer {
+				return x.cfg.Clock.AfterFunc(resumeRetry<<n, func() { x.resumeParked(runID, pk, by) })
+			})
+			return
+		}
+		if x.parking.take(runID, pk) != nil {
+			x.evict([]*parked{pk}, "not_resumable")
+			x.wake()
+		}
+		return
+	}
+	if x.parking.take(runID, pk) == nil || !pk.accepts(c.Run, c.Journal) {
+		// The pass left the table meanwhile (evicted, cancelled, Stop), or the run moved on
+		// without it (another host ran it, or it was redeployed): hand the run back at once
+		// for an ordinary activation.
+		if err := x.cfg.Store.Release(life, c.Lease); err != nil {
+			x.cfg.Logger.Warn("hand back a run its parked pass cannot take", "run", runID, "err", err)
+		}
+		x.freeSlot()
+		if x.parking.take(runID, pk) != nil {
+			x.evict([]*parked{pk}, "not_resumable")
+		}
+		x.wake()
+		return
+	}
+	pk.out <- &c
+	x.obs.resumed(by)
 }
 
 // takeResumeSlot takes a slot and a worker count for a resume, while the engine runs and is
@@ -341,7 +360,7 @@ func (x *Executor) handOver(c store.Claim) bool {
 	if x.parking == nil {
 		return false
 	}
-	pk := x.parking.take(c.Run.ID)
+	pk := x.parking.take(c.Run.ID, nil)
 	if pk == nil {
 		return false
 	}
@@ -372,7 +391,7 @@ func (x *Executor) unpark(runID, reason string) {
 	if x.parking == nil {
 		return
 	}
-	if pk := x.parking.take(runID); pk != nil {
+	if pk := x.parking.take(runID, nil); pk != nil {
 		x.evict([]*parked{pk}, reason)
 	}
 }
@@ -387,7 +406,7 @@ func (x *Executor) resumeSignalled(runID string) bool {
 	_, ok := x.parking.byRun[runID]
 	x.parking.mu.Unlock()
 	if ok {
-		go x.resumeParked(runID)
+		go x.resumeParked(runID, nil, "signal")
 	}
 	return ok
 }

@@ -6,10 +6,12 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
@@ -64,7 +66,7 @@ func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 						switch mode.name {
 						case "parked":
 							if resumed == 0 || evicted != 0 {
-								t.Errorf("parked: %v passes resumed, %v evicted; want some resumed and none evicted", resumed, evicted)
+								t.Errorf("parked: %v passes resumed, %v evicted; want some resumed and none evicted\n%s", resumed, evicted, h.logs.tail(6000))
 							}
 						case "evicted":
 							if evicted == 0 || m["wfhost_park_resumes_total{by=timer}"]+m["wfhost_park_resumes_total{by=signal}"] != 0 {
@@ -177,5 +179,34 @@ func TestParkingEvictsTheLeastRecentlyParked(t *testing.T) {
 	if m["wfhost_park_evictions_total{reason=memory}"] != 1 || m["wfhost_park_resumes_total{by=timer}"] != 1 {
 		t.Fatalf("evictions for memory %v, resumes %v; want the first run evicted and the second resumed",
 			m["wfhost_park_evictions_total{reason=memory}"], m["wfhost_park_resumes_total{by=timer}"])
+	}
+}
+
+// TestStopWithParkedPasses: Stop evicts the passes parked at that moment, and the ones
+// parking, resuming or refused meanwhile, and returns; no run is left leased.
+func TestStopWithParkedPasses(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	h.deploy("examples.wasm", false)
+	for round := range 3 {
+		eng, err := engine.New(engine.Config{Store: h.store, Runtime: runtimeForTests(t), LeaseFor: 10 * time.Minute,
+			PollInterval: 500 * time.Millisecond, ShutdownGrace: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for range 30 {
+			h.start("steps", map[string]any{"n": 12, "sleepMs": 500})
+		}
+		time.Sleep(500 * time.Millisecond)
+		stopped := make(chan struct{})
+		go func() { eng.Stop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("round %d: Stop did not return within 20s", round)
+		}
 	}
 }
