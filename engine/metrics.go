@@ -59,9 +59,8 @@ type metrics struct {
 	storeCommit *prometheus.HistogramVec
 	claimBatch  prometheus.Histogram
 
-	// Parked passes (parking.go): how many parked, how each was resumed (timer, signal,
-	// claim) and why each evicted one was (memory, cancelled, not_resumable, superseded,
-	// shutdown).
+	// Parked passes (parking.go): how many parked, how each was resumed (timer, claim) and
+	// why each evicted one was (memory, cancelled, not_resumable, superseded, shutdown).
 	parks         prometheus.Counter
 	parkResumes   *prometheus.CounterVec
 	parkEvictions *prometheus.CounterVec
@@ -155,7 +154,7 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 		Name: "wfhost_parks_total", Help: "Passes kept parked, their guest blocked in the host call, when their run suspended.",
 	})
 	m.parkResumes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "wfhost_park_resumes_total", Help: "Parked passes resumed without a replay, by what resumed them (timer, signal, claim).",
+		Name: "wfhost_park_resumes_total", Help: "Parked passes resumed without a replay, by what resumed them (timer, claim).",
 	}, []string{"by"})
 	m.parkEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wfhost_park_evictions_total", Help: "Parked passes unwound instead of resumed (their runs replay when next due), by reason (memory, cancelled, not_resumable, superseded, shutdown).",

@@ -226,8 +226,7 @@ func (s *Service) Signal(ctx context.Context, tenantID, runID, event string, pay
 	if err != nil {
 		return false, err
 	}
-	// A run parked here goes on at once, leased by id; any other, the claimer takes.
-	if delivered && !s.exec.resumeSignalled(runID) {
+	if delivered {
 		s.exec.wake()
 	}
 	return delivered, nil
