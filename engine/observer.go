@@ -62,13 +62,13 @@ func (o *observer) broadcastSent(ctx context.Context, tenantID, event string) fu
 	return o.t.broadcast(ctx, tenantID, event)
 }
 
-// swept and pruned: the sweeper deleted n expired runs, or n broadcasts past their window.
-// parked, resumed, evicted: a pass was kept parked; resumed by what (timer, signal, claim);
+// parked, resumed, evicted: a pass was kept parked; resumed by what (timer, claim);
 // evicted for reason.
 func (o *observer) parked()               { o.m.parks.Inc() }
 func (o *observer) resumed(by string)     { o.m.parkResumes.WithLabelValues(by).Inc() }
 func (o *observer) evicted(reason string) { o.m.parkEvictions.WithLabelValues(reason).Inc() }
 
+// swept and pruned: the sweeper deleted n expired runs, or n broadcasts past their window.
 func (o *observer) swept(n int)  { o.m.retentionSwept.Add(float64(n)) }
 func (o *observer) pruned(n int) { o.m.broadcastsPruned.Add(float64(n)) }
 

@@ -20,9 +20,9 @@ import (
 // the pass can stay where it is instead, its guest blocked in the host call (host.Park), while
 // this host expects to resume it: within Config.ParkMemory, least recently parked first out,
 // and only for a wake-up within Config.ParkHorizon or a wait for an event (which may come at
-// any time, whatever the wait's timeout). When the run is due again
-// this host leases it by id with only the journal's tail (store.ResumeRun), and the pass makes
-// the same call again on that journal, exactly as a replay reaching it would: the call reads
+// any time, whatever the wait's timeout). When the run is due again this host leases it by id
+// with only the journal's tail (store.ResumeRun), and the pass makes the same call again on
+// that journal, exactly as a replay reaching it would: the call reads
 // the entry it suspended at and returns what it holds. Nothing else changes: the suspension
 // was durable and the lease released, so an eviction, a crash, a redeploy, a cancel or
 // another host claiming the run leave the run to the ordinary path, a replay; parking never

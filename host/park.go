@@ -25,8 +25,8 @@ var ErrNotInCall = errors.New("host: park outside an activation's host call")
 const parkOverheadBytes = 64 << 10
 
 // Park holds the guest in the host call whose context is ctx while wait runs: wait gets what
-// the instance costs to keep (see parkOverheadBytes) and returns when the
-// pass is to go on, or with the error the host call is to return. The activation's wall time
+// the instance costs to keep (see parkOverheadBytes) and returns when the pass is to go on, or
+// with the error the host call is to return. The activation's wall time
 // stops meanwhile, and the tenant's core share does not count the pass.
 func Park(ctx context.Context, wait func(costBytes uint64) error) error {
 	st := stateFrom(ctx)
