@@ -22,11 +22,11 @@ import (
 // and only for a wake-up within Config.ParkHorizon or a wait for an event (which may come at
 // any time, whatever the wait's timeout). When the run is due again this host leases it by id
 // with only the journal's tail (store.ResumeRun), and the pass makes the same call again on
-// that journal, exactly as a replay reaching it would: the call reads
-// the entry it suspended at and returns what it holds. Nothing else changes: the suspension
-// was durable and the lease released, so an eviction, a crash, a redeploy, a cancel or
-// another host claiming the run leave the run to the ordinary path, a replay; parking never
-// decides what a run does, only how much a wake-up costs.
+// that journal, exactly as a replay reaching it would: the call reads the entry it suspended
+// at and returns what it holds. Nothing else changes: the suspension was durable and the lease
+// released, so an eviction, a crash, a redeploy, a cancel or another host claiming the run
+// leave the run to the ordinary path, a replay; parking never decides what a run does, only
+// how much a wake-up costs.
 //
 // Who resumes a parked pass: its own timer at its due time (resumeParked), or the claimer,
 // when a claim returns a run parked here (a signal, a wake-up another host announced, a timer
