@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,6 +44,8 @@ type harnessOptions struct {
 	faultLimit int
 	// parkMemory is engine.Config.ParkMemory (0: the default; negative: no parking).
 	parkMemory int64
+	// pollInterval is engine.Config.PollInterval (0: one second).
+	pollInterval time.Duration
 	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
 	metrics        prometheus.Registerer
 	tracerProvider trace.TracerProvider
@@ -76,7 +79,7 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		Logger:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Concurrency:    opts.concurrency,
 		LeaseFor:       3 * time.Second,
-		PollInterval:   time.Second,
+		PollInterval:   cmp.Or(opts.pollInterval, time.Second),
 		TenantDefaults: opts.limits,
 		FaultLimit:     opts.faultLimit,
 		ParkMemory:     opts.parkMemory,
