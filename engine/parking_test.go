@@ -45,7 +45,10 @@ var parkingModes = []struct {
 func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 	t.Parallel()
 	suspending := map[string]bool{"OnboardingResolvedBySignal": true, "OnboardingTimesOut": true, "PollingLoop": true}
-	var mu sync.Mutex
+	var (
+		mu        sync.Mutex
+		evictions float64 // in the evicted mode, over every scenario and language
+	)
 	got := map[string]map[string]transcript{} // scenario/lang -> mode -> transcript
 	t.Run("modes", func(t *testing.T) {
 		for _, sc := range conformanceScenarios {
@@ -71,9 +74,15 @@ func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 								t.Errorf("parked: %v passes resumed, %v evicted; want some resumed and none evicted", resumed, evicted)
 							}
 						case "evicted":
-							if evicted == 0 || m["wfhost_park_resumes_total{by=timer}"] != 0 {
-								t.Errorf("evicted: %v passes evicted, %v resumed; want some evicted and none resumed by their timer", evicted, resumed)
+							// A claim of the run may still come first and hand it over (a
+							// wake-up of the claimer for another reason): evictions are
+							// counted over the whole mode below.
+							if m["wfhost_park_resumes_total{by=timer}"] != 0 {
+								t.Errorf("evicted: %v passes resumed by their timer; want none", m["wfhost_park_resumes_total{by=timer}"])
 							}
+							mu.Lock()
+							evictions += evicted
+							mu.Unlock()
 						case "replayed":
 							if m["wfhost_parks_total{}"] != 0 {
 								t.Errorf("replayed: %v passes parked with parking off", m["wfhost_parks_total{}"])
@@ -93,6 +102,9 @@ func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 	})
 	if t.Failed() {
 		return
+	}
+	if evictions == 0 {
+		t.Fatal("the evicted mode evicted no pass: every run was handed over by a claim")
 	}
 	for key, byMode := range got {
 		for _, mode := range parkingModes[1:] {
