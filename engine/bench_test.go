@@ -75,7 +75,7 @@ func BenchmarkParkedPassMemory(b *testing.B) {
 				}
 				var counted float64
 				testenv.Await(b, 20*time.Second, func() error {
-					m := gatheredTB(b, reg)
+					m := gathered(b, reg)
 					if m["wfhost_parked_passes{}"] < float64(runs) {
 						return fmt.Errorf("%v of %d parked (%v bytes counted; evictions %v, parks %v)", m["wfhost_parked_passes{}"], runs,
 							m["wfhost_parked_bytes{}"], m["wfhost_park_evictions_total{reason=memory}"], m["wfhost_parks_total{}"])

@@ -100,6 +100,9 @@ func (o *observer) claimed(ctx context.Context, run store.Run) (context.Context,
 // parent is the context of a host call with this activation's span in it: a pass resumed
 // after parking (parking.go) makes its calls in the context of the activation it began as.
 func (a *activationObs) parent(ctx context.Context) context.Context {
+	if !a.o.t.on {
+		return ctx // no spans are made: nothing to hang them under, and no context to build per step
+	}
 	return trace.ContextWithSpan(ctx, a.span)
 }
 

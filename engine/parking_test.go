@@ -117,9 +117,7 @@ func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 }
 
 // gathered reads a registry's series as series does a scrape.
-func gathered(t *testing.T, reg *prometheus.Registry) map[string]float64 { return gatheredTB(t, reg) }
-
-func gatheredTB(t testing.TB, reg *prometheus.Registry) map[string]float64 {
+func gathered(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {

@@ -20,7 +20,7 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.C
 	if p.Limit < 1 {
 		return nil, nil
 	}
-	rows, err := s.indexed.Query(ctx, s.q("claim_runs"), p.Limit, p.Owner, millis(p.LeaseFor), p.TenantConcurrency)
+	rows, err := s.on("claim_runs").Query(ctx, s.q("claim_runs"), p.Limit, p.Owner, millis(p.LeaseFor), p.TenantConcurrency)
 	if err != nil {
 		return nil, fmt.Errorf("claim runs: %w", err)
 	}
@@ -47,7 +47,7 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.C
 	if len(ids) == 0 {
 		return claims, nil
 	}
-	srows, err := s.indexed.Query(ctx, s.q("load_journals"), ids)
+	srows, err := s.on("load_journals").Query(ctx, s.q("load_journals"), ids)
 	if err != nil {
 		return nil, fmt.Errorf("claim runs: load journals: %w", err)
 	}
@@ -79,7 +79,7 @@ func (s *Store) ReleaseOwned(ctx context.Context, owner string, keep []string) (
 func (s *Store) NextWakeup(ctx context.Context) (_ time.Time, _ bool, err error) {
 	defer classify(&err)
 	var at *time.Time
-	if err := s.indexed.QueryRow(ctx, s.q("next_wakeup")).Scan(&at); err != nil {
+	if err := s.on("next_wakeup").QueryRow(ctx, s.q("next_wakeup")).Scan(&at); err != nil {
 		return time.Time{}, false, fmt.Errorf("next wakeup: %w", err)
 	}
 	if at == nil {
@@ -96,7 +96,7 @@ func (s *Store) ExtendLeases(ctx context.Context, leases []store.Lease, leaseFor
 	for i, l := range leases {
 		ids[i], epochs[i] = l.RunID, l.Epoch
 	}
-	rows, err := s.indexed.Query(ctx, s.q("extend_leases"), ids, epochs, millis(leaseFor))
+	rows, err := s.on("extend_leases").Query(ctx, s.q("extend_leases"), ids, epochs, millis(leaseFor))
 	if err != nil {
 		return nil, fmt.Errorf("extend leases: %w", err)
 	}

@@ -26,7 +26,7 @@ func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, paylo
 		pending         int
 	)
 	err = func() (err error) {
-		br := s.indexed.SendBatch(ctx, b)
+		br := s.on("signal").SendBatch(ctx, b)
 		defer func() {
 			if cerr := br.Close(); err == nil && cerr != nil {
 				err = cerr

@@ -331,7 +331,7 @@ func checkPlans(t *testing.T, analyse bool) {
 	}
 	plain, indexed := acquire(s.pool), acquire(s.indexed)
 	on := func(c planCase) conns {
-		if indexedStatements[c.query] {
+		if s.on(c.query) == s.indexed {
 			return indexed
 		}
 		return plain

@@ -166,11 +166,21 @@ func indexedPool(ctx context.Context, pcfg *pgxpool.Config) (*pgxpool.Pool, erro
 	return pgxpool.NewWithConfig(ctx, cfg)
 }
 
-// indexedStatements are the statements run on the indexed pool, by query file:
-// plans_test.go plans each on the pool it runs on.
+// indexedStatements are the statements run on the indexed pool, by query file (a batch by its
+// main statement, with the rest of it: lock_run with signal, load_journal_tail with
+// resume_run). on reads it at every call site, and plans_test.go plans each statement on the
+// pool it runs on, so this is the one list.
 var indexedStatements = map[string]bool{
 	"claim_runs": true, "load_journals": true, "next_wakeup": true, "extend_leases": true,
 	"resume_run": true, "load_journal_tail": true, "lock_run": true, "signal": true,
+}
+
+// on is the pool the statement query (a query file's name) runs on.
+func (s *Store) on(query string) *pgxpool.Pool {
+	if indexedStatements[query] {
+		return s.indexed
+	}
+	return s.pool
 }
 
 // Close stops the group committers, then closes the pools. Closing again, or from several

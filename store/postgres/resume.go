@@ -27,7 +27,7 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 		ok bool
 	)
 	err = func() (err error) {
-		br := s.indexed.SendBatch(ctx, b)
+		br := s.on("resume_run").SendBatch(ctx, b)
 		defer func() {
 			if cerr := br.Close(); err == nil && cerr != nil {
 				err = cerr
