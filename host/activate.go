@@ -68,18 +68,56 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 		pooled.faulted = errors.As(err, &ge)
 		cm.release(context.WithoutCancel(ctx), pooled)
 	}()
-	namePtr, err := st.place(gctx, pooled, []byte(a.Workflow))
-	if err != nil {
-		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
+	code, base := "", []byte(nil)
+	if cp, ok := a.Handler.(Checkpointer); ok && pooled.guest != nil {
+		st.checkpointer = cp
 	}
-	inputPtr, err := st.place(gctx, pooled, a.Input)
-	if err != nil {
-		return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
+	if pooled.guest != nil && (st.checkpointer != nil || a.Resume != nil) {
+		st.snap = pooled.guest
+		st.snap.Reset()
+		code, base = cm.snapshotCode(m)
 	}
-	_, err = pooled.run.Call(gctx,
-		api.EncodeU32(namePtr), api.EncodeU32(uint32(len(a.Workflow))),
-		api.EncodeU32(inputPtr), api.EncodeU32(uint32(len(a.Input))))
-	return st.passEnded(ctx, gctx, err)
+	var args []uint64
+	if a.Resume != nil {
+		if st.snap == nil || code == "" || a.Resume.Code != code {
+			return Result{}, fmt.Errorf("%w: it is of other code than the module's as loaded here", ErrRestore)
+		}
+		if args, err = st.restore(gctx, a.Resume.Data, base); err != nil {
+			pooled.faulted = true
+			return Result{}, fmt.Errorf("%w: %v", ErrRestore, err)
+		}
+	} else {
+		namePtr, err := st.place(gctx, pooled, []byte(a.Workflow))
+		if err != nil {
+			return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
+		}
+		inputPtr, err := st.place(gctx, pooled, a.Input)
+		if err != nil {
+			return Result{}, st.classify(ctx, gctx, abi.ExportAlloc, err)
+		}
+		args = []uint64{api.EncodeU32(namePtr), api.EncodeU32(uint32(len(a.Workflow))),
+			api.EncodeU32(inputPtr), api.EncodeU32(uint32(len(a.Input)))}
+	}
+	_, err = pooled.run.Call(gctx, args...)
+	for {
+		switch {
+		case st.snap != nil && st.snap.Rewinding():
+			// The rewind never reached the call it was taken at: nothing of the pass ran.
+			pooled.faulted = true
+			return Result{}, fmt.Errorf("%w: the rewind did not reach its call: %v", ErrRestore, err)
+		case st.checkpointing && err != nil:
+			pooled.faulted = true
+			return Result{}, fmt.Errorf("%w: %v", ErrCheckpoint, firstLine(err))
+		case st.checkpointing:
+			if err := st.checkpoint(gctx, code, base, args); err != nil {
+				pooled.faulted = true
+				return Result{}, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+			}
+			_, err = pooled.run.Call(gctx, args...)
+			continue
+		}
+		return st.passEnded(ctx, gctx, err)
+	}
 }
 
 // passEnded is how a pass ended once wfhost_run returned with err: the result the guest

@@ -72,6 +72,14 @@ func serveCompileWorker(args []string, in io.Reader, out io.Writer) int {
 	dataBytes := fs.Int64("data-bytes", 0, "data (RLIMIT_DATA) limit in bytes")
 	cpuSeconds := fs.Int64("cpu-seconds", 0, "CPU-time limit in seconds")
 	maxBytes := fs.Int64("max-bytes", 64<<20, "largest module read")
+	run := fs.Bool("exec", false, "limit this process, then replace it with the program and arguments that follow the flags")
+	if err := fs.Parse(args); err == nil && *run && fs.NArg() > 0 {
+		// A program of the host's own choosing (wasm-opt: snapshots.go) run on a tenant's
+		// module gets the worker's limits.
+		limitWorker(*dataBytes, *cpuSeconds)
+		fmt.Fprintln(os.Stderr, "wfhost compile worker: exec:", execProgram(fs.Args()))
+		return 2
+	}
 	if err := fs.Parse(args); err != nil || *cacheDir == "" {
 		fmt.Fprintln(os.Stderr, "wfhost compile worker: bad arguments:", args)
 		return 2

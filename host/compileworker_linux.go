@@ -21,6 +21,16 @@ func limitWorker(dataBytes, cpuSeconds int64) {
 	_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, 10)
 }
 
+// execProgram replaces this process with argv (which keeps its limits); it returns only
+// when that fails.
+func execProgram(argv []string) error {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(path, argv, []string{})
+}
+
 // workerProcAttr makes the kernel kill the worker if the daemon dies first (even by SIGKILL).
 func workerProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

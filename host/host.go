@@ -80,6 +80,10 @@ type Activation struct {
 	Stats *Stats
 	// Outbound is the policy of http_request; nil refuses every request.
 	Outbound *Outbound
+	// Resume, when set, starts the pass from a checkpoint of an earlier one (snapshots.go)
+	// instead of from the top: the guest goes on in the step_run call it was taken at, and
+	// the Handler must be where that call finds the journal. ErrRestore: it could not be.
+	Resume *Checkpoint
 }
 
 // Stats are what one activation cost the host, for metrics.

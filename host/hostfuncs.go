@@ -29,6 +29,14 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 		sig := wasmSignature(f.Native())
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 			st := enter(ctx, f.Name)
+			if st.snap != nil && st.unwindsFor(ctx, f.Name) {
+				// The guest unwinds for a checkpoint: the call is answered after its rewind.
+				if f.Reply {
+					stack[0] = 0
+				}
+				st.backOnCore(ctx)
+				return
+			}
 			var a args
 			next := 0
 			for i, p := range f.Params {

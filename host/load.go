@@ -156,10 +156,14 @@ func (r *Runtime) runLoad(ctx context.Context, l *loading, tenant, digest string
 }
 
 func (r *Runtime) load(ctx context.Context, tenant, digest string, wasm []byte, facts moduleFacts) (*Module, error) {
-	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm, MinMemoryPages: facts.MinMemoryPages}
+	m := &Module{Digest: digest, Size: len(wasm), wasm: wasm, code: wasm, codeDigest: digest, MinMemoryPages: facts.MinMemoryPages}
 	if isExtismModule(wasm) {
 		m.Extism = true
 		return r.loadExtism(ctx, tenant, m)
+	}
+	if code := r.transform(ctx, tenant, m); code != nil {
+		sum := sha256.Sum256(code)
+		m.code, m.snapshots, m.codeDigest = code, true, hex.EncodeToString(sum[:])
 	}
 	rt, c, compile, err := r.compiledFor(ctx, tenant, m, max(DefaultLimits().MemoryPages, m.MinMemoryPages))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host/snapshot"
 )
 
 // compiledModule is a module compiled for one memory limit, with the idle instances kept for
@@ -34,6 +35,8 @@ import (
 type compiledModule struct {
 	cm wazero.CompiledModule
 	resetPool[*instance]
+	// code names the code and initial memory for checkpoints (snapshotCode); guarded by mu.
+	code string
 }
 
 // resetPool keeps the idle instances of one compiled module, each put back to one snapshot
@@ -47,10 +50,12 @@ type resetPool[T any] struct {
 	poolable bool     // instances can be reset: every mutable global is exported
 	globals  []string // the exported mutable globals
 	idle     []T
-	snap     *snapshot
+	snap     *resetImage
 }
 
-type snapshot struct {
+// resetImage is an instance's state right after its initialisation: what every instance of the
+// pool is put back to, and the base a snapshot's image is encoded against (snapshots.go).
+type resetImage struct {
 	memory  []byte
 	globals []uint64
 }
@@ -68,6 +73,9 @@ type instance struct {
 	// alloc and run are the guest's exports, looked up once per instance: wazero builds a new
 	// call engine on every ExportedFunction, which was a quarter of a small guest's activation.
 	alloc, run api.Function
+	// guest is the instance's asyncify exports and globals, for a module transformed for
+	// snapshots (snapshots.go); nil otherwise.
+	guest *snapshot.Guest
 }
 
 // instanceIO is the indirection between an instance's WASI configuration, fixed when it is
@@ -132,6 +140,17 @@ func (c *compiledModule) take(ctx context.Context, rt wazero.Runtime, m *Module,
 		}
 	}
 	c.adopt(inst)
+	if m.snapshots && inst.poolable {
+		c.mu.Lock()
+		names := c.globals
+		c.mu.Unlock()
+		if g, err := snapshot.NewGuest(mod, names); err == nil {
+			// Go's and TinyGo's allocators assume they own every page up to the end of memory,
+			// so the unwind buffer is grown only when a checkpoint needs it (snapshot.Guest).
+			g.TransientBuffer(0)
+			inst.guest = g
+		}
+	}
 	inst.io.st = st
 	return inst, time.Since(began), nil
 }
@@ -235,8 +254,8 @@ func hasMemory(mod api.Module) bool {
 	return mod != nil && len(mod.ExportedMemoryDefinitions()) > 0
 }
 
-func (inst *instance) capture() *snapshot {
-	s := &snapshot{}
+func (inst *instance) capture() *resetImage {
+	s := &resetImage{}
 	if mem := inst.mod.Memory(); mem != nil {
 		b, _ := mem.Read(0, mem.Size())
 		s.memory = append([]byte(nil), b...)
@@ -247,7 +266,7 @@ func (inst *instance) capture() *snapshot {
 	return s
 }
 
-func (inst *instance) restore(s *snapshot) {
+func (inst *instance) restore(s *resetImage) {
 	if mem := inst.mod.Memory(); mem != nil {
 		mem.Write(0, s.memory)
 	}

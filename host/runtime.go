@@ -67,7 +67,9 @@ type Config struct {
 	// CompileWorker is the command that runs a compile worker; default this executable with
 	// the arguments ServeCompileWorkerIfAsked recognises.
 	CompileWorker []string
-	Logger        *slog.Logger
+	// Snapshots turns durable snapshots on (snapshots.go); the zero value leaves them off.
+	Snapshots SnapshotConfig
+	Logger    *slog.Logger
 }
 
 // Runtime compiles modules and runs activations. Safe for concurrent use.
@@ -136,6 +138,11 @@ type Module struct {
 
 	wasm          []byte
 	hasInitialize bool
+	// code is what is compiled: wasm, or wasm transformed for snapshots (snapshots is then
+	// set), whose sha256 is codeDigest.
+	code       []byte
+	snapshots  bool
+	codeDigest string
 }
 
 // NewRuntime creates a Runtime.
@@ -292,9 +299,10 @@ func (r *Runtime) compiledFor(ctx context.Context, tenant string, m *Module, pag
 func (r *Runtime) compileNative(ctx context.Context, tenant string, p *pagedRuntime, m *Module) (*compiledModule, time.Duration, error) {
 	began := time.Now()
 	c := &compiledModule{resetPool: resetPool[*instance]{maxIdle: r.cfg.MaxIdleInstances}}
-	code := m.wasm
-	// A module whose globals cannot all be exported runs on a fresh instance every time.
-	if rewritten, names, err := exportGlobals(m.wasm); err == nil && r.cfg.MaxIdleInstances > 0 {
+	code := m.code
+	// A module whose globals cannot all be exported runs on a fresh instance every time; a
+	// snapshot needs them exported too (and the initial image the pool keeps).
+	if rewritten, names, err := exportGlobals(m.code); err == nil && (r.cfg.MaxIdleInstances > 0 || m.snapshots) {
 		code, c.globals, c.poolable = rewritten, names, true
 	}
 	if err := r.workerCompile(ctx, tenant, code, compileOptions{pages: p.pages}); err != nil {

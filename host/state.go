@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host/snapshot"
 )
 
 // state is what the host functions of one instance share. Only the goroutine calling into the
@@ -50,6 +51,13 @@ type state struct {
 	// at every activation; an instance ever kept past one would have to keep its set.
 	secrets    [][]byte
 	redactions *redactSet // secrets prepared for matching, rebuilt when one is added
+
+	// snap is the instance's asyncify exports when this pass may take checkpoints or starts
+	// from one (snapshots.go); checkpointer is the Handler's, when it takes them;
+	// checkpointing is set while a step_run unwinds the guest for one.
+	snap          *snapshot.Guest
+	checkpointer  Checkpointer
+	checkpointing bool
 
 	// done ends a sleep inside a step callback when the activation is cancelled or times out;
 	// guest is the context it is done with, the one of the calls into the guest.

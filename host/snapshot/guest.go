@@ -170,6 +170,23 @@ func (g *Guest) Resuming(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// Reset forgets what an earlier pass left in these fields (a pooled instance is reset to its
+// initial memory between passes): no unwind or rewind under way, and a transient buffer to
+// be grown again at the next Suspend.
+func (g *Guest) Reset() {
+	g.unwinding, g.rewinding = false, false
+	if g.transient {
+		g.buf = 0
+	}
+}
+
+// Rewinding reports whether a rewind Restore or Continue started has not yet reached the call
+// it returns into (Resuming).
+func (g *Guest) Rewinding() bool { return g.rewinding }
+
+// Unwinding reports whether an unwind Suspend started has not yet been ended by Suspended.
+func (g *Guest) Unwinding() bool { return g.unwinding }
+
 // State is asyncify's own state (0 normal, 1 unwinding, 2 rewinding), for tests.
 func (g *Guest) State(ctx context.Context) (uint32, error) {
 	res, err := g.getState.Call(ctx)

@@ -45,6 +45,10 @@ type Options struct {
 	// Optimize is wasm-opt's optimisation flag run after asyncify ("-O", "-O1", "-Os"), or ""
 	// for none. Asyncify roughly doubles code size unoptimised; -O takes back most of it.
 	Optimize string
+	// Under is a command line wasm-opt runs under, its program and arguments put after it: the
+	// host runs it under its compile worker, which limits its memory and CPU time first. nil:
+	// wasm-opt runs directly.
+	Under []string
 }
 
 // Transform returns wasm with binaryen's asyncify applied (Asyncify) and every mutable global
@@ -88,9 +92,12 @@ func Asyncify(ctx context.Context, wasm []byte, o Options) ([]byte, error) {
 		args = append(args, o.Optimize)
 	}
 	args = append(args, "-o", out)
-	cmd := exec.CommandContext(ctx, bin, args...)
+	argv := append(append(append([]string(nil), o.Under...), bin), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	// wasm-opt needs nothing from the caller's environment (a daemon's may hold credentials).
+	cmd.Env = []string{}
 	if err := cmd.Run(); err != nil {
 		msg := stderr.String()
 		if len(msg) > 2000 {

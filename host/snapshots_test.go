@@ -1,0 +1,150 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host"
+)
+
+// snapshotRuntime is a Runtime that transforms modules for snapshots; it skips the test when
+// binaryen's wasm-opt is not installed, unless WFHOST_REQUIRE_WASM_OPT is set (CI installs it).
+func snapshotRuntime(t *testing.T) *host.Runtime {
+	t.Helper()
+	wasmOpt, err := exec.LookPath("wasm-opt")
+	if err != nil {
+		if os.Getenv("WFHOST_REQUIRE_WASM_OPT") != "" {
+			t.Fatal("wasm-opt (binaryen) is required: apt-get install -y binaryen")
+		}
+		t.Skip("wasm-opt (binaryen) is not installed: apt-get install -y binaryen")
+	}
+	r, err := host.NewRuntime(context.Background(), host.Config{
+		CacheDir:  filepath.Join(os.TempDir(), "wfhost-test-compile-cache"),
+		Snapshots: host.SnapshotConfig{WasmOpt: wasmOpt},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	return r
+}
+
+// cpHandler is memHandler taking a checkpoint at every step_run whose count since the last is
+// every, keeping the latest with the handler's pass state at that call; it crashes the pass
+// (an error from StepRun) at the crashAt'th step_run reached.
+type cpHandler struct {
+	*memHandler
+	every, crashAt int
+	calls, since   int
+	latest         *host.Checkpoint
+	latestSeen     map[string]int
+	latestClock    time.Time
+	taken          int
+}
+
+var errCrash = errors.New("crash")
+
+func (h *cpHandler) WantCheckpoint() bool { return h.every > 0 && h.since+1 >= h.every }
+
+func (h *cpHandler) Checkpointed(cp host.Checkpoint) {
+	h.latest, h.latestSeen, h.latestClock = &cp, maps.Clone(h.seen), h.clock
+	h.since = -1 // the step_run the checkpoint was taken at counts as the first after it
+	h.taken++
+}
+
+func (h *cpHandler) StepRun(ctx context.Context, name string, opts abi.StepOptions) (host.Reply, error) {
+	h.calls++
+	h.since++
+	if h.crashAt > 0 && h.calls == h.crashAt {
+		return host.Reply{}, errCrash
+	}
+	return h.memHandler.StepRun(ctx, name, opts)
+}
+
+func TestCheckpointsRestoreToTheSameJournal(t *testing.T) {
+	r := snapshotRuntime(t)
+	for _, fixture := range []string{"examples_as.wasm", "examples_rust.wasm"} {
+		t.Run(fixture, func(t *testing.T) {
+			wasm, err := os.ReadFile(filepath.Join("..", "testdata", fixture))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := r.Load(context.Background(), wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !m.Snapshots() {
+				t.Fatal("the module was not transformed for snapshots")
+			}
+			const n = 20
+			input := `{"n":20,"sleepMs":0}`
+			activation := func(h host.Handler, resume *host.Checkpoint) (host.Result, error) {
+				return r.Activate(context.Background(), m, host.Activation{
+					Workflow: "steps", Input: json.RawMessage(input), RunID: "run-1", Handler: h,
+					Logger: slog.New(slog.DiscardHandler), Resume: resume,
+				})
+			}
+
+			// The reference: one pass with no checkpoint.
+			ref := newMemHandler()
+			want, err := activation(ref, nil)
+			if err != nil || want.Error != nil {
+				t.Fatalf("reference pass: %v %+v", err, want.Error)
+			}
+
+			// A pass taking a checkpoint every 3 step_runs, crashed at the 14th.
+			h := &cpHandler{memHandler: newMemHandler(), every: 3, crashAt: 14}
+			if _, err := activation(h, nil); !errors.Is(err, errCrash) {
+				t.Fatalf("first pass: %v, want the crash", err)
+			}
+			if h.taken < 4 || h.latest == nil {
+				t.Fatalf("%d checkpoints taken", h.taken)
+			}
+			ranBefore := slices.Clone(h.ran)
+
+			// The next pass starts from the latest checkpoint: the handler is put where the
+			// checkpoint's call finds the journal, as the engine puts its pass.
+			h.seen, h.clock, h.ran, h.crashAt, h.calls = h.latestSeen, h.latestClock, nil, 0, 0
+			got, err := activation(h, h.latest)
+			if err != nil || got.Error != nil {
+				t.Fatalf("restored pass: %v %+v", err, got.Error)
+			}
+			if string(got.Output) != string(want.Output) {
+				t.Fatalf("restored pass output %s, the reference %s", got.Output, want.Output)
+			}
+			if !maps.EqualFunc(h.journal, ref.journal, func(a, b []byte) bool { return string(a) == string(b) }) {
+				t.Fatalf("journals differ:\n%v\n%v", h.journal, ref.journal)
+			}
+			// The restored pass reached only the steps from its checkpoint on.
+			if h.calls > n-len(ranBefore)+3 {
+				t.Fatalf("the restored pass made %d step_run calls; from its checkpoint it needs at most %d", h.calls, n-len(ranBefore)+3)
+			}
+
+			t.Logf("%d checkpoints in the first pass, %d steps ran before the crash, %d step_run calls after the restore, checkpoint %d bytes", h.taken, len(ranBefore), h.calls, len(h.latest.Data))
+
+			// A checkpoint of other code is refused before the handler is called.
+			bad := *h.latest
+			bad.Code = "other"
+			fresh := &cpHandler{memHandler: newMemHandler()}
+			if _, err := activation(fresh, &bad); !errors.Is(err, host.ErrRestore) || fresh.calls != 0 {
+				t.Fatalf("restore of other code: %v after %d calls, want ErrRestore before any", err, fresh.calls)
+			}
+			// A damaged one likewise.
+			bad = *h.latest
+			bad.Data = append([]byte(nil), bad.Data[:len(bad.Data)/2]...)
+			if _, err := activation(fresh, &bad); !errors.Is(err, host.ErrRestore) || fresh.calls != 0 {
+				t.Fatalf("restore of a truncated checkpoint: %v after %d calls, want ErrRestore before any", err, fresh.calls)
+			}
+		})
+	}
+}
