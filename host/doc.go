@@ -11,7 +11,10 @@
 // What the host functions mean for a run (journal, commits, suspension) is the Handler's
 // business; the engine implements it. A Handler whose call suspends the run may keep the
 // guest blocked in that call instead of unwinding it (Park, park.go): the wall time stops and
-// the tenant's core share forgets the pass meanwhile. Imports: abi, internal/defaults (the value of a zero
-// limit), wazero, extism/go-sdk and the standard library; never store or engine. RATIONALE.md
-// records the decisions that shaped it.
+// the tenant's core share forgets the pass meanwhile. A module transformed at load with
+// asyncify (snapshots.go, Config.Snapshots) can be checkpointed at a step_run for a Handler
+// that asks (Checkpointer) and an activation can start from such a Checkpoint. Imports: abi,
+// host/snapshot (asyncify and images), internal/defaults (the value of a zero limit), wazero,
+// extism/go-sdk and the standard library; never store or engine. RATIONALE.md records the
+// decisions that shaped it.
 package host

@@ -99,6 +99,11 @@ type Runtime struct {
 	loadings map[string]*loading
 
 	extism extismPlugins // compiled Extism modules (extism.go)
+
+	// transformOnce asks wasm-opt its version once (snapshots.go).
+	transformOnce sync.Once
+	transformKey  string
+	transformErr  error
 }
 
 // pagedRuntime is one wazero runtime with its memory limit, WASI and the wfhost host module.

@@ -10,9 +10,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -99,6 +102,19 @@ func (r *Runtime) transform(ctx context.Context, tenant string, m *Module) []byt
 	if sc.WasmOpt == "" || len(m.wasm) > cmp.Or(sc.MaxModuleBytes, defaultSnapshotModuleBytes) {
 		return nil
 	}
+	// A restarted daemon finds the module transformed in its cache directory, as it finds its
+	// compiled code there: the key is the module and the transform (wasm-opt's version and
+	// arguments), so another binaryen transforms again.
+	id, err := r.transformID()
+	if err != nil {
+		r.cfg.Logger.Warn("durable snapshots are off: wasm-opt does not answer", "wasm_opt", sc.WasmOpt, "err", err)
+		return nil
+	}
+	key := sha256.Sum256([]byte(m.Digest + "\x00" + id))
+	cached := filepath.Join(r.cacheDir, "asyncify-"+hex.EncodeToString(key[:16])+".wasm")
+	if code, err := os.ReadFile(cached); err == nil {
+		return code
+	}
 	leave, err := r.gate.enter(ctx, tenant)
 	if err != nil {
 		return nil
@@ -122,7 +138,32 @@ func (r *Runtime) transform(ctx context.Context, tenant string, m *Module) []byt
 		return nil
 	}
 	r.cfg.Logger.Debug("module transformed for snapshots", "digest", m.Digest, "bytes", len(m.wasm), "transformed_bytes", len(code), "took", time.Since(began))
+	if tmp, err := os.CreateTemp(r.cacheDir, "asyncify-*.tmp"); err == nil {
+		_, werr := tmp.Write(code)
+		if cerr := tmp.Close(); werr == nil && cerr == nil {
+			_ = os.Rename(tmp.Name(), cached)
+		}
+		_ = os.Remove(tmp.Name())
+	}
 	return code
+}
+
+// transformID names the transform: wasm-opt's version and the imports it instruments, asked
+// once per Runtime.
+func (r *Runtime) transformID() (string, error) {
+	r.transformOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(r.life, 10*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, r.cfg.Snapshots.WasmOpt, "--version")
+		cmd.Env = []string{}
+		out, err := cmd.Output()
+		if err != nil {
+			r.transformErr = err
+			return
+		}
+		r.transformKey = strings.TrimSpace(string(out)) + "\x00" + strings.Join(snapshot.SuspendingImports, ",")
+	})
+	return r.transformKey, r.transformErr
 }
 
 // snapshotCode names a compiled module's code and initial memory for its checkpoints; "" when

@@ -131,8 +131,6 @@ func (r *reader) skip(n int) {
 	r.pos += n
 }
 
-func (r *reader) name() { r.skip(int(r.uleb())) }
-
 func (r *reader) limits() {
 	flags := r.byte()
 	r.uleb()

@@ -5,9 +5,10 @@
 // Image, which holds the call stack too) and can later write them into a fresh instance and
 // rewind it into the same host call, which returns its reply as if nothing had happened.
 //
-// Nothing uses it yet: neither the host's activations (host.Runtime) nor the engine call it,
-// and the wfhost host functions here are only its tests' fakes. RATIONALE.md records what was
-// measured and what wiring it into the engine would take.
+// The host (host/snapshots.go) uses it for durable snapshots: it runs Asyncify at a module's
+// load and drives a Guest per instance; the engine (engine/snapshots.go) stores the images.
+// This package's own tests drive it with fake host functions, and RATIONALE.md records what
+// was measured before it was wired in.
 //
 // Imports: abi, wazero and the standard library. It runs binaryen's wasm-opt as a program
 // (Debian's binaryen package); it never imports host, engine or store.

@@ -12,10 +12,13 @@ import (
 const GlobalPrefix = "wfhost.snapshot.global."
 
 // ExportGlobals returns a copy of wasm that also exports each of its own mutable globals as
-// GlobalPrefix+index, and those names in index order. wazero reaches a global only through an
+// prefix+index, and those names in index order. wazero reaches a global only through an
 // export, and a snapshot must hold every mutable global: the guest's stack pointer, its
-// allocator's and runtime's state, and asyncify's own state and data pointer.
-func ExportGlobals(wasm []byte) ([]byte, []string, error) {
+// allocator's and runtime's state, and asyncify's own state and data pointer. (The host's pool
+// resets instances through the same exports, under its own prefix: it calls this too.) A
+// module it cannot rewrite (no export section, a mutable v128 global, which wazero cannot
+// read whole, a construct this parser does not know) is an error.
+func ExportGlobals(wasm []byte, prefix string) ([]byte, []string, error) {
 	r := &reader{b: wasm}
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return nil, nil, errors.New("export globals: not a wasm binary")
@@ -66,8 +69,8 @@ func ExportGlobals(wasm []byte) ([]byte, []string, error) {
 			n := int(s.uleb())
 			for i := range n {
 				valtype, mut := s.byte(), s.byte()
-				if valtype == 0x7b && mut == 1 {
-					return nil, nil, errors.New("export globals: a mutable v128 global")
+				if valtype == 0x7b {
+					return nil, nil, errors.New("export globals: a v128 global")
 				}
 				if mut == 1 {
 					mutable = append(mutable, importedGlobals+i)
@@ -95,7 +98,7 @@ func ExportGlobals(wasm []byte) ([]byte, []string, error) {
 	var added []byte
 	names := make([]string, 0, len(mutable))
 	for _, idx := range mutable {
-		name := GlobalPrefix + strconv.Itoa(idx)
+		name := prefix + strconv.Itoa(idx)
 		names = append(names, name)
 		added = appendULEB(added, uint64(len(name)))
 		added = append(added, name...)

@@ -54,7 +54,7 @@ func TestImageRoundTrip(t *testing.T) {
 func TestExportGlobalsAndNewGuest(t *testing.T) {
 	t.Parallel()
 	wasm := fixture(t, "examples_rust.wasm")
-	out, names, err := snapshot.ExportGlobals(wasm)
+	out, names, err := snapshot.ExportGlobals(wasm, snapshot.GlobalPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}

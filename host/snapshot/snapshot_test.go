@@ -321,7 +321,7 @@ func goTransformed(t testing.TB, original, name string) transformResult {
 			t.Fatal(err)
 		}
 	}
-	wasm, globals, err := snapshot.ExportGlobals(asy)
+	wasm, globals, err := snapshot.ExportGlobals(asy, snapshot.GlobalPrefix)
 	return transformResult{wasm: wasm, globals: globals, err: err}
 }
 

@@ -58,7 +58,7 @@ func Transform(ctx context.Context, wasm []byte, o Options) ([]byte, []string, e
 	if err != nil {
 		return nil, nil, err
 	}
-	return ExportGlobals(asy)
+	return ExportGlobals(asy, GlobalPrefix)
 }
 
 // Asyncify returns wasm with binaryen's asyncify applied: the exports asyncify_start_unwind,
