@@ -408,6 +408,14 @@ func checkPlans(t *testing.T, analyse bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The journal load's plan is checked on runs with snapshots and runs without.
+	var snapped int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM snapshots WHERE run_id = ANY($1::uuid[])`, f.journals).Scan(&snapped); err != nil {
+		t.Fatal(err)
+	}
+	if snapped == 0 || snapped == len(f.journals) {
+		t.Fatalf("%d of the %d runs whose journals are loaded have snapshots, want some", snapped, len(f.journals))
+	}
 	check := func(c planCase, mode, plan string, text func() string) {
 		t.Helper()
 		scans, err := badScans(plan)
