@@ -347,7 +347,8 @@ type ResumeParams struct {
 	FromSeq int
 }
 
-// Claim is a run this host now holds, with its whole journal ordered by Seq.
+// Claim is a run this host now holds, with its journal ordered by Seq: the whole journal, or
+// its tail from JournalFrom on (a claim with a snapshot, a resume).
 type Claim struct {
 	Run     Run
 	Lease   Lease
@@ -358,7 +359,32 @@ type Claim struct {
 	// write of the run resets them. The engine fails a run whose count reaches its bound.
 	Faults    int
 	LastFault string
+	// Snapshot is the run's latest snapshot when it has one; Journal then holds the entries
+	// from JournalFrom (= Snapshot.Seq) on, not from 0. Without one JournalFrom is 0.
+	Snapshot    *Snapshot
+	JournalFrom int
 }
+
+// Snapshot is a run's latest durable snapshot of its guest (engine/snapshots.go): the guest's
+// whole state at a durable boundary, from which a later activation goes on instead of replaying
+// the journal from the top. The store keeps one per run, replaced by each new one; Data is opaque
+// to it (sealed by the engine).
+type Snapshot struct {
+	RunID string
+	// Seq is how many journal entries the snapshot covers: it was taken at the entry of the guest
+	// call that reaches entry Seq, entries 0..Seq-1 committed.
+	Seq int
+	// LastKey is the key of entry Seq-1 ("" when Seq is 0), checked against the journal before
+	// a restore.
+	LastKey string
+	// Code names the exact module code and initial memory the snapshot is of.
+	Code      string
+	Data      []byte
+	CreatedAt time.Time
+}
+
+// MaxSnapshotBytes bounds a snapshot's Data: a larger one is ErrRefused by SaveSnapshot.
+const MaxSnapshotBytes = 64 << 20
 
 // Event is a named payload sent to one run (RunID set) or broadcast to a tenant.
 type Event struct {
@@ -458,7 +484,8 @@ type Store interface {
 	// (tenant, name, version) to it. A version already bound to another digest is ErrConflict
 	// unless replace is set; then the version is rebound and its live runs (pending, running,
 	// nondeterministic) move to the new digest and become runnable now, nondeterministic ones as
-	// running again. Returns the workflows as stored.
+	// running again, their snapshots deleted (a snapshot is of the old code). Returns the
+	// workflows as stored.
 	PutModule(ctx context.Context, m Module, workflows []Workflow, replace bool) ([]Workflow, error)
 	// GetModule returns the module with its bytes.
 	GetModule(ctx context.Context, tenantID, digest string) (Module, error)
@@ -490,19 +517,21 @@ type Store interface {
 	ListRuns(ctx context.Context, tenantID string, f RunFilter) ([]Run, string, error)
 	// ListSteps returns the run's journal ordered by Seq.
 	ListSteps(ctx context.Context, tenantID, runID string) ([]Step, error)
-	// CancelRun marks a live run cancelled, clears its lease and notifies hosts
-	// (NoticeCancel). A terminal run is ErrConflict.
+	// CancelRun marks a live run cancelled, clears its lease, deletes its snapshot and notifies
+	// hosts (NoticeCancel). A terminal run is ErrConflict.
 	CancelRun(ctx context.Context, tenantID, runID string) (Run, error)
 
 	// ClaimRuns leases up to Limit runnable runs (live, available_at <= now, lease absent or
 	// expired) with FOR UPDATE SKIP LOCKED, bumping each lease epoch, setting status running,
-	// and returns them with their journals. Taking a run whose lease ran out (its holder never
+	// and returns them with their journals: from the snapshot on when the run has one
+	// (Claim.Snapshot, Claim.JournalFrom). Taking a run whose lease ran out (its holder never
 	// handed it back: the host died, hung, or lost the store) counts a fault against it, as
 	// Fault does, with that as the reason.
 	ClaimRuns(ctx context.Context, p ClaimParams) ([]Claim, error)
 	// ResumeRun leases the run p names when a claim could take it now (live and due, no live
 	// lease on it, its tenant under its cap), as ClaimRuns would, and returns it with its
-	// journal from p.FromSeq on; ok is false, with nothing written, when it is not claimable.
+	// journal from p.FromSeq on (JournalFrom = p.FromSeq, no Snapshot); ok is false, with
+	// nothing written, when it is not claimable.
 	// When entry p.FromSeq is a sleep that is due, it is marked elapsed (completed at its wake
 	// time) under the new lease first, as the pass would have marked it.
 	// A host resumes a run it parked this way (engine/parking.go): by id, and reading only the
@@ -535,8 +564,16 @@ type Store interface {
 	// next durable call, and when that call is a sleep that suspends the run the two go
 	// together (the shape of a run that sleeps after each step). Fenced.
 	CommitAndSuspend(ctx context.Context, l Lease, held, s Step, wakeAt *time.Time) error
-	// Finish makes the run completed (output), failed or nondeterministic (errInfo), and releases
-	// the lease. Fenced.
+	// SaveSnapshot writes held (when not nil) as CommitStep does and replaces the run's
+	// snapshot with snap, renewing the lease as CommitStep does, in one transaction: a snapshot
+	// is written in the same fenced commit as the journal entry before it. Fenced.
+	SaveSnapshot(ctx context.Context, l Lease, held *Step, snap Snapshot, leaseFor time.Duration) error
+	// JournalBefore returns the run's journal entries with Seq < before, ordered by Seq: the
+	// prefix a claim with a snapshot left out, for a host that cannot use the snapshot. Fenced
+	// (read under the lease: ErrLeaseLost when it is not held).
+	JournalBefore(ctx context.Context, l Lease, before int) ([]Step, error)
+	// Finish makes the run completed (output), failed or nondeterministic (errInfo), releases
+	// the lease and deletes the run's snapshot (a finished run never resumes from it). Fenced.
 	Finish(ctx context.Context, l Lease, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
 	// CommitAndFinish writes step s as CommitStep does and finishes the run as Finish does, in
 	// one transaction: the engine holds back a step's commit until the guest's next durable

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/internal/snapshots"
 )
 
 // ClaimRuns leases runnable runs, shared fairly between the tenants that have any and a free
@@ -126,19 +127,34 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 			return nil, fmt.Errorf("claim run %s: %w", o.id, err)
 		}
 		c.Run, c.Lease.RunID = run, run.ID
-		// A first activation cannot have a journal yet.
+		// A first activation cannot have a journal (or a snapshot) yet.
 		if run.Activations > 1 {
-			rows, err := w.query("load_journal", run.ID)
-			if err != nil {
-				return nil, err
-			}
-			if c.Journal, err = collect(rows, scanStep); err != nil {
+			if err := w.loadJournal(&c); err != nil {
 				return nil, err
 			}
 		}
 		claims = append(claims, c)
 	}
 	return claims, nil
+}
+
+// loadJournal fills a claim's snapshot, when the run has one, and its journal from the
+// snapshot's seq on (the whole journal without one).
+func (w *wtx) loadJournal(c *store.Claim) error {
+	snap, err := scanSnapshot(c.Run.ID, w.queryRow("get_snapshot", c.Run.ID))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		c.Snapshot, c.JournalFrom = &snap, snap.Seq
+	}
+	rows, err := w.query("load_journal_tail", c.Run.ID, c.JournalFrom)
+	if err != nil {
+		return err
+	}
+	c.Journal, err = collect(rows, scanStep)
+	return err
 }
 
 // ReleaseOwned hands back the owner's leases on runs not in keep.
@@ -287,7 +303,84 @@ func (w *wtx) finish(l store.Lease, status store.RunStatus, output json.RawMessa
 	if status.Terminal() {
 		completed = micros(w.now)
 	}
-	return w.fence("finish", l.RunID, l.Epoch, string(status), out, errorArg(info), completed, micros(w.now), day)
+	tenant, err := w.fence("finish", l.RunID, l.Epoch, string(status), out, errorArg(info), completed, micros(w.now), day)
+	if err != nil {
+		return "", err
+	}
+	// A finished run never resumes from its snapshot.
+	_, err = w.exec("delete_snapshot", l.RunID)
+	return tenant, err
+}
+
+// SaveSnapshot journals the held step, when there is one, and replaces the run's snapshot,
+// renewing the lease as CommitStep does, in one transaction.
+func (s *Store) SaveSnapshot(ctx context.Context, l store.Lease, held *store.Step, snap store.Snapshot, leaseFor time.Duration) (err error) {
+	defer classify(&err)
+	what := fmt.Sprintf("save snapshot at %d", snap.Seq)
+	if held != nil {
+		what = "commit " + held.Key + " and " + what
+	}
+	if err := snapshots.Check(snap); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	data := snap.Data
+	if data == nil {
+		data = []byte{}
+	}
+	return s.write(ctx, what, func(w *wtx) error {
+		// A held step is journal progress and clears the fault count, as CommitStep does; a
+		// snapshot alone is not (store/postgres's save_snapshot.sql).
+		fence := "snapshot_fence"
+		if held != nil {
+			fence = "renew_lease"
+		}
+		tenant, err := w.fence(fence, l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now))
+		if err != nil {
+			return err
+		}
+		if held != nil {
+			if err := w.upsertStep(l.RunID, tenant, *held); err != nil {
+				return err
+			}
+		}
+		_, err = w.exec("save_snapshot", l.RunID, tenant, snap.Seq, snap.LastKey, snap.Code, data, micros(w.now))
+		return err
+	})
+}
+
+// JournalBefore reads the run's journal before entry before, under the lease: the fence and
+// the read in one read transaction, so the entries are those of a run the lease held.
+func (s *Store) JournalBefore(ctx context.Context, l store.Lease, before int) (_ []store.Step, err error) {
+	defer classify(&err)
+	what := fmt.Sprintf("journal of run %s before %d", l.RunID, before)
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var (
+		tenant  string
+		created int64
+	)
+	err = tx.QueryRowContext(ctx, s.q("fence_get"), l.RunID, l.Epoch).Scan(&tenant, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	rows, err := tx.QueryContext(ctx, s.q("journal_before"), l.RunID, before)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	steps, err := collect(rows, scanStep)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if steps == nil {
+		steps = []store.Step{}
+	}
+	return steps, nil
 }
 
 // Finish records a run's end.

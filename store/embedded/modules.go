@@ -56,6 +56,9 @@ func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store
 				}
 			}
 			if replace {
+				if _, err := w.exec("delete_moving_snapshots", m.TenantID, wf.Name, wf.Version, m.Digest); err != nil {
+					return err
+				}
 				n, err := w.affected("move_live_runs", m.TenantID, wf.Name, wf.Version, m.Digest, micros(w.now))
 				if err != nil {
 					return err

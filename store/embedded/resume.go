@@ -36,7 +36,7 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 		if c.Journal, err = collect(rows, scanStep); err != nil {
 			return err
 		}
-		ok = true
+		c.JournalFrom, ok = p.FromSeq, true
 		return nil
 	})
 	if err != nil {

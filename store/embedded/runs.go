@@ -218,7 +218,8 @@ func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.
 		run, err = scanRun(w.queryRow("cancel_run", tenantID, runID, info, micros(w.now), day))
 		if err == nil {
 			w.cancelled(run.ID)
-			return nil
+			_, err = w.exec("delete_snapshot", run.ID)
+			return err
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err

@@ -197,3 +197,17 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+// scanSnapshot reads get_snapshot.sql's row: the snapshot of run runID.
+func scanSnapshot(runID string, row scanner) (store.Snapshot, error) {
+	snap := store.Snapshot{RunID: runID}
+	var created int64
+	if err := row.Scan(&snap.Seq, &snap.LastKey, &snap.Code, &snap.Data, &created); err != nil {
+		return store.Snapshot{}, err
+	}
+	if snap.Data == nil {
+		snap.Data = []byte{}
+	}
+	snap.CreatedAt = fromMicros(created)
+	return snap, nil
+}

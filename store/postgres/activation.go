@@ -11,6 +11,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/internal/snapshots"
 )
 
 // ClaimRuns leases runnable runs and loads their journals: two round trips for any number, one
@@ -51,13 +52,18 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.C
 	if err != nil {
 		return nil, fmt.Errorf("claim runs: load journals: %w", err)
 	}
-	steps, err := pgx.CollectRows(srows, func(r pgx.CollectableRow) (store.Step, error) { return scanStep(r) })
+	entries, err := pgx.CollectRows(srows, func(r pgx.CollectableRow) (journalEntry, error) { return scanJournalEntry(r) })
 	if err != nil {
 		return nil, fmt.Errorf("claim runs: load journals: %w", err)
 	}
-	for _, st := range steps {
-		c := &claims[byID[st.RunID]]
-		c.Journal = append(c.Journal, st)
+	for _, e := range entries {
+		c := &claims[byID[e.runID]]
+		if e.snapshot != nil {
+			// The snapshot comes before the run's entries, which start at its seq.
+			c.Snapshot, c.JournalFrom = e.snapshot, e.snapshot.Seq
+			continue
+		}
+		c.Journal = append(c.Journal, e.step)
 	}
 	return claims, nil
 }
@@ -152,6 +158,59 @@ func (s *Store) CommitAndSuspend(ctx context.Context, l store.Lease, held, st st
 	defer classify(&err)
 	args := append(append([]any{l.RunID, l.Epoch, wakeAt}, stepArgs(st)...), stepArgs(held)...)
 	return s.fenced(ctx, l.RunID, "commit "+held.Key+" and suspend at "+st.Key, s.q("commit_and_suspend"), args...)
+}
+
+// SaveSnapshot journals the held step, when there is one, and replaces the run's snapshot,
+// renewing the lease as CommitStep does: one statement, one round trip, in the group commit.
+func (s *Store) SaveSnapshot(ctx context.Context, l store.Lease, held *store.Step, snap store.Snapshot, leaseFor time.Duration) (err error) {
+	defer classify(&err)
+	what := fmt.Sprintf("save snapshot at %d", snap.Seq)
+	if err := snapshots.Check(snap); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	step := make([]any, 13) // nulls without a held step
+	if held != nil {
+		what = "commit " + held.Key + " and " + what
+		step = stepArgs(*held)
+	}
+	data := snap.Data
+	if data == nil {
+		data = []byte{}
+	}
+	args := append([]any{l.RunID, l.Epoch, millis(leaseFor), snap.Seq, snap.LastKey, snap.Code, data, held != nil}, step...)
+	return s.fenced(ctx, l.RunID, what, s.q("save_snapshot"), args...)
+}
+
+// JournalBefore reads the run's journal before entry before, under the lease: one statement
+// that returns no row when the lease does not hold.
+func (s *Store) JournalBefore(ctx context.Context, l store.Lease, before int) (_ []store.Step, err error) {
+	defer classify(&err)
+	what := fmt.Sprintf("journal of run %s before %d", l.RunID, before)
+	if !validUUID(l.RunID) {
+		return nil, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
+	}
+	rows, err := s.on("journal_before").Query(ctx, s.q("journal_before"), l.RunID, l.Epoch, before)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	held := false
+	steps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Step, error) {
+		held = true
+		return scanStepOrNone(r)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !held {
+		return nil, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
+	}
+	out := make([]store.Step, 0, len(steps))
+	for _, st := range steps {
+		if st != nil {
+			out = append(out, *st)
+		}
+	}
+	return out, nil
 }
 
 // Finish records a run's end.

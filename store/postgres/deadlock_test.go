@@ -202,8 +202,9 @@ func TestNoDeadlocksUnderLoad(t *testing.T) {
 		}
 		return true
 	}
-	// Writers: each owns a share of the runs and commits steps on them as fast as it can, so
-	// the group committer sends batches holding many runs in no particular order.
+	// Writers: each owns a share of the runs and commits steps on them (every fourth with a
+	// snapshot) as fast as it can, so the group committer sends batches holding many runs in no
+	// particular order.
 	const writers = 16
 	for w := range writers {
 		wg.Go(func() {
@@ -216,7 +217,13 @@ func TestNoDeadlocksUnderLoad(t *testing.T) {
 					st = store.Step{RunID: l.RunID, Seq: 1 << 20, Key: "wait", Kind: store.KindWait, Status: store.StepWaiting,
 						Event: "e", StartedAt: st.StartedAt}
 				}
-				err := s.CommitStep(ctx, l, st, time.Hour)
+				var err error
+				if i%4 == 1 {
+					// A step committed with a snapshot: the same fence, in the same batches.
+					err = s.SaveSnapshot(ctx, l, &st, store.Snapshot{RunID: l.RunID, Seq: i, LastKey: st.Key, Code: "c", Data: []byte("snapshot")}, time.Hour)
+				} else {
+					err = s.CommitStep(ctx, l, st, time.Hour)
+				}
 				if !report("commit step", err) {
 					return
 				}

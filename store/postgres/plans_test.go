@@ -56,7 +56,14 @@ func planCases() []planCase {
 		{name: "claim_runs", query: "claim_runs", args: func(planFixture) []any { return []any{32, "plan-claimer", leaseMs, 0} }},
 		{name: "claim_runs (tenant cap 100)", query: "claim_runs", args: func(planFixture) []any { return []any{32, "plan-claimer", leaseMs, 100} }},
 		{name: "next_wakeup", query: "next_wakeup", args: func(planFixture) []any { return nil }},
-		{name: "load_journals (32 runs)", query: "load_journals", args: func(f planFixture) []any { return []any{f.journals} }},
+		{name: "load_journals (32 runs, half with snapshots)", query: "load_journals", args: func(f planFixture) []any { return []any{f.journals} }},
+		{name: "journal_before", query: "journal_before", args: func(f planFixture) []any { return []any{f.held, 2, 3} }},
+		{name: "save_snapshot", query: "save_snapshot", args: func(f planFixture) []any {
+			return append([]any{f.held, 2, leaseMs, 4, "step-3", "code", "data", false}, make([]any, 13)...)
+		}},
+		{name: "save_snapshot (with a held step)", query: "save_snapshot", args: func(f planFixture) []any {
+			return append([]any{f.held, 2, leaseMs, 5, "step-4", "code", "data", true}, step(4, "step-4", "run", "completed", nil, "")...)
+		}},
 		{name: "commit_step", query: "commit_step", args: func(f planFixture) []any {
 			return append([]any{f.held, 2, leaseMs}, step(4, "step-4", "run", "completed", nil, "")...)
 		}},
@@ -111,6 +118,8 @@ func literal(v any) string {
 		return strconv.Itoa(v)
 	case int64:
 		return strconv.FormatInt(v, 10)
+	case bool:
+		return strconv.FormatBool(v)
 	case time.Time:
 		return quote(v.Format(time.RFC3339Nano))
 	case *time.Time:
@@ -207,7 +216,7 @@ func badScans(plan string) ([]string, error) {
 	walk = func(n map[string]any) {
 		rel, index := n["Relation Name"], n["Index Name"]
 		switch {
-		case n["Node Type"] == "Seq Scan" && (rel == "runs" || rel == "steps"):
+		case n["Node Type"] == "Seq Scan" && (rel == "runs" || rel == "steps" || rel == "snapshots"):
 			out = append(out, fmt.Sprintf("sequential scan of %s", rel))
 		case n["Node Type"] == "Bitmap Index Scan" && index == "runs_ready":
 			out = append(out, "bitmap scan of runs_ready")
@@ -225,6 +234,38 @@ func badScans(plan string) ([]string, error) {
 		walk(d.Plan)
 	}
 	return out, nil
+}
+
+// journalRange reports whether plan (EXPLAIN's JSON) reads steps through the (run_id, seq)
+// index with a lower bound on seq: a claim's journal load with snapshots reads each run's
+// journal from its snapshot on, not the whole of it.
+func journalRange(plan string) (bool, error) {
+	var doc []struct {
+		Plan map[string]any `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(plan), &doc); err != nil {
+		return false, err
+	}
+	found := false
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		cond, _ := n["Index Cond"].(string)
+		// An index scan, or the bitmap index scan under a bitmap heap scan (which has no
+		// relation name of its own).
+		if n["Index Name"] == "steps_run_id_seq_key" && strings.Contains(cond, "seq >=") {
+			found = true
+		}
+		kids, _ := n["Plans"].([]any)
+		for _, k := range kids {
+			if m, ok := k.(map[string]any); ok {
+				walk(m)
+			}
+		}
+	}
+	for _, d := range doc {
+		walk(d.Plan)
+	}
+	return found, nil
 }
 
 // loadFixture picks the rows the cases point at from data filled by fill.sql, or by
@@ -367,6 +408,14 @@ func checkPlans(t *testing.T, analyse bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The journal load's plan is checked on runs with snapshots and runs without.
+	var snapped int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM snapshots WHERE run_id = ANY($1::uuid[])`, f.journals).Scan(&snapped); err != nil {
+		t.Fatal(err)
+	}
+	if snapped == 0 || snapped == len(f.journals) {
+		t.Fatalf("%d of the %d runs whose journals are loaded have snapshots, want some", snapped, len(f.journals))
+	}
 	check := func(c planCase, mode, plan string, text func() string) {
 		t.Helper()
 		scans, err := badScans(plan)
@@ -375,6 +424,15 @@ func checkPlans(t *testing.T, analyse bool) {
 		}
 		for _, bad := range scans {
 			t.Errorf("%s, %s: %s:\n%s", c.name, mode, bad, text())
+		}
+		if c.query == "load_journals" {
+			ranged, err := journalRange(plan)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", c.name, mode, err)
+			}
+			if !ranged {
+				t.Errorf("%s, %s: steps are not read by an index range from the snapshot's seq:\n%s", c.name, mode, text())
+			}
 		}
 	}
 	for i, c := range cases {

@@ -55,7 +55,7 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 			return err
 		}
 		c, ok = claims[0], true
-		c.Journal = steps
+		c.Journal, c.JournalFrom = steps, p.FromSeq
 		return nil
 	}()
 	if err != nil {

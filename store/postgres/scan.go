@@ -108,3 +108,101 @@ func stepArgs(s store.Step) []any {
 	return []any{s.Seq, s.Key, string(s.Kind), string(s.Status), jsonArg(s.Output), errorArg(s.Error),
 		s.Attempt, s.WakeAt, s.Event, matchArg(s.Match), s.EventID, s.StartedAt, s.CompletedAt}
 }
+
+// journalEntry is one row of load_journals.sql: a journal entry of a claimed run, or its
+// snapshot.
+type journalEntry struct {
+	runID    string
+	step     store.Step
+	snapshot *store.Snapshot
+}
+
+// scanJournalEntry reads a row of load_journals.sql.
+func scanJournalEntry(row pgx.Row) (journalEntry, error) {
+	var (
+		e                    journalEntry
+		isSnapshot           bool
+		seq                  int
+		key                  string
+		kind, status, event  *string
+		output, errb, match  []byte
+		attempt              *int
+		wake, started, ended *time.Time
+		eventID              *int64
+		code                 *string
+		data                 []byte
+	)
+	if err := row.Scan(&e.runID, &isSnapshot, &seq, &key, &kind, &status, &output, &errb, &attempt, &wake,
+		&event, &match, &eventID, &started, &ended, &code, &data); err != nil {
+		return journalEntry{}, err
+	}
+	if isSnapshot {
+		e.snapshot = &store.Snapshot{RunID: e.runID, Seq: seq, LastKey: key, Data: data}
+		if code != nil {
+			e.snapshot.Code = *code
+		}
+		if e.snapshot.Data == nil {
+			e.snapshot.Data = []byte{}
+		}
+		if started != nil {
+			e.snapshot.CreatedAt = *started
+		}
+		return e, nil
+	}
+	s := store.Step{RunID: e.runID, Seq: seq, Key: key, WakeAt: wake, EventID: eventID, CompletedAt: ended}
+	if kind != nil {
+		s.Kind = store.StepKind(*kind)
+	}
+	if status != nil {
+		s.Status = store.StepStatus(*status)
+	}
+	if attempt != nil {
+		s.Attempt = *attempt
+	}
+	if event != nil {
+		s.Event = *event
+	}
+	if started != nil {
+		s.StartedAt = *started
+	}
+	if output != nil {
+		s.Output = json.RawMessage(output)
+	}
+	if match != nil {
+		s.Match = json.RawMessage(match)
+	}
+	s.Error = decodeError(errb)
+	e.step = s
+	return e, nil
+}
+
+// scanStepOrNone reads a row of journal_before.sql: a step, or nil for the row that only says
+// the lease holds (its step columns null).
+func scanStepOrNone(row pgx.Row) (*store.Step, error) {
+	var (
+		runID                string
+		seq, attempt         *int
+		key, kind, status    *string
+		event                string
+		output, errb, match  []byte
+		wake, started, ended *time.Time
+		eventID              *int64
+	)
+	if err := row.Scan(&runID, &seq, &key, &kind, &status, &output, &errb, &attempt, &wake, &event, &match,
+		&eventID, &started, &ended); err != nil {
+		return nil, err
+	}
+	if seq == nil {
+		return nil, nil
+	}
+	s := &store.Step{RunID: runID, Seq: *seq, Key: *key, Kind: store.StepKind(*kind), Status: store.StepStatus(*status),
+		Attempt: *attempt, WakeAt: wake, Event: event, EventID: eventID, StartedAt: *started, CompletedAt: ended}
+	if output != nil {
+		s.Output = json.RawMessage(output)
+	}
+	if match != nil {
+		s.Match = json.RawMessage(match)
+	}
+	s.Error = decodeError(errb)
+	return s, nil
+}

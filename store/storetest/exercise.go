@@ -63,6 +63,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Retention", retentionTests},
 		{"Races", raceTests},
 		{"Faults", faultTests},
+		{"Snapshots", snapshotTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,5 +1,6 @@
 -- The run's last step and its end, in one statement: a run whose final step is followed only
--- by its result (the usual end) commits once instead of twice.
+-- by its result (the usual end) commits once instead of twice. Its snapshot goes with it, as
+-- in finish.sql.
 -- $1 run, $2 epoch, $3 status, $4 output, $5 error, $6.. the step (stepArgs).
 WITH fence AS (
     UPDATE runs
@@ -16,5 +17,7 @@ WITH fence AS (
     SET status = EXCLUDED.status, output = EXCLUDED.output, error = EXCLUDED.error,
         attempt = EXCLUDED.attempt, wake_at = EXCLUDED.wake_at, event_id = EXCLUDED.event_id,
         completed_at = EXCLUDED.completed_at
+), unsnapped AS (
+    DELETE FROM snapshots USING fence WHERE snapshots.run_id = fence.id
 )
 SELECT id FROM fence

@@ -1,11 +1,23 @@
--- The journals of the claimed runs $1, in order. One ordered probe of steps' (run_id, seq) index
--- per run, whatever the statistics say: `run_id = ANY($1)` was planned as a sequential scan of
--- all steps, both with statistics that predate the table's growth and in generic plans cached
--- while the table was small (issue 13).
-SELECT s.run_id, s.seq, s.key, s.kind, s.status, s.output, s.error, s.attempt, s.wake_at, coalesce(s.event, ''),
-    s.match, s.event_id, s.started_at, s.completed_at
+-- The journals of the claimed runs $1, in order, each with its snapshot when it has one: then
+-- the snapshot comes first (snapshot true: seq, last_key as key, code, data, created_at) and the
+-- journal only from the snapshot's seq on. One ordered probe of steps' (run_id, seq) index per
+-- run, from seq (0 without a snapshot), and one probe of snapshots' key, whatever the
+-- statistics say: `run_id = ANY($1)` was planned as a sequential scan of all steps, both with
+-- statistics that predate the table's growth and in generic plans cached while the table was
+-- small (issue 13).
+SELECT c.id, x.snapshot, x.seq, x.key, x.kind, x.status, x.output, x.error, x.attempt, x.wake_at, x.event,
+    x.match, x.event_id, x.started_at, x.completed_at, x.code, x.data
 FROM unnest($1::uuid[]) WITH ORDINALITY AS c(id, n)
+LEFT JOIN snapshots sn ON sn.run_id = c.id
 CROSS JOIN LATERAL (
-    SELECT * FROM steps WHERE steps.run_id = c.id ORDER BY steps.seq
-) s
-ORDER BY c.n, s.seq
+    SELECT true AS snapshot, sn.seq, sn.last_key AS key, NULL::text AS kind, NULL::text AS status, NULL::jsonb AS output,
+        NULL::jsonb AS error, NULL::integer AS attempt, NULL::timestamptz AS wake_at, NULL::text AS event,
+        NULL::jsonb AS match, NULL::bigint AS event_id, sn.created_at AS started_at, NULL::timestamptz AS completed_at,
+        sn.code, sn.data
+    WHERE sn.run_id IS NOT NULL
+    UNION ALL
+    (SELECT false, s.seq, s.key, s.kind, s.status, s.output, s.error, s.attempt, s.wake_at, coalesce(s.event, ''),
+        s.match, s.event_id, s.started_at, s.completed_at, NULL::text, NULL::bytea
+    FROM steps s WHERE s.run_id = c.id AND s.seq >= coalesce(sn.seq, 0) ORDER BY s.seq)
+) x
+ORDER BY c.n, x.snapshot DESC, x.seq

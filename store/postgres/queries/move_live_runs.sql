@@ -1,6 +1,7 @@
--- A hotfix: live runs of the rebound version replay against the new module now; runs stopped
--- as nondeterministic get another chance. Rows are locked in id order, as Broadcast locks
--- them, so the two cannot deadlock. Returns how many runs moved.
+-- A hotfix: live runs of the rebound version replay against the new module now, from the top
+-- (their snapshots, of the old code, are deleted); runs stopped as nondeterministic get another
+-- chance. Rows are locked in id order, as Broadcast locks them, so the two cannot deadlock.
+-- Returns how many runs moved.
 -- $1 tenant, $2 workflow, $3 version, $4 the new digest.
 WITH moving AS (
     SELECT id FROM runs
@@ -18,5 +19,8 @@ WITH moving AS (
     FROM moving
     WHERE r.id = moving.id
     RETURNING r.id
+), unsnapped AS (
+    -- A snapshot is of the old code: the moved runs replay from the top.
+    DELETE FROM snapshots USING moved WHERE snapshots.run_id = moved.id
 )
 SELECT count(*) FROM moved

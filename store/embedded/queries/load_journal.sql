@@ -1,2 +1,0 @@
-SELECT run_id, seq, key, kind, status, output, error, attempt, wake_at, coalesce(event, ''), match, event_id, started_at, completed_at
-FROM steps WHERE run_id = ? ORDER BY seq

@@ -1,0 +1,11 @@
+-- JournalBefore: the run's journal entries before $3, read under the lease. One row with no
+-- step (seq null) when the lease holds and there are none; no row when it does not hold.
+-- $1 run, $2 epoch, $3 before.
+SELECT r.id, s.seq, s.key, s.kind, s.status, s.output, s.error, s.attempt, s.wake_at, coalesce(s.event, ''),
+    s.match, s.event_id, s.started_at, s.completed_at
+FROM runs r
+LEFT JOIN LATERAL (
+    SELECT * FROM steps WHERE steps.run_id = r.id AND steps.seq < $3 ORDER BY steps.seq
+) s ON true
+WHERE r.id = $1 AND r.lease_epoch = $2 AND r.status = 'running'
+ORDER BY s.seq
