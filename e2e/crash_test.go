@@ -144,11 +144,26 @@ func TestCrashRecoverySIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crash test")
 	}
-	eachStore(t, testCrashRecoverySIGKILL)
+	eachStore(t, func(t *testing.T, b backend) { testCrashRecoverySIGKILL(t, b, "../testdata/examples.wasm", false) })
 }
 
-func testCrashRecoverySIGKILL(t *testing.T, b backend) {
-	d := newDaemon(t, "crash", b, "--deploy", "../testdata/examples.wasm")
+// TestCrashRecoverySIGKILLWithSnapshots is the same with the AssemblyScript examples, which the
+// daemon transforms for durable snapshots, taking one at every step: the runs the last daemon
+// takes up after the last kill are restored from their snapshots, not replayed from the top.
+func TestCrashRecoverySIGKILLWithSnapshots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end crash test")
+	}
+	testenv.SnapshotRuntime(t) // skips (or fails under WFHOST_REQUIRE_WASM_OPT) without wasm-opt
+	eachStore(t, func(t *testing.T, b backend) { testCrashRecoverySIGKILL(t, b, "../testdata/examples_as.wasm", true) })
+}
+
+func testCrashRecoverySIGKILL(t *testing.T, b backend, fixture string, snapshots bool) {
+	args := []string{"--deploy", fixture}
+	if snapshots {
+		args = append(args, "--snapshot-every", "1")
+	}
+	d := newDaemon(t, "crash", b, args...)
 	d.start()
 	ids := startStepsRuns(t, d, crashRuns)
 
@@ -177,7 +192,11 @@ func testCrashRecoverySIGKILL(t *testing.T, b backend) {
 	if resumed == 0 {
 		t.Fatalf("the last daemon resumed no parked pass: parking is not on by default, or not taken")
 	}
-	t.Logf("%d runs completed after %d SIGKILLs; %d journal rows checked exactly once; %d step callbacks ran more than once (at-least-once); the last daemon resumed %v parked passes", len(ids), kills, rows, reran, resumed)
+	restored, replayed := d.metric(`wfhost_snapshot_restores_total{outcome="restored"}`), d.metric(`wfhost_snapshot_restores_total{outcome="replayed"}`)
+	if snapshots && (restored == 0 || replayed != 0) {
+		t.Fatalf("the last daemon restored %v runs from snapshots and replayed %v from the top; want some restored and none replayed", restored, replayed)
+	}
+	t.Logf("%d runs completed after %d SIGKILLs; %d journal rows checked exactly once; %d step callbacks ran more than once (at-least-once); the last daemon resumed %v parked passes and restored %v runs from snapshots", len(ids), kills, rows, reran, resumed, restored)
 }
 
 // TestTwoDaemonsOneKilled needs a store two daemons share: Postgres. The embedded store

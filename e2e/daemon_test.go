@@ -247,7 +247,8 @@ func (d *daemon) metric(name string) float64 {
 	out := d.mustDo("GET", "/metrics", nil, 200)
 	var sum float64
 	for _, line := range strings.Split(string(out), "\n") {
-		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+		// name may end with its labels: a series of them, not the metric's sum.
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") && !(strings.HasSuffix(name, "}") && strings.HasPrefix(line, name)) {
 			continue
 		}
 		f := strings.Fields(line)

@@ -74,19 +74,46 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 	if x.parking != nil {
 		p.park = x.parkPass
 	}
+	if x.snapshots.takesFor(c.Run.ID) && mod.Snapshots() {
+		p.snaps = &passSnapshots{snapshots: x.snapshots}
+	}
 	var stats host.Stats
 	guestLog := newGuestLogCap(log.Handler(), maxGuestRecords)
-	res, err := x.cfg.Runtime.Activate(ctx, mod, host.Activation{
-		Tenant:   c.Run.TenantID,
-		Workflow: c.Run.Workflow,
-		Input:    c.Run.Input,
-		RunID:    c.Run.ID,
-		Handler:  p,
-		Limits:   hostLimits(limits),
-		Outbound: x.outboundPolicy(limits),
-		Logger:   slog.New(guestLog),
-		Stats:    &stats,
-	})
+	pass := func(resume *host.Checkpoint) (host.Result, error) {
+		return x.cfg.Runtime.Activate(ctx, mod, host.Activation{
+			Tenant:   c.Run.TenantID,
+			Workflow: c.Run.Workflow,
+			Input:    c.Run.Input,
+			RunID:    c.Run.ID,
+			Handler:  p,
+			Limits:   hostLimits(limits),
+			Outbound: x.outboundPolicy(limits),
+			Logger:   slog.New(guestLog),
+			Stats:    &stats,
+			Resume:   resume,
+		})
+	}
+	var res host.Result
+	resume := p.resumeFrom(c, mod)
+	if resume != nil {
+		res, err = pass(resume)
+		if errors.Is(err, host.ErrRestore) {
+			// Nothing of the pass ran: it starts again from the journal's top.
+			log.Warn("snapshot not restored; replaying the journal from the top", "err", err)
+			p.seen, p.clock, p.lastKey = make(map[string]int), c.Run.CreatedAt, ""
+			resume = nil
+		} else {
+			x.obs.snapshotRestored("restored")
+		}
+	}
+	if resume == nil {
+		if c.Snapshot != nil {
+			x.obs.snapshotRestored("replayed")
+		}
+		if err = j.fromTop(ctx); err == nil {
+			res, err = pass(nil)
+		}
+	}
 	dropped := guestLog.dropped.Load()
 	if dropped > 0 {
 		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", dropped, "limit", maxGuestRecords)
@@ -135,6 +162,18 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 		j.drop()
 		log.Info("lease lost; activation abandoned", "err", err)
 		return "lease_lost", nil
+	case errors.Is(err, host.ErrCheckpoint):
+		// The checkpoint was asked for at a step_run the pass had not yet answered: the step
+		// before it is still held, and the run goes on from there in another pass, with no
+		// snapshot taken on this host.
+		x.snapshots.failed(run.ID)
+		j.snapshot = nil
+		log.Warn("checkpoint failed; the run takes no more snapshots on this host", "err", err)
+		if err := j.interrupt(wctx); err != nil {
+			log.Warn("commit the last finished step before releasing the run", "err", err)
+		}
+		x.release(wctx, log, j)
+		return "interrupted", nil
 	case ctx.Err() != nil:
 		x.stopped(ctx, wctx, log, j)
 		return "interrupted", nil

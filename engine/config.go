@@ -67,6 +67,11 @@ type Config struct {
 	ParkMemory  int64
 	ParkHorizon time.Duration
 
+	// SnapshotEvery is how many journal entries a pass goes between durable snapshots of its
+	// guest, for modules the Runtime transformed (host.Config.Snapshots; snapshots.go); default
+	// defaults.SnapshotEvery (100); negative takes none (runs then always replay from the top).
+	SnapshotEvery int
+
 	// TenantDefaults are the limits of every tenant that does not override them; zero fields
 	// take DefaultTenantLimits' (memory 1024 pages, activations of 5 minutes, 100 concurrent
 	// activations per tenant over all hosts, modules 32 MiB, input, output and step output
@@ -125,6 +130,7 @@ func (c *Config) setDefaults() {
 		c.ParkMemory = defaults.ParkMemory()
 	}
 	c.ParkHorizon = cmp.Or(c.ParkHorizon, defaults.ParkHorizon)
+	c.SnapshotEvery = cmp.Or(c.SnapshotEvery, defaults.SnapshotEvery)
 	c.TenantDefaults = c.TenantDefaults.Or(DefaultTenantLimits())
 	c.DefaultRetentionDays = cmp.Or(c.DefaultRetentionDays, defaults.DefaultRetentionDays)
 	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, defaults.MaxRetentionDays)

@@ -6,13 +6,15 @@
 // makes (deploy, start, signal, broadcast, cancel, tenants, tokens, secrets).
 //
 // Two types divide the work, and New builds both as one Engine:
-//   - Executor (executor.go, activate.go, pass.go, journal.go, parking.go, handback.go,
-//     sweeper.go): the background loops (claimer, notice listener, lease heartbeat, retention
-//     sweeper, hand-back retrier), all under one internal/lifecycle Group from Start to Stop,
-//     and the activations they run. A pass (the guest's host calls) writes through its
-//     journal, which owns every fenced write of the activation, held step included. A pass
-//     whose run suspends can stay parked, its guest blocked in the host call, until its run
-//     is resumed by id with no replay (parking.go).
+//   - Executor (executor.go, activate.go, pass.go, journal.go, parking.go, snapshots.go,
+//     handback.go, sweeper.go): the background loops (claimer, notice listener, lease
+//     heartbeat, retention sweeper, hand-back retrier), all under one internal/lifecycle Group
+//     from Start to Stop, and the activations they run. A pass (the guest's host calls) writes
+//     through its journal, which owns every fenced write of the activation, held step and
+//     snapshot included. A pass whose run suspends can stay parked, its guest blocked in the
+//     host call, until its run is resumed by id with no replay (parking.go); a run claimed
+//     anew starts from its latest durable snapshot when it has one, replaying only the journal
+//     after it (snapshots.go).
 //   - Service (service*.go, clientinput.go): what a client sent, checked, limited and written.
 //     Reads that need nothing of the engine are the store's own; the engine does not forward
 //     them.

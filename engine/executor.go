@@ -31,6 +31,8 @@ type Executor struct {
 	sweeper   *sweeper
 	// parking keeps the passes parked on this host (parking.go); nil when parking is off.
 	parking *parking
+	// snapshots is the durable snapshot policy (snapshots.go); nil when they are off.
+	snapshots *snapshots
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
 	slots  chan struct{} // one token per running activation
@@ -82,6 +84,7 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 				}, func() float64 { _, b := x.parking.stats(); return float64(b) }))
 		}
 	}
+	x.snapshots = newSnapshots(sh.cfg.SnapshotEvery, sh.cfg.SecretKeys, sh.obs)
 	x.drain = x.life.Draining()
 	// Until the claimer's first look, runs left from before this host started may be waiting.
 	x.backlog.Store(true)

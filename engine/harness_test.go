@@ -46,6 +46,9 @@ type harnessOptions struct {
 	parkMemory int64
 	// pollInterval is engine.Config.PollInterval (0: one second).
 	pollInterval time.Duration
+	// snapshotEvery, when set, runs the engine on a runtime that transforms modules for
+	// durable snapshots (testenv.SnapshotRuntime), taking one every snapshotEvery entries.
+	snapshotEvery int
 	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
 	metrics        prometheus.Registerer
 	tracerProvider trace.TracerProvider
@@ -73,9 +76,14 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 	if opts.wrapStore != nil {
 		engineStore = opts.wrapStore(st)
 	}
+	rt := runtimeForTests(t)
+	if opts.snapshotEvery > 0 {
+		rt = testenv.SnapshotRuntime(t)
+	}
 	eng, err := engine.New(engine.Config{
 		Store:          engineStore,
-		Runtime:        runtimeForTests(t),
+		Runtime:        rt,
+		SnapshotEvery:  opts.snapshotEvery,
 		Logger:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Concurrency:    opts.concurrency,
 		LeaseFor:       3 * time.Second,

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -21,8 +22,8 @@ type journal struct {
 	lease    store.Lease
 	leaseFor time.Duration // how far a commit renews the lease
 	// claimed are the entries the pass was claimed (or last resumed) with, from entry base on:
-	// a claim reads the whole journal (base 0), a parked pass's resume only its tail
-	// (parking.go).
+	// a claim reads the whole journal (base 0) or, for a run with a snapshot, the journal from
+	// the snapshot on (snapshots.go); a parked pass's resume only its tail (parking.go).
 	claimed []store.Step
 	base    int
 	cursor  int // the journal entry the pass reaches next
@@ -31,10 +32,32 @@ type journal struct {
 	// (store.CommitAndFinish). Nothing the guest does in between is observable outside it, so
 	// the only difference a crash can make is the one at-least-once steps already allow.
 	pending *store.Step
+	// snapshot is a snapshot taken at the guest's current call (snapshots.go), written with
+	// the held-back step by the flush of that call. snapshotRefused is set when the store
+	// refused one: the pass takes no more.
+	snapshot        *store.Snapshot
+	snapshotRefused bool
 }
 
 func newJournal(st store.Store, c store.Claim, leaseFor time.Duration) *journal {
-	return &journal{store: st, lease: c.Lease, leaseFor: leaseFor, claimed: c.Journal}
+	return &journal{store: st, lease: c.Lease, leaseFor: leaseFor, claimed: c.Journal, base: c.JournalFrom, cursor: c.JournalFrom}
+}
+
+// fromTop makes the pass replay the journal from its first entry: a claim that read it from a
+// snapshot on reads the entries before it, under the lease.
+func (j *journal) fromTop(ctx context.Context) error {
+	if j.base > 0 {
+		prefix, err := j.store.JournalBefore(ctx, j.lease, j.base)
+		if err != nil {
+			return err
+		}
+		if len(prefix) != j.base {
+			return fmt.Errorf("the journal has %d entries before entry %d", len(prefix), j.base)
+		}
+		j.claimed, j.base = append(prefix, j.claimed...), 0
+	}
+	j.cursor = 0
+	return nil
 }
 
 // reach moves the cursor past the next step and returns its index, with the claimed entry
@@ -73,6 +96,20 @@ func (j *journal) hold(row store.Step) { j.pending = &row }
 
 // flush commits the held-back step, before the guest's next durable call.
 func (j *journal) flush(ctx context.Context) error {
+	if j.snapshot != nil {
+		snap, held := *j.snapshot, j.pending
+		j.snapshot, j.pending = nil, nil
+		err := j.store.SaveSnapshot(ctx, j.lease, held, snap, j.leaseFor)
+		if !errors.Is(err, store.ErrRefused) {
+			return err
+		}
+		// A snapshot the store cannot keep changes nothing the run does: the step goes alone.
+		j.snapshotRefused = true
+		if held == nil {
+			return nil
+		}
+		j.pending = held
+	}
 	if j.pending == nil {
 		return nil
 	}
@@ -162,7 +199,7 @@ func (j *journal) interrupt(ctx context.Context) error { return j.flush(ctx) }
 
 // drop forgets the held-back step of a pass whose lease is lost or whose run was cancelled:
 // no write of it can land.
-func (j *journal) drop() { j.pending = nil }
+func (j *journal) drop() { j.pending, j.snapshot = nil, nil }
 
 // release hands the run back for any host to take at once.
 func (j *journal) release(ctx context.Context) error { return j.store.Release(ctx, j.lease) }

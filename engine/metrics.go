@@ -64,6 +64,11 @@ type metrics struct {
 	parks         prometheus.Counter
 	parkResumes   *prometheus.CounterVec
 	parkEvictions *prometheus.CounterVec
+	// Durable snapshots (snapshots.go): taken, their bytes, and how each claim of a run with
+	// one went (restored, or replayed from the top).
+	snapshots        prometheus.Counter
+	snapshotBytes    prometheus.Counter
+	snapshotRestores *prometheus.CounterVec
 
 	workflows, steps, events labelBound
 
@@ -159,6 +164,15 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 	m.parkEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wfhost_park_evictions_total", Help: "Parked passes unwound instead of resumed (their runs replay when next due), by reason (memory, cancelled, not_resumable, superseded, shutdown).",
 	}, []string{"reason"})
+	m.snapshots = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wfhost_snapshots_total", Help: "Durable snapshots of a guest taken at a step boundary (every --snapshot-every journal entries).",
+	})
+	m.snapshotBytes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wfhost_snapshot_bytes_total", Help: "Bytes of the durable snapshots taken, as stored (compressed, sealed).",
+	})
+	m.snapshotRestores = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wfhost_snapshot_restores_total", Help: "Activations of runs with a durable snapshot, by outcome: restored (the journal replayed from the snapshot on), replayed (from the top: other code, or the restore failed).",
+	}, []string{"outcome"})
 	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "wfhost_activation_oldest_seconds", Help: "Age of the longest-running activation on this host (0: none); a stuck run shows here.",
 	}, m.oldestActivation)
@@ -166,7 +180,8 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 		reg.MustRegister(m.runsStarted, m.runsCompleted, m.runsInFlight, m.runDuration,
 			m.stepDuration, m.stepRetries, m.signals, m.timerLateness, m.activations, m.activationSec,
 			m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
-			m.storeCommit, m.claimBatch, m.parks, m.parkResumes, m.parkEvictions, oldest)
+			m.storeCommit, m.claimBatch, m.parks, m.parkResumes, m.parkEvictions,
+			m.snapshots, m.snapshotBytes, m.snapshotRestores, oldest)
 	}
 	return m
 }

@@ -68,6 +68,16 @@ func (o *observer) parked()               { o.m.parks.Inc() }
 func (o *observer) resumed(by string)     { o.m.parkResumes.WithLabelValues(by).Inc() }
 func (o *observer) evicted(reason string) { o.m.parkEvictions.WithLabelValues(reason).Inc() }
 
+// snapshotTaken, snapshotRestored: a durable snapshot was taken (bytes as stored); a run with
+// one was activated from it (restored) or from the journal's top (replayed).
+func (o *observer) snapshotTaken(bytes int) {
+	o.m.snapshots.Inc()
+	o.m.snapshotBytes.Add(float64(bytes))
+}
+func (o *observer) snapshotRestored(outcome string) {
+	o.m.snapshotRestores.WithLabelValues(outcome).Inc()
+}
+
 // swept and pruned: the sweeper deleted n expired runs, or n broadcasts past their window.
 func (o *observer) swept(n int)  { o.m.retentionSwept.Add(float64(n)) }
 func (o *observer) pruned(n int) { o.m.broadcastsPruned.Add(float64(n)) }

@@ -361,8 +361,9 @@ func (x *Executor) handOver(c store.Claim) bool {
 	if pk == nil {
 		return false
 	}
-	if pk.seq < len(c.Journal) && pk.accepts(c.Run, c.Journal[pk.seq:]) {
-		c.Journal = c.Journal[pk.seq:]
+	// The claim's journal starts at entry JournalFrom (0, or its snapshot's).
+	if i := pk.seq - c.JournalFrom; i >= 0 && i < len(c.Journal) && pk.accepts(c.Run, c.Journal[i:]) {
+		c.Journal, c.JournalFrom, c.Snapshot = c.Journal[i:], pk.seq, nil
 		pk.out <- &c
 		x.obs.resumed("claim")
 		return true

@@ -24,8 +24,9 @@ func (refusingResumes) ResumeRun(context.Context, store.ResumeParams) (store.Cla
 	return store.Claim{}, false, nil
 }
 
-// parkingModes are the three ways a run that suspends can go on: its pass parked and resumed
-// with no replay, parked and then evicted (its run replays), or never parked (parking off).
+// parkingModes are the ways a run that suspends can go on: its pass parked and resumed with no
+// replay, parked and then evicted (its run replays), never parked (parking off), or never
+// parked and restored from a durable snapshot taken at every step (snapshots.go).
 var parkingModes = []struct {
 	name string
 	opts harnessOptions
@@ -35,15 +36,22 @@ var parkingModes = []struct {
 	// claim made then hands the run to its parked pass before the refused resume evicts it.
 	{"evicted", harnessOptions{pollInterval: time.Hour, wrapStore: func(s store.Store) store.Store { return refusingResumes{s} }}},
 	{"replayed", harnessOptions{parkMemory: -1}},
+	{"restored", harnessOptions{parkMemory: -1, snapshotEvery: 1}},
 }
 
-// TestParkedEvictedAndReplayedRunsWriteTheSameJournal runs the conformance scenarios whose runs
-// suspend (sleeps, a retry backoff, a wait resolved by a signal, a wait that times out) in every
-// guest language in each parking mode, and requires the same transcript from all three. The
-// metrics show each mode did what it says: the parked mode resumed passes and evicted none, the
-// evicted mode evicted passes and resumed none by its timer (a claim may still hand a run
-// over), the replayed mode parked nothing.
-func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
+// snapshotted are the guest languages whose modules the host transforms for snapshots by
+// default: standard Go's modules are over host.SnapshotConfig.MaxModuleBytes, and Extism's
+// go through go-sdk, which snapshots cannot reach (host/snapshot/RATIONALE.md).
+var snapshotted = map[string]bool{"assemblyscript": true, "rust": true, "tinygo": true}
+
+// TestParkedEvictedRestoredAndReplayedRunsWriteTheSameJournal runs the conformance scenarios
+// whose runs suspend (sleeps, a retry backoff, a wait resolved by a signal, a wait that times
+// out) in every guest language in each parking mode, and requires the same transcript from all
+// of them. The metrics show each mode did what it says: the parked mode resumed passes and
+// evicted none, the evicted mode evicted passes and resumed none by its timer (a claim may still
+// hand a run over), the replayed mode parked nothing, and the restored mode restored its runs
+// from snapshots in the languages that take them (and took none in the others).
+func TestParkedEvictedRestoredAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 	t.Parallel()
 	suspending := map[string]bool{"OnboardingResolvedBySignal": true, "OnboardingTimesOut": true, "PollingLoop": true}
 	var (
@@ -87,6 +95,15 @@ func TestParkedEvictedAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 						case "replayed":
 							if m["wfhost_parks_total{}"] != 0 {
 								t.Errorf("replayed: %v passes parked with parking off", m["wfhost_parks_total{}"])
+							}
+						case "restored":
+							restored, replayed := m["wfhost_snapshot_restores_total{outcome=restored}"], m["wfhost_snapshot_restores_total{outcome=replayed}"]
+							taken := m["wfhost_snapshots_total{}"]
+							if snapshotted[fx.lang] && (restored == 0 || replayed != 0) {
+								t.Errorf("restored: %v snapshots taken, %v activations restored from one, %v replayed from the top; want some restored and none replayed", taken, restored, replayed)
+							}
+							if !snapshotted[fx.lang] && taken != 0 {
+								t.Errorf("restored: %v snapshots taken of a %s module, which is not transformed", taken, fx.lang)
 							}
 						}
 						mu.Lock()

@@ -57,6 +57,10 @@ type pass struct {
 	clock time.Time      // the guest's clock outside callbacks: latest journal time reached
 
 	inStep *openStep // the step whose callback is running, if any
+	// lastKey is the key of the latest journal entry reached, which a snapshot taken at the
+	// next call records (snapshots.go); snaps is the pass's snapshot policy, nil: none.
+	lastKey string
+	snaps   *passSnapshots
 
 	// park keeps the pass parked when a call suspends the run, until the run may go on
 	// (parking.go); nil: never. act is the activation the pass runs as.
@@ -133,6 +137,7 @@ func (p *pass) next(name string, kind store.StepKind) (key string, seq int, entr
 		key = name + abi.SuffixSep + strconv.Itoa(n)
 	}
 	seq, s := p.j.reach()
+	p.lastKey = key
 	if s != nil {
 		if s.Key != key || s.Kind != kind {
 			return "", 0, nil, nondeterministic("step %d: the journal holds %s %q but the workflow reached %s %q", seq, s.Kind, s.Key, kind, key)

@@ -43,7 +43,8 @@ func main() {
 type options struct {
 	mode, lang, db, testdata, attacks, store string
 	steps, n, c, pool, tenantCores           int
-	parkMemoryMiB                            int
+	parkMemoryMiB, snapshotEvery             int
+	wasmOpt                                  string
 	idle                                     time.Duration
 	scale                                    scaleOptions
 }
@@ -57,6 +58,8 @@ func run() error {
 	flag.IntVar(&o.c, "c", 32, "concurrency: activations at once, and callers in direct mode")
 	flag.IntVar(&o.pool, "pool", 20, "Postgres connections")
 	flag.IntVar(&o.parkMemoryMiB, "park-memory-mib", -1, "scale mode: the engine's ParkMemory in MiB (-1: the default; 0: no parking), to compare parked and replayed")
+	flag.IntVar(&o.snapshotEvery, "snapshot-every", 0, "scale mode: the engine's SnapshotEvery (0: the default, -1: no snapshots); snapshots need -wasm-opt")
+	flag.StringVar(&o.wasmOpt, "wasm-opt", "wasm-opt", "scale mode: binaryen's wasm-opt, which makes modules snapshottable (\"\": none, every run replays from the top)")
 	flag.IntVar(&o.tenantCores, "tenant-cores", 0, "cores one tenant's guest code may occupy (0: the daemon's default, host.Config.TenantCores)")
 	flag.StringVar(&o.db, "db", "bench_wfhost", "Postgres database (created if missing)")
 	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")
@@ -98,13 +101,17 @@ func run() error {
 		return err
 	}
 	cacheDir := filepath.Join(os.TempDir(), "wfbench-compile-cache")
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: cacheDir, MaxIdleInstances: o.c, TenantCores: o.tenantCores})
+	snapshots, err := o.snapshotConfig()
+	if err != nil {
+		return err
+	}
+	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: cacheDir, MaxIdleInstances: o.c, TenantCores: o.tenantCores, Snapshots: snapshots})
 	if err != nil {
 		return err
 	}
 	defer rt.Close(ctx)
 	eng, err := engine.New(engine.Config{
-		Store: st, Runtime: rt, Concurrency: o.c, PollInterval: 10 * time.Second,
+		Store: st, Runtime: rt, Concurrency: o.c, PollInterval: 10 * time.Second, SnapshotEvery: o.snapshotEvery,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		// The tenant cap must not be what a benchmark measures: the largest a tenant may have.
 		TenantDefaults: store.Limits{Concurrency: 100_000},

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wfhost/wfhost/engine"
@@ -407,49 +408,55 @@ func scaleSleeping(ctx context.Context, o options, wasm []byte) error {
 	return nil
 }
 
-// scaleRecovery: a run whose host was killed with a journal of E entries (steps only), taken
-// up by a fresh engine with a cold runtime once the dead host's lease runs out. The journal is
-// the one the fixture writes: a steps run of E steps is run to completion first, and its
-// journal is copied under a lease that is never handed back into a new run of E+1 steps. The
-// figures are of the fresh engine from its start to the run's completion: the replay of E
-// entries and one new step; cold_* is the same for a fresh engine whose first run is a new
-// 1-step run (the cost of a cold start without the replay). In-process: the killed host is a
-// lease left to expire, not a process.
+// scaleRecovery: a run whose host died with a journal of E entries (steps only), taken up by
+// a fresh engine with a cold runtime. The run is a steps run of E+2 steps whose first engine
+// runs it on a store that fails the commit of entry E, as a host dying there would: the pass
+// faults and hands the run back, its journal holding entries 0..E-1 and, with snapshots on, the
+// latest snapshot (at most -snapshot-every entries back). The figures are of a fresh engine
+// from its start to the run's completion: the claim, the restore of the snapshot or the replay
+// of the whole journal, and the two new steps; cold_* is the same for a fresh engine whose first
+// run is a new 1-step run (the cost of a cold start without the recovery), and
+// recovery_host_cpu_ms the difference. In-process: the dead host is a failed commit, not a
+// process (the SIGKILL end-to-end tests kill real daemons).
 func scaleRecovery(ctx context.Context, o options, wasm []byte) error {
 	entries := o.scale.recovery
 	const leaseFor = 2 * time.Second
-	e, err := newScaleEnv(ctx, o, wasm, scaleLimits(entries+1), leaseFor)
+	e, err := newScaleEnv(ctx, o, wasm, scaleLimits(entries+2), leaseFor)
 	if err != nil {
 		return err
 	}
 	defer e.close(ctx)
-	model, err := e.oneRun(ctx, store.DefaultTenant, fmt.Sprintf(`{"n":%d}`, entries))
-	if err != nil {
-		return err
-	}
-	journal, err := e.st.ListSteps(ctx, store.DefaultTenant, model.ID)
-	if err != nil {
-		return err
-	}
 	e.eng.Stop()
 	e.rt.Close(ctx)
 	e.eng, e.rt = nil, nil
 
-	claim, _, err := e.st.CreateLeasedRun(ctx, store.NewRun{TenantID: store.DefaultTenant, Workflow: "steps", Input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, entries+1))},
-		store.LeaseTo{Owner: "killed-host", LeaseFor: leaseFor})
+	real := e.st
+	dies := &failAtEntry{Store: real, seq: entries, failed: make(chan struct{})}
+	e.st = dies
+	rt, eng, err := e.newEngine(ctx, leaseFor)
 	if err != nil {
 		return err
 	}
-	if claim.Lease.Epoch == 0 {
-		return fmt.Errorf("the killed host's run was not leased to it")
+	run, _, err := eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, entries+2))})
+	if err != nil {
+		return err
 	}
-	for _, s := range journal {
-		s.RunID = claim.Run.ID
-		if err := e.st.CommitStep(ctx, claim.Lease, s, leaseFor); err != nil {
-			return fmt.Errorf("copy the journal: %w", err)
-		}
+	select {
+	case <-dies.failed:
+	case <-time.After(10 * time.Minute):
+		return fmt.Errorf("the run never reached entry %d", entries)
 	}
-	time.Sleep(leaseFor + 500*time.Millisecond) // the lease runs out: nobody renews it
+	eng.Stop()
+	rt.Close(ctx)
+	e.st = real
+	journal, err := real.ListSteps(ctx, store.DefaultTenant, run.ID)
+	if err != nil {
+		return err
+	}
+	if len(journal) != entries {
+		return fmt.Errorf("the dead host left %d entries, not %d", len(journal), entries)
+	}
+	time.Sleep(time.Second) // the fault's backoff
 
 	measure := func(runID string, start func(*engine.Engine) (string, error)) (wall, cpu float64, err error) {
 		cpu0, t0 := selfCPU(), time.Now()
@@ -473,7 +480,7 @@ func scaleRecovery(ctx context.Context, o options, wasm []byte) error {
 		}
 		return time.Since(t0).Seconds() * 1000, (selfCPU() - cpu0) * 1000, nil
 	}
-	wall, cpu, err := measure(claim.Run.ID, nil)
+	wall, cpu, err := measure(run.ID, nil)
 	if err != nil {
 		return err
 	}
@@ -484,7 +491,44 @@ func scaleRecovery(ctx context.Context, o options, wasm []byte) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s entries=%d wall_ms=%.1f host_cpu_ms=%.1f cold_wall_ms=%.1f cold_host_cpu_ms=%.1f replay_host_cpu_ms=%.1f\n",
-		e.result("recovery"), len(journal), wall, cpu, coldWall, coldCPU, cpu-coldCPU)
+	snapshots, err := o.snapshotConfig()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s entries=%d snapshots=%t wall_ms=%.1f host_cpu_ms=%.1f cold_wall_ms=%.1f cold_host_cpu_ms=%.1f recovery_host_cpu_ms=%.1f\n",
+		e.result("recovery"), len(journal), snapshots.WasmOpt != "", wall, cpu, coldWall, coldCPU, cpu-coldCPU)
 	return nil
+}
+
+// failAtEntry is a store whose commit of journal entry seq fails, once, as a host dying just
+// before it would: the pass faults and hands its run back.
+type failAtEntry struct {
+	store.Store
+	seq    int
+	once   sync.Once
+	failed chan struct{}
+}
+
+func (f *failAtEntry) dies(seq int) error {
+	if seq != f.seq {
+		return nil
+	}
+	f.once.Do(func() { close(f.failed) })
+	return fmt.Errorf("%w: the host died before entry %d", store.ErrUnavailable, seq)
+}
+
+func (f *failAtEntry) CommitStep(ctx context.Context, l store.Lease, s store.Step, leaseFor time.Duration) error {
+	if err := f.dies(s.Seq); err != nil {
+		return err
+	}
+	return f.Store.CommitStep(ctx, l, s, leaseFor)
+}
+
+func (f *failAtEntry) SaveSnapshot(ctx context.Context, l store.Lease, held *store.Step, snap store.Snapshot, leaseFor time.Duration) error {
+	if held != nil {
+		if err := f.dies(held.Seq); err != nil {
+			return err
+		}
+	}
+	return f.Store.SaveSnapshot(ctx, l, held, snap, leaseFor)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -97,7 +98,11 @@ func newScaleEnv(ctx context.Context, o options, wasm []byte, limits store.Limit
 // compile cache on disk is shared, as a restarted daemon's is).
 func (e *scaleEnv) newEngine(ctx context.Context, leaseFor time.Duration) (*host.Runtime, *engine.Engine, error) {
 	cacheDir := filepath.Join(os.TempDir(), "wfbench-compile-cache")
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: cacheDir, MaxIdleInstances: e.o.c, TenantCores: e.o.tenantCores})
+	snapshots, err := e.o.snapshotConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: cacheDir, MaxIdleInstances: e.o.c, TenantCores: e.o.tenantCores, Snapshots: snapshots})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,6 +115,7 @@ func (e *scaleEnv) newEngine(ctx context.Context, leaseFor time.Duration) (*host
 	}
 	eng, err := engine.New(engine.Config{
 		Store: e.st, Runtime: rt, Concurrency: e.o.c, PollInterval: 10 * time.Second, LeaseFor: leaseFor, ParkMemory: parkMemory,
+		SnapshotEvery:  e.o.snapshotEvery,
 		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		TenantDefaults: e.limits,
 	})
@@ -283,4 +289,17 @@ func intList(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// snapshotConfig is the runtime's snapshot configuration from -wasm-opt and -snapshot-every,
+// as the daemon's: on when wasm-opt is there.
+func (o options) snapshotConfig() (host.SnapshotConfig, error) {
+	if o.wasmOpt == "" || o.snapshotEvery < 0 {
+		return host.SnapshotConfig{}, nil
+	}
+	path, err := exec.LookPath(o.wasmOpt)
+	if err != nil {
+		return host.SnapshotConfig{}, fmt.Errorf("-wasm-opt %q: %w (\"\" runs without snapshots)", o.wasmOpt, err)
+	}
+	return host.SnapshotConfig{WasmOpt: path}, nil
 }

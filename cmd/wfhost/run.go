@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -84,6 +85,8 @@ func engineFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "shutdown-grace", Value: defaults.ShutdownGrace, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
 		&cli.IntFlag{Name: "fault-limit", Value: defaults.FaultLimit, EnvVars: []string{"WFHOST_FAULT_LIMIT"}, Usage: "activations in a row that may end in a fault (store errors, a host dying) without journal progress before the run fails with no_progress"},
 		&cli.IntFlag{Name: "park-memory-mib", Value: int(defaults.ParkMemory() >> 20), EnvVars: []string{"WFHOST_PARK_MEMORY_MIB"}, Usage: "memory (MiB) of the passes kept parked while their runs sleep or wait, resumed with no replay; least recently parked are evicted first (0: no parking; the default is a 32nd of this machine's memory, 64 MiB to 1 GiB)"},
+		&cli.IntFlag{Name: "snapshot-every", Value: defaults.SnapshotEvery, EnvVars: []string{"WFHOST_SNAPSHOT_EVERY"}, Usage: "journal entries between durable snapshots of a guest, so a recovery replays at most this many (0: none); needs binaryen's wasm-opt (--wasm-opt)"},
+		&cli.StringFlag{Name: "wasm-opt", Value: "wasm-opt", EnvVars: []string{"WFHOST_WASM_OPT"}, Usage: "binaryen's wasm-opt, which makes modules snapshottable at upload (a name looked up in PATH, or a path; \"\": no snapshots, every run replays its journal from the top)"},
 		&cli.DurationFlag{Name: "park-horizon", Value: defaults.ParkHorizon, EnvVars: []string{"WFHOST_PARK_HORIZON"}, Usage: "the furthest ahead a sleep's or a retry backoff's wake-up may be for its pass to be parked (a wait for an event parks whatever its timeout)"},
 		&cli.IntFlag{Name: "default-retention-days", Value: defaults.DefaultRetentionDays, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
 		&cli.IntFlag{Name: "max-retention-days", Value: defaults.MaxRetentionDays, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
@@ -107,6 +110,13 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 	if parkMiB == 0 {
 		parkMemory = -1 // the engine's "off"; its zero is "the default"
 	}
+	snapshotEvery := c.Int("snapshot-every")
+	if snapshotEvery < 0 || snapshotEvery > 1_000_000 {
+		return engine.Config{}, fmt.Errorf("--snapshot-every must be from 0 (none) to 1000000, not %d", snapshotEvery)
+	}
+	if snapshotEvery == 0 {
+		snapshotEvery = -1 // the engine's "off"; its zero is "the default"
+	}
 	if c.Duration("park-horizon") <= 0 {
 		return engine.Config{}, fmt.Errorf("--park-horizon must be positive, not %v", c.Duration("park-horizon"))
 	}
@@ -120,6 +130,7 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 		FaultLimit:           c.Int("fault-limit"),
 		ParkMemory:           parkMemory,
 		ParkHorizon:          c.Duration("park-horizon"),
+		SnapshotEvery:        snapshotEvery,
 		TenantDefaults:       limits,
 		DefaultRetentionDays: c.Int("default-retention-days"),
 		MaxRetentionDays:     c.Int("max-retention-days"),
@@ -193,10 +204,16 @@ func runDaemon(c *cli.Context) error {
 		return err
 	}
 	defer st.Close()
+	if pg, ok := st.(*postgres.Store); ok {
+		if off, err := pg.AutovacuumOff(ctx); err == nil && off {
+			log.Warn("the Postgres server's autovacuum is off: the claim and journal queries slow down as runs pile up (stale statistics, dead rows); turn it on, or VACUUM ANALYZE the wfhost tables regularly")
+		}
+	}
 	// The host refuses modules over its own bound before any tenant's limit is asked; it is
 	// raised with --max-module-bytes, so the default limit can be above 32 MiB.
 	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "cache"), Logger: log, TenantCores: c.Int("tenant-cores"),
-		MaxModuleBytes: max(cfg.TenantDefaults.MaxModuleBytes, defaults.MaxModuleBytes)})
+		MaxModuleBytes: max(cfg.TenantDefaults.MaxModuleBytes, defaults.MaxModuleBytes),
+		Snapshots:      snapshotConfig(c, cfg, log)})
 	if err != nil {
 		return err
 	}
@@ -367,4 +384,21 @@ func printTryIt(c *cli.Context, log *slog.Logger, addr string, deployed []string
 		return
 	}
 	fmt.Fprintf(os.Stderr, "\nTry it, in another terminal:\n  %s\n  %s\n  %s\n\n", start, watch, steps)
+}
+
+// snapshotConfig turns the host's snapshots on when they are asked for and wasm-opt is found;
+// without it every run replays its journal from the top, which is only slower.
+func snapshotConfig(c *cli.Context, cfg engine.Config, log *slog.Logger) host.SnapshotConfig {
+	name := c.String("wasm-opt")
+	if cfg.SnapshotEvery < 0 || name == "" {
+		log.Info("durable snapshots are off: runs replay their journals from the top")
+		return host.SnapshotConfig{}
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		log.Warn("durable snapshots are off: binaryen's wasm-opt was not found (apt-get install binaryen, or --wasm-opt PATH); runs replay their journals from the top", "wasm_opt", name)
+		return host.SnapshotConfig{}
+	}
+	log.Info("durable snapshots are on", "wasm_opt", path, "every", cfg.SnapshotEvery)
+	return host.SnapshotConfig{WasmOpt: path}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -75,6 +76,34 @@ func Runtime(t testing.TB) *host.Runtime {
 		t.Fatalf("host runtime: %v", sharedErr)
 	}
 	return shared
+}
+
+var (
+	snapshotOnce   sync.Once
+	snapshotShared *host.Runtime
+	snapshotErr    error
+)
+
+// SnapshotRuntime is a host runtime that transforms modules for durable snapshots, shared by
+// the test process. Without binaryen's wasm-opt it skips the test, unless
+// WFHOST_REQUIRE_WASM_OPT is set (CI installs binaryen and sets it): then it fails.
+func SnapshotRuntime(t testing.TB) *host.Runtime {
+	t.Helper()
+	wasmOpt, err := exec.LookPath("wasm-opt")
+	if err != nil {
+		if os.Getenv("WFHOST_REQUIRE_WASM_OPT") != "" {
+			t.Fatal("wasm-opt (binaryen) is required (WFHOST_REQUIRE_WASM_OPT): apt-get install -y binaryen")
+		}
+		t.Skip("wasm-opt (binaryen) is not installed: apt-get install -y binaryen")
+	}
+	snapshotOnce.Do(func() {
+		dir := filepath.Join(os.TempDir(), "wfhost-test-compile-cache")
+		snapshotShared, snapshotErr = host.NewRuntime(context.Background(), host.Config{CacheDir: dir, Snapshots: host.SnapshotConfig{WasmOpt: wasmOpt}})
+	})
+	if snapshotErr != nil {
+		t.Fatalf("host runtime: %v", snapshotErr)
+	}
+	return snapshotShared
 }
 
 // SecretKeys is a keyring with one new key, for an engine that stores secrets.
