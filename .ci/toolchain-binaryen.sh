@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# binaryen's wasm-opt, which host/snapshot's tests use to asyncify the example modules (the
-# prototype of durable snapshots: host/snapshot/RATIONALE.md). Without it those tests skip;
-# CI installs it so they run. Idempotent.
+# binaryen's wasm-opt, which makes modules snapshottable (durable snapshots: host/snapshots.go,
+# engine/RATIONALE.md). Without it the daemon replays every run from the top and the snapshot
+# tests skip; CI installs it and sets WFHOST_REQUIRE_WASM_OPT, so they run. Idempotent.
 set -euo pipefail
 if command -v wasm-opt >/dev/null; then
   wasm-opt --version
