@@ -4,7 +4,9 @@
 // files in migrations/; every query is a file in queries/, embedded. A step commit is one
 // statement (the fence, the journal row, and the lease's renewal once half of it has gone),
 // group-committed with other activations' writes: one transaction and one round trip for all
-// of them (groupcommit.go). Notices travel on LISTEN/NOTIFY channels named after the schema.
+// of them (groupcommit.go). A snapshot's save, with the step it holds back, is one such statement
+// too (save_snapshot.sql), and a claim loads each run's snapshot with its journal from the
+// snapshot on in the one journal statement of the batch (load_journals.sql). Notices travel on LISTEN/NOTIFY channels named after the schema.
 //
 // Every exported method classifies its error once (errors.go): store.ErrUnavailable when the
 // database cannot serve now (connection errors, shutdown and startup, a read-only standby, disk

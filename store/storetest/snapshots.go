@@ -319,6 +319,11 @@ func testSnapshotOversizedIsRefused(t *testing.T, f *fixture) {
 	wantErr(t, f.s.SaveSnapshot(f.ctx, c.Lease, &held, huge, longLease), store.ErrRefused)
 	negative := snapshot(c.Run.ID, -1, "", []byte("x"))
 	wantErr(t, f.s.SaveSnapshot(f.ctx, c.Lease, nil, negative, longLease), store.ErrRefused)
+	nul := snapshot(c.Run.ID, 1, "s0", []byte("x"))
+	nul.Code = "code\x00"
+	wantErr(t, f.s.SaveSnapshot(f.ctx, c.Lease, &held, nul, longLease), store.ErrRefused)
+	invalid := snapshot(c.Run.ID, 1, "s0\xff", []byte("x"))
+	wantErr(t, f.s.SaveSnapshot(f.ctx, c.Lease, nil, invalid, longLease), store.ErrRefused)
 	equal(t, "journal after refused saves", len(f.steps(c.Run.ID)), 1)
 	check(t, !f.hasSnapshot(c.Run.ID), "a refused save wrote a snapshot")
 	// The lease still holds: a refusal is no lease loss.
