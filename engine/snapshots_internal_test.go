@@ -7,20 +7,8 @@ import (
 
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/internal/envelope"
+	"github.com/wfhost/wfhost/internal/testenv"
 )
-
-func testKeyring(t *testing.T) *envelope.Keyring {
-	t.Helper()
-	entry, err := envelope.NewEntry("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := envelope.Parse(entry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
 
 // A snapshot's data opens for its own run only, and is sealed when there is a keyring: the
 // image holds what the guest holds, secrets included.
@@ -30,7 +18,7 @@ func TestSnapshotDataIsSealedAndBoundToItsRun(t *testing.T) {
 	for _, keyed := range []bool{true, false} {
 		var keys *envelope.Keyring
 		if keyed {
-			keys = testKeyring(t)
+			keys = testenv.SecretKeys(t)
 		}
 		s := newSnapshots(10, keys, nil)
 		data, err := s.encode("run-a", st, cp)

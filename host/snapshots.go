@@ -319,8 +319,10 @@ type cpDecoder struct {
 
 func (d *cpDecoder) next(n int) []byte {
 	if d.err != nil || n < 0 || n > len(d.b) {
+		// A length read from a damaged checkpoint may be anything: nothing is allocated for
+		// it, only the zeros a fixed-size read needs.
 		d.err = errors.New("checkpoint truncated")
-		return make([]byte, max(n, 0))
+		return make([]byte, min(max(n, 0), 8))
 	}
 	out := d.b[:n]
 	d.b = d.b[n:]

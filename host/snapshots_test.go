@@ -2,12 +2,12 @@ package host_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,29 +15,8 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/testenv"
 )
-
-// snapshotRuntime is a Runtime that transforms modules for snapshots; it skips the test when
-// binaryen's wasm-opt is not installed, unless WFHOST_REQUIRE_WASM_OPT is set (CI installs it).
-func snapshotRuntime(t *testing.T) *host.Runtime {
-	t.Helper()
-	wasmOpt, err := exec.LookPath("wasm-opt")
-	if err != nil {
-		if os.Getenv("WFHOST_REQUIRE_WASM_OPT") != "" {
-			t.Fatal("wasm-opt (binaryen) is required: apt-get install -y binaryen")
-		}
-		t.Skip("wasm-opt (binaryen) is not installed: apt-get install -y binaryen")
-	}
-	r, err := host.NewRuntime(context.Background(), host.Config{
-		CacheDir:  filepath.Join(os.TempDir(), "wfhost-test-compile-cache"),
-		Snapshots: host.SnapshotConfig{WasmOpt: wasmOpt},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close(context.Background()) })
-	return r
-}
 
 // cpHandler is memHandler taking a checkpoint at every step_run whose count since the last is
 // every, keeping the latest with the handler's pass state at that call; it crashes the pass
@@ -72,7 +51,7 @@ func (h *cpHandler) StepRun(ctx context.Context, name string, opts abi.StepOptio
 }
 
 func TestCheckpointsRestoreToTheSameJournal(t *testing.T) {
-	r := snapshotRuntime(t)
+	r := testenv.SnapshotRuntime(t)
 	for _, fixture := range []string{"examples_as.wasm", "examples_rust.wasm"} {
 		t.Run(fixture, func(t *testing.T) {
 			wasm, err := os.ReadFile(filepath.Join("..", "testdata", fixture))
@@ -88,10 +67,11 @@ func TestCheckpointsRestoreToTheSameJournal(t *testing.T) {
 			}
 			const n = 20
 			input := `{"n":20,"sleepMs":0}`
+			limits := host.Limits{}
 			activation := func(h host.Handler, resume *host.Checkpoint) (host.Result, error) {
 				return r.Activate(context.Background(), m, host.Activation{
 					Workflow: "steps", Input: json.RawMessage(input), RunID: "run-1", Handler: h,
-					Logger: slog.New(slog.DiscardHandler), Resume: resume,
+					Logger: slog.New(slog.DiscardHandler), Resume: resume, Limits: limits,
 				})
 			}
 
@@ -139,11 +119,36 @@ func TestCheckpointsRestoreToTheSameJournal(t *testing.T) {
 			if _, err := activation(fresh, &bad); !errors.Is(err, host.ErrRestore) || fresh.calls != 0 {
 				t.Fatalf("restore of other code: %v after %d calls, want ErrRestore before any", err, fresh.calls)
 			}
-			// A damaged one likewise.
-			bad = *h.latest
-			bad.Data = append([]byte(nil), bad.Data[:len(bad.Data)/2]...)
-			if _, err := activation(fresh, &bad); !errors.Is(err, host.ErrRestore) || fresh.calls != 0 {
-				t.Fatalf("restore of a truncated checkpoint: %v after %d calls, want ErrRestore before any", err, fresh.calls)
+			// A damaged one likewise: cut, or its bytes flipped anywhere (the header's lengths,
+			// the compressed image), or random bytes behind a valid beginning.
+			// A guest whose memory was damaged may loop: its pass ends at its wall time.
+			limits.WallTime = 100 * time.Millisecond
+			rng := rand.New(rand.NewPCG(1, 2))
+			damaged := [][]byte{append([]byte(nil), h.latest.Data[:len(h.latest.Data)/2]...)}
+			for range 8 {
+				d := append([]byte(nil), h.latest.Data...)
+				d[rng.IntN(len(d))] ^= byte(1 + rng.IntN(255))
+				damaged = append(damaged, d)
+				junk := append([]byte(nil), h.latest.Data[:7+rng.IntN(40)]...)
+				for range rng.IntN(5000) {
+					junk = append(junk, byte(rng.IntN(256)))
+				}
+				damaged = append(damaged, junk)
+			}
+			for i, d := range damaged {
+				bad = *h.latest
+				bad.Data = d
+				res, err := activation(fresh, &bad)
+				if err == nil && fresh.calls == 0 {
+					t.Fatalf("damaged checkpoint %d: the pass ended %+v without a call", i, res)
+				}
+				if err != nil && !errors.Is(err, host.ErrRestore) && fresh.calls == 0 {
+					t.Fatalf("damaged checkpoint %d: %v before any call, want ErrRestore", i, err)
+				}
+				// A flip the image's checks cannot see (a byte of the guest's own memory) may
+				// restore and run on: then the pass ran from a checkpoint like any other, and
+				// what it does is the guest's business, but the host must have stayed whole.
+				fresh.memHandler, fresh.calls = newMemHandler(), 0
 			}
 		})
 	}

@@ -59,30 +59,34 @@ func Root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-var (
-	runtimeOnce sync.Once
-	shared      *host.Runtime
-	sharedErr   error
-)
+// sharedRuntime is a host runtime made once per test process.
+type sharedRuntime struct {
+	once sync.Once
+	rt   *host.Runtime
+	err  error
+}
+
+var plainRuntime, snapshotRuntime sharedRuntime
+
+// get makes the runtime with cfg the first time, with a compilation cache that outlives the
+// process.
+func (s *sharedRuntime) get(t testing.TB, cfg host.Config) *host.Runtime {
+	t.Helper()
+	s.once.Do(func() {
+		cfg.CacheDir = filepath.Join(os.TempDir(), "wfhost-test-compile-cache")
+		s.rt, s.err = host.NewRuntime(context.Background(), cfg)
+	})
+	if s.err != nil {
+		t.Fatalf("host runtime: %v", s.err)
+	}
+	return s.rt
+}
 
 // Runtime is the test process's host runtime, with a compilation cache that outlives it.
 func Runtime(t testing.TB) *host.Runtime {
 	t.Helper()
-	runtimeOnce.Do(func() {
-		dir := filepath.Join(os.TempDir(), "wfhost-test-compile-cache")
-		shared, sharedErr = host.NewRuntime(context.Background(), host.Config{CacheDir: dir})
-	})
-	if sharedErr != nil {
-		t.Fatalf("host runtime: %v", sharedErr)
-	}
-	return shared
+	return plainRuntime.get(t, host.Config{})
 }
-
-var (
-	snapshotOnce   sync.Once
-	snapshotShared *host.Runtime
-	snapshotErr    error
-)
 
 // SnapshotRuntime is a host runtime that transforms modules for durable snapshots, shared by
 // the test process. Without binaryen's wasm-opt it skips the test, unless
@@ -96,14 +100,7 @@ func SnapshotRuntime(t testing.TB) *host.Runtime {
 		}
 		t.Skip("wasm-opt (binaryen) is not installed: apt-get install -y binaryen")
 	}
-	snapshotOnce.Do(func() {
-		dir := filepath.Join(os.TempDir(), "wfhost-test-compile-cache")
-		snapshotShared, snapshotErr = host.NewRuntime(context.Background(), host.Config{CacheDir: dir, Snapshots: host.SnapshotConfig{WasmOpt: wasmOpt}})
-	})
-	if snapshotErr != nil {
-		t.Fatalf("host runtime: %v", snapshotErr)
-	}
-	return snapshotShared
+	return snapshotRuntime.get(t, host.Config{Snapshots: host.SnapshotConfig{WasmOpt: wasmOpt}})
 }
 
 // SecretKeys is a keyring with one new key, for an engine that stores secrets.

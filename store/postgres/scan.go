@@ -46,13 +46,7 @@ func scanStep(row pgx.Row) (store.Step, error) {
 		return store.Step{}, err
 	}
 	s.Kind, s.Status = store.StepKind(kind), store.StepStatus(status)
-	if output != nil {
-		s.Output = json.RawMessage(output)
-	}
-	if match != nil {
-		s.Match = json.RawMessage(match)
-	}
-	s.Error = decodeError(errb)
+	setPayloads(&s, output, match, errb)
 	return s, nil
 }
 
@@ -197,6 +191,12 @@ func scanStepOrNone(row pgx.Row) (*store.Step, error) {
 	}
 	s := &store.Step{RunID: runID, Seq: *seq, Key: *key, Kind: store.StepKind(*kind), Status: store.StepStatus(*status),
 		Attempt: *attempt, WakeAt: wake, Event: event, EventID: eventID, StartedAt: *started, CompletedAt: ended}
+	setPayloads(s, output, match, errb)
+	return s, nil
+}
+
+// setPayloads puts a step row's JSON columns (NULL when absent) into s.
+func setPayloads(s *store.Step, output, match, errb []byte) {
 	if output != nil {
 		s.Output = json.RawMessage(output)
 	}
@@ -204,5 +204,4 @@ func scanStepOrNone(row pgx.Row) (*store.Step, error) {
 		s.Match = json.RawMessage(match)
 	}
 	s.Error = decodeError(errb)
-	return s, nil
 }
