@@ -2,11 +2,11 @@ package host_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
