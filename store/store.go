@@ -333,6 +333,10 @@ type ClaimParams struct {
 	// TenantConcurrency caps the runs one tenant has leased at once, over all hosts, where the
 	// tenant's own Limits.Concurrency is zero; 0 means no cap.
 	TenantConcurrency int
+	// JournalWindow is the most journal entries a claim returns per run, from its JournalFrom
+	// on; 0 returns them all. A run with more has Claim.JournalMore set, and its activation reads
+	// the rest with JournalPage as its replay reaches them.
+	JournalWindow int
 }
 
 // ResumeParams asks for one run a host parked (ResumeRun).
@@ -345,10 +349,15 @@ type ResumeParams struct {
 	TenantConcurrency int
 	// FromSeq is the first journal entry to return: the one the parked pass suspended at.
 	FromSeq int
+	// JournalWindow is the most journal entries a resume returns, from FromSeq on; 0 returns
+	// them all. A run with more has Claim.JournalMore set, and its activation reads the rest
+	// with JournalPage as its replay reaches them.
+	JournalWindow int
 }
 
 // Claim is a run this host now holds, with its journal ordered by Seq: the whole journal, or
-// its tail from JournalFrom on (a claim with a snapshot, a resume).
+// its tail from JournalFrom on (a claim with a snapshot, a resume), or at most a window of
+// either (ClaimParams.JournalWindow), JournalMore saying whether entries follow it.
 type Claim struct {
 	Run     Run
 	Lease   Lease
@@ -363,6 +372,8 @@ type Claim struct {
 	// from JournalFrom (= Snapshot.Seq) on, not from 0. Without one JournalFrom is 0.
 	Snapshot    *Snapshot
 	JournalFrom int
+	// JournalMore is set when the journal goes on past the entries in Journal (JournalWindow).
+	JournalMore bool
 }
 
 // Snapshot is a run's latest durable snapshot of its guest (engine/snapshots.go): the guest's
@@ -524,13 +535,15 @@ type Store interface {
 	// ClaimRuns leases up to Limit runnable runs (live, available_at <= now, lease absent or
 	// expired) with FOR UPDATE SKIP LOCKED, bumping each lease epoch, setting status running,
 	// and returns them with their journals: from the snapshot on when the run has one
-	// (Claim.Snapshot, Claim.JournalFrom). Taking a run whose lease ran out (its holder never
+	// (Claim.Snapshot, Claim.JournalFrom), at most p.JournalWindow entries of each when it is
+	// set (Claim.JournalMore when more follow). Taking a run whose lease ran out (its holder never
 	// handed it back: the host died, hung, or lost the store) counts a fault against it, as
 	// Fault does, with that as the reason.
 	ClaimRuns(ctx context.Context, p ClaimParams) ([]Claim, error)
 	// ResumeRun leases the run p names when a claim could take it now (live and due, no live
 	// lease on it, its tenant under its cap), as ClaimRuns would, and returns it with its
-	// journal from p.FromSeq on (JournalFrom = p.FromSeq, no Snapshot); ok is false, with
+	// journal from p.FromSeq on (JournalFrom = p.FromSeq, no Snapshot; at most p.JournalWindow
+	// entries when it is set, Claim.JournalMore when more follow); ok is false, with
 	// nothing written, when it is not claimable.
 	// When entry p.FromSeq is a sleep that is due, it is marked elapsed (completed at its wake
 	// time) under the new lease first, as the pass would have marked it.
@@ -572,6 +585,10 @@ type Store interface {
 	// prefix a claim with a snapshot left out, for a host that cannot use the snapshot. Fenced
 	// (read under the lease: ErrLeaseLost when it is not held).
 	JournalBefore(ctx context.Context, l Lease, before int) ([]Step, error)
+	// JournalPage returns up to limit journal entries of the leased run with Seq >= from,
+	// ordered by Seq, and whether more follow them. Fenced (a read under the lease: ErrLeaseLost
+	// when it is not held).
+	JournalPage(ctx context.Context, l Lease, from, limit int) (steps []Step, more bool, err error)
 	// Finish makes the run completed (output), failed or nondeterministic (errInfo), releases
 	// the lease and deletes the run's snapshot (a finished run never resumes from it). Fenced.
 	Finish(ctx context.Context, l Lease, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error

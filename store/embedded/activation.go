@@ -129,7 +129,7 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 		c.Run, c.Lease.RunID = run, run.ID
 		// A first activation cannot have a journal (or a snapshot) yet.
 		if run.Activations > 1 {
-			if err := w.loadJournal(&c); err != nil {
+			if err := w.loadJournal(&c, p.JournalWindow); err != nil {
 				return nil, err
 			}
 		}
@@ -139,8 +139,8 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 }
 
 // loadJournal fills a claim's snapshot, when the run has one, and its journal from the
-// snapshot's seq on (the whole journal without one).
-func (w *wtx) loadJournal(c *store.Claim) error {
+// snapshot's seq on (the whole journal without one), at most window entries of it (0: all).
+func (w *wtx) loadJournal(c *store.Claim, window int) error {
 	snap, err := scanSnapshot(c.Run.ID, w.queryRow("get_snapshot", c.Run.ID))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -149,12 +149,36 @@ func (w *wtx) loadJournal(c *store.Claim) error {
 	default:
 		c.Snapshot, c.JournalFrom = &snap, snap.Seq
 	}
-	rows, err := w.query("load_journal_tail", c.Run.ID, c.JournalFrom)
+	return w.loadTail(c, c.JournalFrom, window)
+}
+
+// loadTail fills a claim's journal from entry from on, at most window entries of it (0: all),
+// and JournalMore when more follow them.
+func (w *wtx) loadTail(c *store.Claim, from, window int) error {
+	rows, err := w.query("load_journal_tail", c.Run.ID, from, windowLimit(window))
 	if err != nil {
 		return err
 	}
-	c.Journal, err = collect(rows, scanStep)
-	return err
+	if c.Journal, err = collect(rows, scanStep); err != nil {
+		return err
+	}
+	if window > 0 && len(c.Journal) > window {
+		// The one entry past the window says that more follow.
+		c.Journal, c.JournalMore = c.Journal[:window], true
+	}
+	return nil
+}
+
+// maxWindow bounds a journal window or page, so that one more than it is still an integer.
+const maxWindow = 1 << 30
+
+// windowLimit is the LIMIT of a journal read for a window of window entries: one more, which
+// tells whether more follow, or -1 (no limit) for no window.
+func windowLimit(window int) int64 {
+	if window <= 0 {
+		return -1
+	}
+	return int64(min(window, maxWindow)) + 1
 }
 
 // ReleaseOwned hands back the owner's leases on runs not in keep.
@@ -381,6 +405,49 @@ func (s *Store) JournalBefore(ctx context.Context, l store.Lease, before int) (_
 		steps = []store.Step{}
 	}
 	return steps, nil
+}
+
+// JournalPage reads up to limit entries of the run's journal from entry from on, under the
+// lease: the fence and the read in one read transaction, reading one more entry to tell
+// whether more follow.
+func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int) (_ []store.Step, _ bool, err error) {
+	defer classify(&err)
+	what := fmt.Sprintf("journal of run %s from %d", l.RunID, from)
+	if limit <= 0 {
+		return nil, false, fmt.Errorf("%s: a page of %d entries", what, limit)
+	}
+	limit = min(limit, maxWindow)
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var (
+		tenant  string
+		created int64
+	)
+	err = tx.QueryRowContext(ctx, s.q("fence_get"), l.RunID, l.Epoch).Scan(&tenant, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	rows, err := tx.QueryContext(ctx, s.q("journal_page"), l.RunID, from, windowLimit(limit))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	steps, err := collect(rows, scanStep)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	if len(steps) > limit {
+		return steps[:limit], true, nil
+	}
+	if steps == nil {
+		steps = []store.Step{}
+	}
+	return steps, false, nil
 }
 
 // Finish records a run's end.

@@ -29,11 +29,7 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 		if _, err := w.exec("elapse_sleep", p.RunID, p.FromSeq, nowUs); err != nil {
 			return err
 		}
-		rows, err := w.query("load_journal_tail", p.RunID, p.FromSeq)
-		if err != nil {
-			return err
-		}
-		if c.Journal, err = collect(rows, scanStep); err != nil {
+		if err := w.loadTail(&c, p.FromSeq, p.JournalWindow); err != nil {
 			return err
 		}
 		c.JournalFrom, ok = p.FromSeq, true

@@ -48,7 +48,7 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.C
 	if len(ids) == 0 {
 		return claims, nil
 	}
-	srows, err := s.on("load_journals").Query(ctx, s.q("load_journals"), ids)
+	srows, err := s.on("load_journals").Query(ctx, s.q("load_journals"), ids, windowLimit(p.JournalWindow))
 	if err != nil {
 		return nil, fmt.Errorf("claim runs: load journals: %w", err)
 	}
@@ -63,9 +63,26 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.C
 			c.Snapshot, c.JournalFrom = e.snapshot, e.snapshot.Seq
 			continue
 		}
+		if p.JournalWindow > 0 && len(c.Journal) == p.JournalWindow {
+			// The one entry past the window: it says that more follow.
+			c.JournalMore = true
+			continue
+		}
 		c.Journal = append(c.Journal, e.step)
 	}
 	return claims, nil
+}
+
+// maxWindow bounds a journal window or page, so that one more than it is still an integer.
+const maxWindow = 1 << 30
+
+// windowLimit is the LIMIT of a journal read for a window of window entries: one more, which
+// tells whether more follow, or NULL (no limit) for no window.
+func windowLimit(window int) any {
+	if window <= 0 {
+		return nil
+	}
+	return int64(min(window, maxWindow)) + 1
 }
 
 // ReleaseOwned hands back the owner's leases on runs not in keep.
@@ -211,6 +228,46 @@ func (s *Store) JournalBefore(ctx context.Context, l store.Lease, before int) (_
 		}
 	}
 	return out, nil
+}
+
+// JournalPage reads up to limit entries of the run's journal from entry from on, under the
+// lease: one statement that reads one more to tell whether more follow, and returns no row when
+// the lease does not hold.
+func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int) (_ []store.Step, _ bool, err error) {
+	defer classify(&err)
+	what := fmt.Sprintf("journal of run %s from %d", l.RunID, from)
+	if limit <= 0 {
+		return nil, false, fmt.Errorf("%s: a page of %d entries", what, limit)
+	}
+	if !validUUID(l.RunID) {
+		return nil, false, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
+	}
+	limit = min(limit, maxWindow)
+	rows, err := s.on("journal_page").Query(ctx, s.q("journal_page"), l.RunID, l.Epoch, from, windowLimit(limit))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	held := false
+	steps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Step, error) {
+		held = true
+		return scanStepOrNone(r)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	if !held {
+		return nil, false, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
+	}
+	out := make([]store.Step, 0, min(len(steps), limit))
+	for _, st := range steps {
+		if st != nil {
+			out = append(out, *st)
+		}
+	}
+	if len(out) > limit {
+		return out[:limit], true, nil
+	}
+	return out, false, nil
 }
 
 // Finish records a run's end.

@@ -21,7 +21,7 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 	}
 	b := &pgx.Batch{}
 	b.Queue(s.q("resume_run"), p.RunID, p.Owner, millis(p.LeaseFor), p.TenantConcurrency, p.FromSeq)
-	b.Queue(s.q("load_journal_tail"), p.RunID, p.FromSeq)
+	b.Queue(s.q("load_journal_tail"), p.RunID, p.FromSeq, windowLimit(p.JournalWindow))
 	var (
 		c  store.Claim
 		ok bool
@@ -55,6 +55,10 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 			return err
 		}
 		c, ok = claims[0], true
+		if p.JournalWindow > 0 && len(steps) > p.JournalWindow {
+			// The one entry past the window says that more follow.
+			steps, c.JournalMore = steps[:p.JournalWindow], true
+		}
 		c.Journal, c.JournalFrom = steps, p.FromSeq
 		return nil
 	}()

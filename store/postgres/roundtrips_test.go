@@ -108,6 +108,7 @@ func TestRoundTrips(t *testing.T) {
 		return claims[0]
 	}
 	now := func() *time.Time { t := time.Now(); return &t }
+	ptr := func(t time.Time) *time.Time { return &t }
 
 	measure("CreateRun", 1, nothing, func() { newRun() })
 	// CreateRun's measurement left two runs to claim.
@@ -123,6 +124,31 @@ func TestRoundTrips(t *testing.T) {
 			Output: json.RawMessage(`1`), Attempt: 1, StartedAt: time.Now(), CompletedAt: now()}
 	}
 	measure("CommitStep", 1, nothing, func() { must(s.CommitStep(ctx, c.Lease, step(store.KindRun), time.Hour)) })
+	// A window of the journal costs no round trip more than the whole journal: the one journal
+	// statement reads at most the window and one more entry of each run.
+	measure("ClaimRuns (a later activation, with a window)", 2, func() { must(s.Release(ctx, c.Lease)) }, func() {
+		claims, err := s.ClaimRuns(ctx, store.ClaimParams{Owner: "o", Limit: 1, LeaseFor: time.Hour, JournalWindow: 1})
+		must(err)
+		if len(claims) != 1 || len(claims[0].Journal) != 1 || !claims[0].JournalMore {
+			t.Fatalf("claimed %d runs, want one with one entry of its two and more", len(claims))
+		}
+		c = claims[0]
+	})
+	measure("JournalPage", 1, nothing, func() {
+		page, more, err := s.JournalPage(ctx, c.Lease, c.Journal[0].Seq+1, 10)
+		must(err)
+		if len(page) != 1 || more {
+			t.Fatalf("a page of %d entries (more %v), want the one after the window", len(page), more)
+		}
+	})
+	measure("ResumeRun (with a window)", 1, func() { must(s.Suspend(ctx, c.Lease, nil, ptr(time.Now().Add(-time.Second)))) }, func() {
+		rc, ok, err := s.ResumeRun(ctx, store.ResumeParams{RunID: r.ID, Owner: "o", LeaseFor: time.Hour, JournalWindow: 1})
+		must(err)
+		if !ok || len(rc.Journal) != 1 || !rc.JournalMore {
+			t.Fatalf("resumed %v with %d entries (more %v), want one entry and more", ok, len(rc.Journal), rc.JournalMore)
+		}
+		c = rc
+	})
 	// A small snapshot: pgx writes a large message in several writes, which this counter would
 	// count as round trips, though the client waits for one answer.
 	snap := func() store.Snapshot {

@@ -64,6 +64,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Races", raceTests},
 		{"Faults", faultTests},
 		{"Snapshots", snapshotTests},
+		{"JournalWindow", windowTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,10 +1,11 @@
 -- The journals of the claimed runs $1, in order, each with its snapshot when it has one: then
 -- the snapshot comes first (snapshot true: seq, last_key as key, code, data, created_at) and the
--- journal only from the snapshot's seq on. One ordered probe of steps' (run_id, seq) index per
--- run, from seq (0 without a snapshot), and one probe of snapshots' key, whatever the
--- statistics say: `run_id = ANY($1)` was planned as a sequential scan of all steps, both with
--- statistics that predate the table's growth and in generic plans cached while the table was
--- small (issue 13).
+-- journal only from the snapshot's seq on; at most $2 entries of each (the claim's window plus
+-- one, which tells it whether more follow; NULL: all of them). One ordered probe of steps'
+-- (run_id, seq) index per run, from seq (0 without a snapshot), that stops after $2 rows, and
+-- one probe of snapshots' key, whatever the statistics say: `run_id = ANY($1)` was planned as a
+-- sequential scan of all steps, both with statistics that predate the table's growth and in
+-- generic plans cached while the table was small (issue 13).
 SELECT c.id, x.snapshot, x.seq, x.key, x.kind, x.status, x.output, x.error, x.attempt, x.wake_at, x.event,
     x.match, x.event_id, x.started_at, x.completed_at, x.code, x.data
 FROM unnest($1::uuid[]) WITH ORDINALITY AS c(id, n)
@@ -18,6 +19,6 @@ CROSS JOIN LATERAL (
     UNION ALL
     (SELECT false, s.seq, s.key, s.kind, s.status, s.output, s.error, s.attempt, s.wake_at, coalesce(s.event, ''),
         s.match, s.event_id, s.started_at, s.completed_at, NULL::text, NULL::bytea
-    FROM steps s WHERE s.run_id = c.id AND s.seq >= coalesce(sn.seq, 0) ORDER BY s.seq)
+    FROM steps s WHERE s.run_id = c.id AND s.seq >= coalesce(sn.seq, 0) ORDER BY s.seq LIMIT $2)
 ) x
 ORDER BY c.n, x.snapshot DESC, x.seq
