@@ -25,7 +25,7 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 	// Writes after the guest stops must outlive a cancelled activation context (a shutdown
 	// releases the lease; a cancel must not leave a half-written row), so they use this one.
 	wctx := context.WithoutCancel(ctx)
-	j := newJournal(x.cfg.Store, c, x.cfg.LeaseFor)
+	j := newJournal(x.cfg.Store, c, x.cfg.LeaseFor, x.cfg.JournalWindow)
 
 	if c.Faults >= x.cfg.FaultLimit {
 		// Activated this often in a row without progress, the run is not going to make any.
@@ -141,11 +141,15 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 	)
 	switch {
 	case err == nil:
-		if next, reached := j.unreached(); next != nil {
+		next, reached, err := j.unreached(wctx)
+		if err != nil {
+			return "error", x.fault(wctx, log, run, j, faults, err)
+		}
+		if next != nil {
 			obs.guestFault(abi.CodeNondeterministic)
 			return "finished", x.finish(wctx, log, run, j, store.StatusNondeterministic, nil, &abi.ErrorInfo{
 				Code:    abi.CodeNondeterministic,
-				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds %d; the next is %s %q", reached, j.base+len(j.claimed), next.Kind, next.Key),
+				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds more; the next is %s %q", reached, next.Kind, next.Key),
 			})
 		}
 		if res.Error != nil {

@@ -67,6 +67,11 @@ type Config struct {
 	ParkMemory  int64
 	ParkHorizon time.Duration
 
+	// JournalWindow is the most journal entries a claim reads per run; a replay reads the rest a
+	// page of this many at a time as it reaches them, so a claim of long runs stays bounded.
+	// Default defaults.JournalWindow (1,000).
+	JournalWindow int
+
 	// SnapshotEvery is how many journal entries a pass goes between durable snapshots of its
 	// guest, for modules the Runtime transformed (host.Config.Snapshots; snapshots.go); default
 	// defaults.SnapshotEvery (100); negative takes none (runs then always replay from the top).
@@ -75,7 +80,7 @@ type Config struct {
 	// TenantDefaults are the limits of every tenant that does not override them; zero fields
 	// take DefaultTenantLimits' (memory 1024 pages, activations of 5 minutes, 100 concurrent
 	// activations per tenant over all hosts, modules 32 MiB, input, output and step output
-	// 1 MiB, events 256 KiB, 10,000 steps per run, 100 events buffered per run, no allowed
+	// 1 MiB, events 256 KiB, 100,000 steps per run, 100 events buffered per run, no allowed
 	// hosts). Each must be within limitRanges (and at least 1): New refuses it otherwise.
 	TenantDefaults store.Limits
 
@@ -131,6 +136,7 @@ func (c *Config) setDefaults() {
 	}
 	c.ParkHorizon = cmp.Or(c.ParkHorizon, defaults.ParkHorizon)
 	c.SnapshotEvery = cmp.Or(c.SnapshotEvery, defaults.SnapshotEvery)
+	c.JournalWindow = cmp.Or(c.JournalWindow, defaults.JournalWindow)
 	c.TenantDefaults = c.TenantDefaults.Or(DefaultTenantLimits())
 	c.DefaultRetentionDays = cmp.Or(c.DefaultRetentionDays, defaults.DefaultRetentionDays)
 	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, defaults.MaxRetentionDays)

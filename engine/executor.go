@@ -243,6 +243,7 @@ func (x *Executor) claimAvailable(ctx context.Context, askNext bool) time.Time {
 		x.releaseUnknownLeases(ctx)
 		claims, err := x.cfg.Store.ClaimRuns(ctx, store.ClaimParams{
 			Owner: x.cfg.Owner, Limit: free, LeaseFor: x.cfg.LeaseFor, TenantConcurrency: x.cfg.TenantDefaults.Concurrency,
+			JournalWindow: x.cfg.JournalWindow,
 		})
 		for range free - len(claims) {
 			<-x.slots
@@ -256,7 +257,7 @@ func (x *Executor) claimAvailable(ctx context.Context, askNext bool) time.Time {
 		}
 		for _, c := range claims {
 			x.workers.Add(1)
-			if x.handOver(c) {
+			if x.handOver(ctx, c) {
 				continue // the slot and the worker count are the resumed pass's now
 			}
 			x.execute(ctx, c)

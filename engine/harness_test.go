@@ -49,6 +49,8 @@ type harnessOptions struct {
 	// snapshotEvery, when set, runs the engine on a runtime that transforms modules for
 	// durable snapshots (testenv.SnapshotRuntime), taking one every snapshotEvery entries.
 	snapshotEvery int
+	// journalWindow is engine.Config.JournalWindow (0: the default).
+	journalWindow int
 	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
 	metrics        prometheus.Registerer
 	tracerProvider trace.TracerProvider
@@ -84,6 +86,7 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		Store:          engineStore,
 		Runtime:        rt,
 		SnapshotEvery:  opts.snapshotEvery,
+		JournalWindow:  opts.journalWindow,
 		Logger:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Concurrency:    opts.concurrency,
 		LeaseFor:       3 * time.Second,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -22,10 +23,14 @@ type journal struct {
 	lease    store.Lease
 	leaseFor time.Duration // how far a commit renews the lease
 	// claimed are the entries the pass was claimed (or last resumed) with, from entry base on:
-	// a claim reads the whole journal (base 0) or, for a run with a snapshot, the journal from
-	// the snapshot on (snapshots.go); a parked pass's resume only its tail (parking.go).
+	// a claim reads the journal from the top (base 0) or, for a run with a snapshot, from the
+	// snapshot on (snapshots.go); a parked pass's resume only its tail (parking.go). Either
+	// reads at most window entries; more says the journal goes on past them, and a replay that
+	// reaches the end of claimed reads the next page in their place (page).
 	claimed []store.Step
 	base    int
+	more    bool
+	window  int
 	cursor  int // the journal entry the pass reaches next
 	// pending is a finished step whose commit is held back until the guest's next durable
 	// call: when that call is the run's end, the step and the end commit together
@@ -39,56 +44,91 @@ type journal struct {
 	snapshotRefused bool
 }
 
-func newJournal(st store.Store, c store.Claim, leaseFor time.Duration) *journal {
-	return &journal{store: st, lease: c.Lease, leaseFor: leaseFor, claimed: c.Journal, base: c.JournalFrom, cursor: c.JournalFrom}
+func newJournal(st store.Store, c store.Claim, leaseFor time.Duration, window int) *journal {
+	return &journal{store: st, lease: c.Lease, leaseFor: leaseFor, claimed: c.Journal, base: c.JournalFrom, cursor: c.JournalFrom,
+		more: c.JournalMore, window: window}
 }
 
 // fromTop makes the pass replay the journal from its first entry: a claim that read it from a
-// snapshot on reads the entries before it, under the lease.
+// snapshot on reads its first page instead, under the lease.
 func (j *journal) fromTop(ctx context.Context) error {
-	if j.base > 0 {
-		prefix, err := j.store.JournalBefore(ctx, j.lease, j.base)
-		if err != nil {
-			return err
-		}
-		if len(prefix) != j.base {
-			return fmt.Errorf("the journal has %d entries before entry %d", len(prefix), j.base)
-		}
-		j.claimed, j.base = append(prefix, j.claimed...), 0
-	}
 	j.cursor = 0
+	if j.base == 0 {
+		return nil
+	}
+	steps, more, err := j.store.JournalPage(ctx, j.lease, 0, j.pageSize())
+	if err != nil {
+		return err
+	}
+	j.claimed, j.base, j.more = steps, 0, more
 	return nil
 }
 
-// reach moves the cursor past the next step and returns its index, with the claimed entry
-// there when the journal has one (nil: the step is new in this pass).
-func (j *journal) reach() (seq int, claimed *store.Step) {
+// pageSize is how many entries a page read asks for: the claim's window, or every entry when
+// the claims have none.
+func (j *journal) pageSize() int {
+	if j.window > 0 {
+		return j.window
+	}
+	return math.MaxInt32
+}
+
+// page makes sure entry seq is loaded when the journal has it: a replay that runs past the
+// entries it was claimed with reads the next page in their place (a replay never looks back).
+func (j *journal) page(ctx context.Context, seq int) error {
+	for j.more && seq >= j.base+len(j.claimed) {
+		from := j.base + len(j.claimed)
+		steps, more, err := j.store.JournalPage(ctx, j.lease, from, j.pageSize())
+		if err != nil {
+			return err
+		}
+		if len(steps) > 0 && steps[0].Seq != from {
+			return fmt.Errorf("the journal's page from entry %d begins at entry %d", from, steps[0].Seq)
+		}
+		j.claimed, j.base, j.more = steps, from, more && len(steps) > 0
+	}
+	return nil
+}
+
+// reach moves the cursor past the next step and returns its index, with the journal's entry
+// there when it has one (nil: the step is new in this pass).
+func (j *journal) reach(ctx context.Context) (seq int, claimed *store.Step, err error) {
 	seq = j.cursor
+	if err := j.page(ctx, seq); err != nil {
+		return seq, nil, err
+	}
 	j.cursor++
 	if i := seq - j.base; i >= 0 && i < len(j.claimed) {
-		return seq, &j.claimed[i]
+		return seq, &j.claimed[i], nil
 	}
-	return seq, nil
+	return seq, nil, nil
 }
+
+// replaying reports whether the journal has an entry at the cursor: the pass is replaying,
+// not making new progress.
+func (j *journal) replaying() bool { return j.more || j.cursor < j.base+len(j.claimed) }
 
 // resume takes up a parked pass's journal again at entry seq, which it suspended at, with
 // the claim that resumed it: its lease, and the journal from seq on.
 func (j *journal) resume(c *store.Claim, seq int) {
-	j.lease, j.claimed, j.base, j.cursor = c.Lease, c.Journal, seq, seq
+	j.lease, j.claimed, j.base, j.cursor, j.more = c.Lease, c.Journal, seq, seq, c.JournalMore
 }
 
-// last reports whether seq is the last claimed step: a wait there that is already resolved
-// was resolved while the run was suspended.
-func (j *journal) last(seq int) bool { return seq == j.base+len(j.claimed)-1 }
+// last reports whether seq is the journal's last entry: a wait there that is already
+// resolved was resolved while the run was suspended.
+func (j *journal) last(seq int) bool { return !j.more && seq == j.base+len(j.claimed)-1 }
 
-// unreached is the first claimed step the pass did not reach (nil when it reached them all),
+// unreached is the first journal entry the pass did not reach (nil when it reached them all),
 // and how many it reached: a workflow that finishes before it replayed its whole journal is
 // nondeterministic.
-func (j *journal) unreached() (next *store.Step, reached int) {
-	if i := j.cursor - j.base; i >= 0 && i < len(j.claimed) {
-		return &j.claimed[i], j.cursor
+func (j *journal) unreached(ctx context.Context) (next *store.Step, reached int, err error) {
+	if err := j.page(ctx, j.cursor); err != nil {
+		return nil, j.cursor, err
 	}
-	return nil, j.cursor
+	if i := j.cursor - j.base; i >= 0 && i < len(j.claimed) {
+		return &j.claimed[i], j.cursor, nil
+	}
+	return nil, j.cursor, nil
 }
 
 // hold keeps a finished step to commit at the guest's next durable call.

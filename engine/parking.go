@@ -290,7 +290,8 @@ func (x *Executor) resumeParked(runID string, only *parked, by string) {
 		return
 	}
 	c, ok, err := x.cfg.Store.ResumeRun(life, store.ResumeParams{
-		RunID: runID, Owner: x.cfg.Owner, LeaseFor: x.cfg.LeaseFor,
+		JournalWindow: x.cfg.JournalWindow,
+		RunID:         runID, Owner: x.cfg.Owner, LeaseFor: x.cfg.LeaseFor,
 		TenantConcurrency: x.cfg.TenantDefaults.Concurrency, FromSeq: pk.seq,
 	})
 	if err != nil {
@@ -353,7 +354,7 @@ func (pk *parked) accepts(run store.Run, journal []store.Step) bool {
 // handOver gives a claim the claimer made to the pass parked for its run, if there is one
 // that it continues, and says whether it did. A pass it does not continue is evicted, and the
 // claim becomes an ordinary activation.
-func (x *Executor) handOver(c store.Claim) bool {
+func (x *Executor) handOver(ctx context.Context, c store.Claim) bool {
 	if x.parking == nil {
 		return false
 	}
@@ -361,8 +362,15 @@ func (x *Executor) handOver(c store.Claim) bool {
 	if pk == nil {
 		return false
 	}
+	if pk.seq >= c.JournalFrom+len(c.Journal) && c.JournalMore {
+		// The parked entry is past the claim's window: its page is read here, so a long
+		// journal without a snapshot still hands its run over rather than replaying it.
+		if steps, more, err := x.cfg.Store.JournalPage(ctx, c.Lease, pk.seq, max(x.cfg.JournalWindow, 1)); err == nil {
+			c.Journal, c.JournalFrom, c.JournalMore = steps, pk.seq, more
+		}
+	}
 	// The claim's journal starts at entry JournalFrom (0, or its snapshot's).
-	if i := pk.seq - c.JournalFrom; i >= 0 && i < len(c.Journal) && pk.accepts(c.Run, c.Journal[i:]) {
+	if i := pk.seq - c.JournalFrom; i >= 0 && i < len(c.Journal) && !c.JournalMore && pk.accepts(c.Run, c.Journal[i:]) {
 		c.Journal, c.JournalFrom, c.Snapshot = c.Journal[i:], pk.seq, nil
 		pk.out <- &c
 		x.obs.resumed("claim")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,7 +27,8 @@ func (refusingResumes) ResumeRun(context.Context, store.ResumeParams) (store.Cla
 
 // parkingModes are the ways a run that suspends can go on: its pass parked and resumed with no
 // replay, parked and then evicted (its run replays), never parked (parking off), or never
-// parked and restored from a durable snapshot taken at every step (snapshots.go).
+// parked and restored from a durable snapshot taken at every step (snapshots.go), or never
+// parked and replayed from journals read two entries at a time.
 var parkingModes = []struct {
 	name string
 	opts harnessOptions
@@ -37,6 +39,19 @@ var parkingModes = []struct {
 	{"evicted", harnessOptions{pollInterval: time.Hour, wrapStore: func(s store.Store) store.Store { return refusingResumes{s} }}},
 	{"replayed", harnessOptions{parkMemory: -1}},
 	{"restored", harnessOptions{parkMemory: -1, snapshotEvery: 1}},
+	// Claims read two entries of a journal and replays the rest two at a time (journal.page).
+	{"paged", harnessOptions{parkMemory: -1, journalWindow: 2, wrapStore: func(s store.Store) store.Store { return countingPages{s} }}},
+}
+
+// pagesRead counts the journal pages read through countingPages, over the whole test process.
+var pagesRead atomic.Int64
+
+// countingPages is a store that counts its JournalPage calls.
+type countingPages struct{ store.Store }
+
+func (c countingPages) JournalPage(ctx context.Context, l store.Lease, from, limit int) ([]store.Step, bool, error) {
+	pagesRead.Add(1)
+	return c.Store.JournalPage(ctx, l, from, limit)
 }
 
 // snapshotted are the guest languages whose modules the host transforms for snapshots by
@@ -123,6 +138,9 @@ func TestParkedEvictedRestoredAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 	}
 	if evictions == 0 {
 		t.Fatal("the evicted mode evicted no pass: every run was handed over by a claim")
+	}
+	if pagesRead.Load() == 0 {
+		t.Fatal("the paged mode read no journal page: every journal fit its claim's window")
 	}
 	for key, byMode := range got {
 		for _, mode := range parkingModes[1:] {

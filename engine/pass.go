@@ -129,14 +129,17 @@ func (p *pass) parkable(ctx context.Context, name string, call func() (host.Repl
 
 // next returns the key the guest's step name gets in this pass, and the journal entry at the
 // cursor if the journal has one, checking it is the same step.
-func (p *pass) next(name string, kind store.StepKind) (key string, seq int, entry *store.Step, err error) {
+func (p *pass) next(ctx context.Context, name string, kind store.StepKind) (key string, seq int, entry *store.Step, err error) {
 	n := p.seen[name]
 	p.seen[name] = n + 1
 	key = name
 	if n > 0 {
 		key = name + abi.SuffixSep + strconv.Itoa(n)
 	}
-	seq, s := p.j.reach()
+	seq, s, err := p.j.reach(ctx)
+	if err != nil {
+		return "", 0, nil, err
+	}
 	p.lastKey = key
 	if s != nil {
 		if s.Key != key || s.Kind != kind {
@@ -172,7 +175,7 @@ func (p *pass) stepRun(ctx context.Context, name string, opts abi.StepOptions) (
 	if err := p.j.flush(ctx); err != nil {
 		return host.Reply{}, err
 	}
-	key, seq, s, err := p.next(name, store.KindRun)
+	key, seq, s, err := p.next(ctx, name, store.KindRun)
 	if err != nil {
 		return host.Reply{}, err
 	}
@@ -258,7 +261,7 @@ func (p *pass) SleepUntil(ctx context.Context, name string, until time.Time) (ho
 // sleep journals the wake-up time the first time the step is reached (until computes it from
 // the current time) and suspends until it has passed.
 func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) time.Time) (host.Reply, error) {
-	key, seq, s, err := p.next(name, store.KindSleep)
+	key, seq, s, err := p.next(ctx, name, store.KindSleep)
 	if err != nil {
 		return host.Reply{}, err
 	}
@@ -318,7 +321,7 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	if err := p.j.flush(ctx); err != nil {
 		return host.Reply{}, err
 	}
-	key, seq, s, err := p.next(name, store.KindWait)
+	key, seq, s, err := p.next(ctx, name, store.KindWait)
 	if err != nil {
 		return host.Reply{}, err
 	}

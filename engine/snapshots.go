@@ -174,7 +174,7 @@ func cutField(b []byte) (field, rest []byte, ok bool) {
 // nothing at the cursor) SnapshotEvery entries or more after the latest.
 func (p *pass) WantCheckpoint() bool {
 	s := p.snaps
-	if s == nil || p.inStep != nil || p.j.snapshotRefused || p.j.cursor < p.j.base+len(p.j.claimed) {
+	if s == nil || p.inStep != nil || p.j.snapshotRefused || p.j.replaying() {
 		return false
 	}
 	return p.j.cursor-s.lastSeq >= s.every && s.takesFor(p.run.ID)

@@ -14,8 +14,11 @@ const (
 	MaxOutputBytes     = 1 << 20
 	MaxStepOutputBytes = 1 << 20
 	MaxEventBytes      = 256 << 10
-	MaxStepsPerRun     = 10_000
-	MaxBufferedEvents  = 100 // events kept for a run before a wait takes them
+	// MaxStepsPerRun: a recovery replays at most a snapshot's distance of a journal (engine's
+	// SnapshotEvery) where the module is snapshotted, and a claim reads at most JournalWindow
+	// entries of any: 100,000 entries cost neither a claim nor a recovery the whole journal.
+	MaxStepsPerRun    = 100_000
+	MaxBufferedEvents = 100 // events kept for a run before a wait takes them
 )
 
 // The bounds of a step callback's outbound HTTP (host.Outbound; `wfhost run --http-*`).
