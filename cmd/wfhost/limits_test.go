@@ -119,3 +119,22 @@ func TestEveryTenantLimitIsAFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotAndJournalFlagsAreChecked: --snapshot-every and --journal-window out of their
+// ranges are startup errors naming the flag.
+func TestSnapshotAndJournalFlagsAreChecked(t *testing.T) {
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--snapshot-every", "-1"}},
+		{[]string{"--snapshot-every", "1000001"}},
+		{[]string{"--journal-window", "0"}},
+		{[]string{"--journal-window", "-3"}},
+	} {
+		_, err := effectiveLimits(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.args[0]) {
+			t.Errorf("%v: %v, want an error naming %s", tc.args, err, tc.args[0])
+		}
+	}
+	if _, err := effectiveLimits(t, "--snapshot-every", "0", "--journal-window", "50"); err != nil {
+		t.Errorf("snapshots off and a window of 50: %v", err)
+	}
+}

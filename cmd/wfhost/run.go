@@ -85,6 +85,7 @@ func engineFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "shutdown-grace", Value: defaults.ShutdownGrace, EnvVars: []string{"WFHOST_SHUTDOWN_GRACE"}, Usage: "how long SIGTERM lets activations finish before releasing them"},
 		&cli.IntFlag{Name: "fault-limit", Value: defaults.FaultLimit, EnvVars: []string{"WFHOST_FAULT_LIMIT"}, Usage: "activations in a row that may end in a fault (store errors, a host dying) without journal progress before the run fails with no_progress"},
 		&cli.IntFlag{Name: "park-memory-mib", Value: int(defaults.ParkMemory() >> 20), EnvVars: []string{"WFHOST_PARK_MEMORY_MIB"}, Usage: "memory (MiB) of the passes kept parked while their runs sleep or wait, resumed with no replay; least recently parked are evicted first (0: no parking; the default is a 32nd of this machine's memory, 64 MiB to 1 GiB)"},
+		&cli.IntFlag{Name: "journal-window", Value: defaults.JournalWindow, EnvVars: []string{"WFHOST_JOURNAL_WINDOW"}, Usage: "the most journal entries a claim reads per run; a replay reads the rest a page of this many at a time"},
 		&cli.IntFlag{Name: "snapshot-every", Value: defaults.SnapshotEvery, EnvVars: []string{"WFHOST_SNAPSHOT_EVERY"}, Usage: "journal entries between durable snapshots of a guest, so a recovery replays at most this many (0: none); needs binaryen's wasm-opt (--wasm-opt)"},
 		&cli.StringFlag{Name: "wasm-opt", Value: "wasm-opt", EnvVars: []string{"WFHOST_WASM_OPT"}, Usage: "binaryen's wasm-opt, which makes modules snapshottable at upload (a name looked up in PATH, or a path; \"\": no snapshots, every run replays its journal from the top)"},
 		&cli.DurationFlag{Name: "park-horizon", Value: defaults.ParkHorizon, EnvVars: []string{"WFHOST_PARK_HORIZON"}, Usage: "the furthest ahead a sleep's or a retry backoff's wake-up may be for its pass to be parked (a wait for an event parks whatever its timeout)"},
@@ -117,6 +118,9 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 	if snapshotEvery == 0 {
 		snapshotEvery = -1 // the engine's "off"; its zero is "the default"
 	}
+	if w := c.Int("journal-window"); w < 1 || w > 1_000_000 {
+		return engine.Config{}, fmt.Errorf("--journal-window must be from 1 to 1000000, not %d", w)
+	}
 	if c.Duration("park-horizon") <= 0 {
 		return engine.Config{}, fmt.Errorf("--park-horizon must be positive, not %v", c.Duration("park-horizon"))
 	}
@@ -131,6 +135,7 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 		ParkMemory:           parkMemory,
 		ParkHorizon:          c.Duration("park-horizon"),
 		SnapshotEvery:        snapshotEvery,
+		JournalWindow:        c.Int("journal-window"),
 		TenantDefaults:       limits,
 		DefaultRetentionDays: c.Int("default-retention-days"),
 		MaxRetentionDays:     c.Int("max-retention-days"),
