@@ -504,7 +504,7 @@ func newUUID() string {
 }
 
 // TestPlansAt1M prints, for every case, EXPLAIN (ANALYZE, BUFFERS) in custom and generic
-// plans, on the database WFHOST_PLANS_URL (schema wfhost) built by testdata/plans/scale1m.sh
+// plans, each on the pool the store runs it on, on the database WFHOST_PLANS_URL (schema wfhost) built by testdata/plans/scale1m.sh
 // (either shape). Skipped without it. Each execution is rolled back; each is run twice and the
 // second shown, so that pages read from disk and dead index entries met for the first time do
 // not hide the steady cost.
@@ -530,16 +530,26 @@ func TestPlansAt1M(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each statement on the pool the store runs it on (indexedStatements), with its settings.
+	indexed, err := s.indexed.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer indexed.Release()
 	for _, c := range planCases() {
 		if only := os.Getenv("WFHOST_PLANS_ONLY"); only != "" && !strings.Contains(c.name, only) {
 			continue
+		}
+		on := conn
+		if s.on(c.query) == s.indexed {
+			on = indexed
 		}
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			// Twice: the first run reads the pages into shared buffers; the second shows what a
 			// warm database costs.
 			var plan string
 			for range 2 {
-				plan, err = explain(ctx, conn, s, f, c, mode, "ANALYZE, BUFFERS, TIMING OFF")
+				plan, err = explain(ctx, on, s, f, c, mode, "ANALYZE, BUFFERS, TIMING OFF")
 				if err != nil {
 					t.Fatalf("%s, %s: %v", c.name, mode, err)
 				}
