@@ -6,7 +6,8 @@
 // group-committed with other activations' writes: one transaction and one round trip for all
 // of them (groupcommit.go). A snapshot's save, with the step it holds back, is one such statement
 // too (save_snapshot.sql), and a claim loads each run's snapshot with its journal from the
-// snapshot on in the one journal statement of the batch (load_journals.sql). Notices travel on LISTEN/NOTIFY channels named after the schema.
+// snapshot on in the one journal statement of the batch (load_journals.sql), at most a window of
+// each (store.ClaimParams.JournalWindow; the rest read by JournalPage, journal_page.sql). Notices travel on LISTEN/NOTIFY channels named after the schema.
 //
 // Every exported method classifies its error once (errors.go): store.ErrUnavailable when the
 // database cannot serve now (connection errors, shutdown and startup, a read-only standby, disk

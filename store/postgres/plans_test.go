@@ -42,9 +42,16 @@ type planCase struct {
 	name, query string
 	before      []string
 	args        func(f planFixture) []any
+	// window marks a journal read limited to a window: its plan must stop reading steps
+	// after the window, a Limit right above the ordered index range.
+	window bool
 }
 
 var leaseMs = int64(60_000)
+
+// journalWindow is the window of the windowed journal reads: the fill's long journals
+// (testdata/plans/fill.sql) have more entries than it after their snapshots.
+const journalWindow = 8
 
 func planCases() []planCase {
 	now := time.Now().UTC()
@@ -56,8 +63,14 @@ func planCases() []planCase {
 		{name: "claim_runs", query: "claim_runs", args: func(planFixture) []any { return []any{32, "plan-claimer", leaseMs, 0} }},
 		{name: "claim_runs (tenant cap 100)", query: "claim_runs", args: func(planFixture) []any { return []any{32, "plan-claimer", leaseMs, 100} }},
 		{name: "next_wakeup", query: "next_wakeup", args: func(planFixture) []any { return nil }},
-		{name: "load_journals (32 runs, half with snapshots)", query: "load_journals", args: func(f planFixture) []any { return []any{f.journals} }},
+		{name: "load_journals (32 runs, half with snapshots)", query: "load_journals", args: func(f planFixture) []any { return []any{f.journals, nil} }},
+		{name: "load_journals (32 runs, half with snapshots, window 8)", query: "load_journals", window: true,
+			args: func(f planFixture) []any { return []any{f.journals, journalWindow + 1} }},
+		{name: "load_journal_tail (a resume)", query: "load_journal_tail", args: func(f planFixture) []any { return []any{f.journals[0], 1, nil} }},
+		{name: "load_journal_tail (a resume, window 8)", query: "load_journal_tail", window: true,
+			args: func(f planFixture) []any { return []any{f.journals[0], 1, journalWindow + 1} }},
 		{name: "journal_before", query: "journal_before", args: func(f planFixture) []any { return []any{f.held, 2, 3} }},
+		{name: "journal_page", query: "journal_page", window: true, args: func(f planFixture) []any { return []any{f.held, 2, 1, journalWindow + 1} }},
 		{name: "save_snapshot", query: "save_snapshot", args: func(f planFixture) []any {
 			return append([]any{f.held, 2, leaseMs, 4, "step-3", "code", "data", false}, make([]any, 13)...)
 		}},
@@ -238,34 +251,41 @@ func badScans(plan string) ([]string, error) {
 
 // journalRange reports whether plan (EXPLAIN's JSON) reads steps through the (run_id, seq)
 // index with a lower bound on seq: a claim's journal load with snapshots reads each run's
-// journal from its snapshot on, not the whole of it.
-func journalRange(plan string) (bool, error) {
+// journal from its snapshot on, not the whole of it. windowed reports whether such a range is
+// an index scan right under a Limit, which reads the entries in order and stops after the
+// window: a bitmap scan, or a sort between the two, would read the whole rest of the journal.
+func journalRange(plan string) (ranged, windowed bool, err error) {
 	var doc []struct {
 		Plan map[string]any `json:"Plan"`
 	}
 	if err := json.Unmarshal([]byte(plan), &doc); err != nil {
-		return false, err
+		return false, false, err
 	}
-	found := false
-	var walk func(n map[string]any)
-	walk = func(n map[string]any) {
+	isRange := func(n map[string]any) bool {
 		cond, _ := n["Index Cond"].(string)
 		// An index scan, or the bitmap index scan under a bitmap heap scan (which has no
 		// relation name of its own).
-		if n["Index Name"] == "steps_run_id_seq_key" && strings.Contains(cond, "seq >=") {
-			found = true
+		return n["Index Name"] == "steps_run_id_seq_key" && strings.Contains(cond, "seq >=")
+	}
+	var walk func(n map[string]any, underLimit bool)
+	walk = func(n map[string]any, underLimit bool) {
+		if isRange(n) {
+			ranged = true
+			if underLimit && n["Node Type"] == "Index Scan" {
+				windowed = true
+			}
 		}
 		kids, _ := n["Plans"].([]any)
 		for _, k := range kids {
 			if m, ok := k.(map[string]any); ok {
-				walk(m)
+				walk(m, n["Node Type"] == "Limit")
 			}
 		}
 	}
 	for _, d := range doc {
-		walk(d.Plan)
+		walk(d.Plan, false)
 	}
-	return found, nil
+	return ranged, windowed, nil
 }
 
 // loadFixture picks the rows the cases point at from data filled by fill.sql, or by
@@ -317,7 +337,7 @@ func fillRuns(ctx context.Context, conn *pgxpool.Conn, n int) error {
 	return err
 }
 
-// TestPlansStaleStatistics fills a schema with 60,000 runs (about 210,000 journal entries)
+// TestPlansStaleStatistics fills a schema with 60,000 runs (about 240,000 journal entries)
 // after the statistics were taken on 240, or never taken, as a deployment whose autovacuum is
 // off or never caught up has them, and asserts that no per-claim or per-activation statement reads runs or steps by
 // sequential scan: in custom plans, in generic plans (pgx prepares every statement, and
@@ -416,6 +436,19 @@ func checkPlans(t *testing.T, analyse bool) {
 	if snapped == 0 || snapped == len(f.journals) {
 		t.Fatalf("%d of the %d runs whose journals are loaded have snapshots, want some", snapped, len(f.journals))
 	}
+	// And the windowed load on runs whose journal goes on past the window, from their
+	// snapshot on or from the top, and runs whose journal does not.
+	var long, longSnapped int
+	if err := conn.QueryRow(ctx, `SELECT count(*), count(sn.run_id) FROM unnest($1::uuid[]) AS c(id)
+		LEFT JOIN snapshots sn ON sn.run_id = c.id
+		WHERE (SELECT count(*) FROM steps s WHERE s.run_id = c.id AND s.seq >= coalesce(sn.seq, 0)) > $2`,
+		f.journals, journalWindow).Scan(&long, &longSnapped); err != nil {
+		t.Fatal(err)
+	}
+	if long == 0 || long == len(f.journals) || longSnapped == 0 || longSnapped == long {
+		t.Fatalf("%d of the %d runs whose journals are loaded are longer than the window, %d of them after a snapshot; want some of each",
+			long, len(f.journals), longSnapped)
+	}
 	check := func(c planCase, mode, plan string, text func() string) {
 		t.Helper()
 		scans, err := badScans(plan)
@@ -425,13 +458,17 @@ func checkPlans(t *testing.T, analyse bool) {
 		for _, bad := range scans {
 			t.Errorf("%s, %s: %s:\n%s", c.name, mode, bad, text())
 		}
-		if c.query == "load_journals" {
-			ranged, err := journalRange(plan)
+		switch c.query {
+		case "load_journals", "load_journal_tail", "journal_page":
+			ranged, windowed, err := journalRange(plan)
 			if err != nil {
 				t.Fatalf("%s, %s: %v", c.name, mode, err)
 			}
 			if !ranged {
-				t.Errorf("%s, %s: steps are not read by an index range from the snapshot's seq:\n%s", c.name, mode, text())
+				t.Errorf("%s, %s: steps are not read by an index range from the first entry asked for:\n%s", c.name, mode, text())
+			}
+			if c.window && !windowed {
+				t.Errorf("%s, %s: steps are not read by an index scan that stops after the window:\n%s", c.name, mode, text())
 			}
 		}
 	}
@@ -467,7 +504,7 @@ func newUUID() string {
 }
 
 // TestPlansAt1M prints, for every case, EXPLAIN (ANALYZE, BUFFERS) in custom and generic
-// plans, on the database WFHOST_PLANS_URL (schema wfhost) built by testdata/plans/scale1m.sh
+// plans, each on the pool the store runs it on, on the database WFHOST_PLANS_URL (schema wfhost) built by testdata/plans/scale1m.sh
 // (either shape). Skipped without it. Each execution is rolled back; each is run twice and the
 // second shown, so that pages read from disk and dead index entries met for the first time do
 // not hide the steady cost.
@@ -493,16 +530,26 @@ func TestPlansAt1M(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each statement on the pool the store runs it on (indexedStatements), with its settings.
+	indexed, err := s.indexed.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer indexed.Release()
 	for _, c := range planCases() {
 		if only := os.Getenv("WFHOST_PLANS_ONLY"); only != "" && !strings.Contains(c.name, only) {
 			continue
+		}
+		on := conn
+		if s.on(c.query) == s.indexed {
+			on = indexed
 		}
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			// Twice: the first run reads the pages into shared buffers; the second shows what a
 			// warm database costs.
 			var plan string
 			for range 2 {
-				plan, err = explain(ctx, conn, s, f, c, mode, "ANALYZE, BUFFERS, TIMING OFF")
+				plan, err = explain(ctx, on, s, f, c, mode, "ANALYZE, BUFFERS, TIMING OFF")
 				if err != nil {
 					t.Fatalf("%s, %s: %v", c.name, mode, err)
 				}

@@ -148,8 +148,8 @@ func (s *Store) q(name string) string {
 	return sql
 }
 
-// indexedPool is a second pool on pcfg's settings whose sessions price sequential scans out
-// (enable_seqscan = off). It runs the claim and the journal loads, the next wake-up, the lease
+// indexedPool is a second pool on pcfg's settings whose sessions price sequential scans and
+// bitmap scans out (enable_seqscan, enable_bitmapscan = off). It runs the claim and the journal loads, the next wake-up, the lease
 // heartbeat, the resume and the signal: statements that find their rows by an index. pgx
 // prepares each statement, and a connection keeps the generic plan Postgres made for it while
 // the tables were small (a few pages, where reading them whole is cheapest) until an ANALYZE
@@ -158,10 +158,18 @@ func (s *Store) q(name string) string {
 // the setting of every statement: with it on the group commit's and the broadcast's
 // statements too, their plans took run rows in another order, and the lease heartbeat
 // deadlocked with them (TestNoDeadlocksUnderLoad failed one run in three; the heartbeat on
-// this pool and they on the other, eight of eight passed).
+// this pool and they on the other, eight of eight passed). Bitmap scans are priced out for the
+// journal reads with a window or a page (ClaimParams.JournalWindow, JournalPage): a bitmap
+// scan reads every entry of the range, then sorts them and keeps the first few, so a page of a
+// run's journal would read all of the rest of it. The planner chose one for JournalPage of a
+// run of four entries (its estimate, from statistics of runs of four entries, is what every
+// run gets, whatever its length); an index scan in order stops after the page. The only other
+// bitmap scan this pool's statements had, of runs_held for a tenant's held runs in the claim
+// and the next wake-up, is an index scan of the same entries without it.
 func indexedPool(ctx context.Context, pcfg *pgxpool.Config) (*pgxpool.Pool, error) {
 	cfg := pcfg.Copy()
 	cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	cfg.ConnConfig.RuntimeParams["enable_bitmapscan"] = "off"
 	cfg.MaxConns = max(4, pcfg.MaxConns/2)
 	return pgxpool.NewWithConfig(ctx, cfg)
 }

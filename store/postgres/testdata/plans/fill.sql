@@ -4,12 +4,15 @@
 -- testdata/plans/scale1m.sh (a million). Per hundred runs:
 --   70 asleep for an hour to a week (three run steps and a sleeping sleep step),
 --   15 waiting for an event (two run steps and a waiting wait step; half with a timeout),
---    5 due now (a sleep that has ended), 1 pending (created, never activated, due),
+--    5 due now (a sleep that has ended; half of them after 23 run steps, longer than the
+--      journal window a claim reads, the others after three), 1 pending (created, never
+--      activated, due),
 --    9 completed (four steps, an expiry), except that one run in a thousand is leased by a live
 --      host instead (four steps).
 -- One statement: the runs and their journals in one pass. Then half the running runs of each
 -- tenant get a snapshot taken at their last entry (seq 3 with four steps, 2 with three), as the
--- engine's durable snapshots leave them, so a claim's journal load reads from there.
+-- engine's durable snapshots leave them, so a claim's journal load reads from there; the long
+-- journals at entry 4, so that what follows the snapshot is still longer than the window.
 INSERT INTO tenants (id) SELECT 'plan_t' || t FROM generate_series(0, 7) t ON CONFLICT DO NOTHING;
 
 WITH gen AS (
@@ -47,11 +50,11 @@ WITH gen AS (
         created
     FROM shaped
     ORDER BY i
-    RETURNING id, tenant_id, available_at, created_at, (input ->> 'n')::integer % 100 AS c
+    RETURNING id, tenant_id, available_at, created_at, (input ->> 'n')::integer % 100 AS c, (input ->> 'n')::integer AS n
 ), j AS (
     SELECT id, tenant_id, available_at, created_at,
-        CASE WHEN c < 70 THEN 4 WHEN c < 85 THEN 3 WHEN c < 90 THEN 4 WHEN c < 91 THEN 0
-             ELSE 4 END AS nsteps,
+        CASE WHEN c < 70 THEN 4 WHEN c < 85 THEN 3 WHEN c < 90 AND n / 16 % 2 = 0 THEN 24 WHEN c < 90 THEN 4
+             WHEN c < 91 THEN 0 ELSE 4 END AS nsteps,
         CASE WHEN c < 70 THEN 'sleep' WHEN c < 85 THEN 'wait' WHEN c < 90 THEN 'sleep' ELSE 'run' END AS last
     FROM r
 )
@@ -71,6 +74,6 @@ FROM j CROSS JOIN LATERAL generate_series(0, j.nsteps - 1) AS s(seq);
 INSERT INTO snapshots (run_id, tenant_id, seq, last_key, code, data, created_at)
 SELECT r.id, r.tenant_id, s.seq, 'step-' || (s.seq - 1), 'code', convert_to(repeat('s', 256), 'UTF8'), r.updated_at
 FROM runs r
-CROSS JOIN LATERAL (SELECT max(seq) AS seq FROM steps WHERE steps.run_id = r.id) s
+CROSS JOIN LATERAL (SELECT CASE WHEN max(seq) > 8 THEN 4 ELSE max(seq) END AS seq FROM steps WHERE steps.run_id = r.id) s
 WHERE r.status = 'running' AND (r.input ->> 'n')::integer / 8 % 2 = 0 AND s.seq IS NOT NULL
 ON CONFLICT (run_id) DO NOTHING;
