@@ -25,7 +25,7 @@ import (
 //
 // Nothing depends on it: a snapshot of other code (a redeploy, another binaryen, a host
 // without wasm-opt), one this host cannot open, or one the host fails to restore sends the
-// activation back to the journal's start (store.JournalBefore) before the guest has run. A
+// activation back to the journal's start (its first page, store.JournalPage) before the guest has run. A
 // run whose checkpoint could not be taken here (its call stack past the unwind buffer) takes
 // none on this host again.
 //

@@ -581,10 +581,6 @@ type Store interface {
 	// snapshot with snap, renewing the lease as CommitStep does, in one transaction: a snapshot
 	// is written in the same fenced commit as the journal entry before it. Fenced.
 	SaveSnapshot(ctx context.Context, l Lease, held *Step, snap Snapshot, leaseFor time.Duration) error
-	// JournalBefore returns the run's journal entries with Seq < before, ordered by Seq: the
-	// prefix a claim with a snapshot left out, for a host that cannot use the snapshot. Fenced
-	// (read under the lease: ErrLeaseLost when it is not held).
-	JournalBefore(ctx context.Context, l Lease, before int) ([]Step, error)
 	// JournalPage returns up to limit journal entries of the leased run with Seq >= from,
 	// ordered by Seq, and whether more follow them. Fenced (a read under the lease: ErrLeaseLost
 	// when it is not held).

@@ -372,41 +372,6 @@ func (s *Store) SaveSnapshot(ctx context.Context, l store.Lease, held *store.Ste
 	})
 }
 
-// JournalBefore reads the run's journal before entry before, under the lease: the fence and
-// the read in one read transaction, so the entries are those of a run the lease held.
-func (s *Store) JournalBefore(ctx context.Context, l store.Lease, before int) (_ []store.Step, err error) {
-	defer classify(&err)
-	what := fmt.Sprintf("journal of run %s before %d", l.RunID, before)
-	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	var (
-		tenant  string
-		created int64
-	)
-	err = tx.QueryRowContext(ctx, s.q("fence_get"), l.RunID, l.Epoch).Scan(&tenant, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	rows, err := tx.QueryContext(ctx, s.q("journal_before"), l.RunID, before)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	steps, err := collect(rows, scanStep)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if steps == nil {
-		steps = []store.Step{}
-	}
-	return steps, nil
-}
-
 // JournalPage reads up to limit entries of the run's journal from entry from on, under the
 // lease: the fence and the read in one read transaction, reading one more entry to tell
 // whether more follow.

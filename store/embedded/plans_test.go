@@ -31,7 +31,6 @@ func TestPlans(t *testing.T) {
 		{"load_journal_tail", []any{run, 3, int64(-1)}, nil},
 		{"load_journal_tail", []any{run, 3, int64(9)}, nil},
 		{"journal_page", []any{run, 3, int64(9)}, nil},
-		{"journal_before", []any{run, 3}, nil},
 		{"fence_get", []any{run, 1}, nil},
 		{"run_status", []any{tenant, run}, nil},
 		{"waiting_steps_of_run", []any{run, "verify"}, []string{"steps_waiting"}},

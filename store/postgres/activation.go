@@ -198,38 +198,6 @@ func (s *Store) SaveSnapshot(ctx context.Context, l store.Lease, held *store.Ste
 	return s.fenced(ctx, l.RunID, what, s.q("save_snapshot"), args...)
 }
 
-// JournalBefore reads the run's journal before entry before, under the lease: one statement
-// that returns no row when the lease does not hold.
-func (s *Store) JournalBefore(ctx context.Context, l store.Lease, before int) (_ []store.Step, err error) {
-	defer classify(&err)
-	what := fmt.Sprintf("journal of run %s before %d", l.RunID, before)
-	if !validUUID(l.RunID) {
-		return nil, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
-	}
-	rows, err := s.on("journal_before").Query(ctx, s.q("journal_before"), l.RunID, l.Epoch, before)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	held := false
-	steps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Step, error) {
-		held = true
-		return scanStepOrNone(r)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if !held {
-		return nil, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
-	}
-	out := make([]store.Step, 0, len(steps))
-	for _, st := range steps {
-		if st != nil {
-			out = append(out, *st)
-		}
-	}
-	return out, nil
-}
-
 // JournalPage reads up to limit entries of the run's journal from entry from on, under the
 // lease: one statement that reads one more to tell whether more follow, and returns no row when
 // the lease does not hold.

@@ -69,7 +69,6 @@ func planCases() []planCase {
 		{name: "load_journal_tail (a resume)", query: "load_journal_tail", args: func(f planFixture) []any { return []any{f.journals[0], 1, nil} }},
 		{name: "load_journal_tail (a resume, window 8)", query: "load_journal_tail", window: true,
 			args: func(f planFixture) []any { return []any{f.journals[0], 1, journalWindow + 1} }},
-		{name: "journal_before", query: "journal_before", args: func(f planFixture) []any { return []any{f.held, 2, 3} }},
 		{name: "journal_page", query: "journal_page", window: true, args: func(f planFixture) []any { return []any{f.held, 2, 1, journalWindow + 1} }},
 		{name: "save_snapshot", query: "save_snapshot", args: func(f planFixture) []any {
 			return append([]any{f.held, 2, leaseMs, 4, "step-3", "code", "data", false}, make([]any, 13)...)

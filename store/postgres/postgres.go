@@ -181,7 +181,7 @@ func indexedPool(ctx context.Context, pcfg *pgxpool.Config) (*pgxpool.Pool, erro
 var indexedStatements = map[string]bool{
 	"claim_runs": true, "load_journals": true, "next_wakeup": true, "extend_leases": true,
 	"resume_run": true, "load_journal_tail": true, "lock_run": true, "signal": true,
-	"journal_before": true, "journal_page": true,
+	"journal_page": true,
 }
 
 // on is the pool the statement query (a query file's name) runs on.

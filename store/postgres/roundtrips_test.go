@@ -159,10 +159,6 @@ func TestRoundTrips(t *testing.T) {
 		held := step(store.KindRun)
 		must(s.SaveSnapshot(ctx, c.Lease, &held, snap(), time.Hour))
 	})
-	measure("JournalBefore", 1, nothing, func() {
-		_, err := s.JournalBefore(ctx, c.Lease, seq)
-		must(err)
-	})
 	// A snapshot is loaded with the journal's tail, in the same round trip.
 	measure("ClaimRuns (a later activation, with a snapshot)", 2, func() { must(s.Release(ctx, c.Lease)) }, func() {
 		c = claim()

@@ -170,7 +170,7 @@ func scanJournalEntry(row pgx.Row) (journalEntry, error) {
 	return e, nil
 }
 
-// scanStepOrNone reads a row of journal_before.sql: a step, or nil for the row that only says
+// scanStepOrNone reads a row of journal_page.sql: a step, or nil for the row that only says
 // the lease holds (its step columns null).
 func scanStepOrNone(row pgx.Row) (*store.Step, error) {
 	var (
