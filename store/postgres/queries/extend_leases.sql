@@ -11,7 +11,11 @@
 -- same epoch) is not held and never renewed: a renewal that raced the suspension used to give
 -- the sleeping run a lease nobody held, and no claim took it until that ran out, however soon
 -- it was due or signalled (the signal scenario's runs delivered up to a lease late, issue 13).
--- $1 run ids, $2 epochs, $3 lease ms.
+-- SKIP LOCKED does not cover one case: a row whose version the statement saw was updated since
+-- (a batch's commit), whose newer version Postgres locks by waiting for its updater ("while
+-- locking updated version"). So the caller sends the leases in run id order, the order every
+-- other statement that locks several runs takes them in: such a wait cannot close a cycle.
+-- $1 run ids, $2 epochs (in run id order), $3 lease ms.
 -- Every run is found by its own probe of the primary key (a LATERAL subquery with a locking
 -- clause or a LIMIT is planned per row): joined with the unnested pairs, or matched by
 -- id = ANY, runs were read by sequential scan, or by a scan of all of runs_ready, when the
