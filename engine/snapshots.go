@@ -65,6 +65,9 @@ func (s *snapshots) takesFor(runID string) bool {
 
 // failed stops snapshots of runID on this host.
 func (s *snapshots) failed(runID string) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.off) >= maxSnapshotsOff {
