@@ -11,7 +11,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
-	"github.com/wfhost/wfhost/store/internal/snapshots"
+	"github.com/wfhost/wfhost/store/internal/journals"
 )
 
 // ClaimRuns leases runnable runs, shared fairly between the tenants that have any and a free
@@ -159,26 +159,20 @@ func (w *wtx) loadTail(c *store.Claim, from, window int) error {
 	if err != nil {
 		return err
 	}
-	if c.Journal, err = collect(rows, scanStep); err != nil {
+	steps, err := collect(rows, scanStep)
+	if err != nil {
 		return err
 	}
-	if window > 0 && len(c.Journal) > window {
-		// The one entry past the window says that more follow.
-		c.Journal, c.JournalMore = c.Journal[:window], true
-	}
+	c.Journal, c.JournalMore = journals.Trim(steps, window)
 	return nil
 }
 
-// maxWindow bounds a journal window or page, so that one more than it is still an integer.
-const maxWindow = 1 << 30
-
-// windowLimit is the LIMIT of a journal read for a window of window entries: one more, which
-// tells whether more follow, or -1 (no limit) for no window.
+// windowLimit is journals.Limit as SQLite's LIMIT: -1 (no limit) for no window.
 func windowLimit(window int) int64 {
-	if window <= 0 {
-		return -1
+	if limit, ok := journals.Limit(window); ok {
+		return limit
 	}
-	return int64(min(window, maxWindow)) + 1
+	return -1
 }
 
 // ReleaseOwned hands back the owner's leases on runs not in keep.
@@ -344,7 +338,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, l store.Lease, held *store.Ste
 	if held != nil {
 		what = "commit " + held.Key + " and " + what
 	}
-	if err := snapshots.Check(snap); err != nil {
+	if err := journals.CheckSnapshot(snap); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	data := snap.Data
@@ -381,7 +375,6 @@ func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int)
 	if limit <= 0 {
 		return nil, false, fmt.Errorf("%s: a page of %d entries", what, limit)
 	}
-	limit = min(limit, maxWindow)
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", what, err)
@@ -406,13 +399,11 @@ func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}
-	if len(steps) > limit {
-		return steps[:limit], true, nil
-	}
 	if steps == nil {
 		steps = []store.Step{}
 	}
-	return steps, false, nil
+	page, more := journals.Trim(steps, limit)
+	return page, more, nil
 }
 
 // Finish records a run's end.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
-	"github.com/wfhost/wfhost/store/internal/snapshots"
+	"github.com/wfhost/wfhost/store/internal/journals"
 )
 
 // ClaimRuns leases runnable runs and loads their journals: two round trips for any number, one
@@ -65,26 +65,21 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.C
 			c.Snapshot, c.JournalFrom = e.snapshot, e.snapshot.Seq
 			continue
 		}
-		if p.JournalWindow > 0 && len(c.Journal) == p.JournalWindow {
-			// The one entry past the window: it says that more follow.
-			c.JournalMore = true
-			continue
-		}
 		c.Journal = append(c.Journal, e.step)
+	}
+	for i := range claims {
+		c := &claims[i]
+		c.Journal, c.JournalMore = journals.Trim(c.Journal, p.JournalWindow)
 	}
 	return claims, nil
 }
 
-// maxWindow bounds a journal window or page, so that one more than it is still an integer.
-const maxWindow = 1 << 30
-
-// windowLimit is the LIMIT of a journal read for a window of window entries: one more, which
-// tells whether more follow, or NULL (no limit) for no window.
+// windowLimit is journals.Limit as a statement's argument: NULL (no limit) for no window.
 func windowLimit(window int) any {
-	if window <= 0 {
-		return nil
+	if limit, ok := journals.Limit(window); ok {
+		return limit
 	}
-	return int64(min(window, maxWindow)) + 1
+	return nil
 }
 
 // ReleaseOwned hands back the owner's leases on runs not in keep.
@@ -191,7 +186,7 @@ func (s *Store) CommitAndSuspend(ctx context.Context, l store.Lease, held, st st
 func (s *Store) SaveSnapshot(ctx context.Context, l store.Lease, held *store.Step, snap store.Snapshot, leaseFor time.Duration) (err error) {
 	defer classify(&err)
 	what := fmt.Sprintf("save snapshot at %d", snap.Seq)
-	if err := snapshots.Check(snap); err != nil {
+	if err := journals.CheckSnapshot(snap); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	step := make([]any, 13) // nulls without a held step
@@ -219,7 +214,6 @@ func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int)
 	if !validUUID(l.RunID) {
 		return nil, false, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
 	}
-	limit = min(limit, maxWindow)
 	rows, err := s.on("journal_page").Query(ctx, s.q("journal_page"), l.RunID, l.Epoch, from, windowLimit(limit))
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", what, err)
@@ -235,16 +229,14 @@ func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int)
 	if !held {
 		return nil, false, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
 	}
-	out := make([]store.Step, 0, min(len(steps), limit))
+	out := make([]store.Step, 0, len(steps))
 	for _, st := range steps {
 		if st != nil {
 			out = append(out, *st)
 		}
 	}
-	if len(out) > limit {
-		return out[:limit], true, nil
-	}
-	return out, false, nil
+	page, more := journals.Trim(out, limit)
+	return page, more, nil
 }
 
 // Finish records a run's end.

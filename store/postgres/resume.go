@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/internal/journals"
 )
 
 // ResumeRun leases a run a host parked and reads its journal's tail, in one round trip: the
@@ -55,11 +56,8 @@ func (s *Store) ResumeRun(ctx context.Context, p store.ResumeParams) (_ store.Cl
 			return err
 		}
 		c, ok = claims[0], true
-		if p.JournalWindow > 0 && len(steps) > p.JournalWindow {
-			// The one entry past the window says that more follow.
-			steps, c.JournalMore = steps[:p.JournalWindow], true
-		}
-		c.Journal, c.JournalFrom = steps, p.FromSeq
+		c.Journal, c.JournalMore = journals.Trim(steps, p.JournalWindow)
+		c.JournalFrom = p.FromSeq
 		return nil
 	}()
 	if err != nil {

@@ -159,13 +159,7 @@ func scanJournalEntry(row pgx.Row) (journalEntry, error) {
 	if started != nil {
 		s.StartedAt = *started
 	}
-	if output != nil {
-		s.Output = json.RawMessage(output)
-	}
-	if match != nil {
-		s.Match = json.RawMessage(match)
-	}
-	s.Error = decodeError(errb)
+	setPayloads(&s, output, match, errb)
 	e.step = s
 	return e, nil
 }

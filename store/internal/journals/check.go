@@ -1,5 +1,4 @@
-// Package snapshots holds what both stores check of a snapshot before they keep it.
-package snapshots
+package journals
 
 import (
 	"fmt"
@@ -9,10 +8,10 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// Check refuses, with store.ErrRefused, a snapshot no store keeps: Data past
+// CheckSnapshot refuses, with store.ErrRefused, a snapshot no store keeps: Data past
 // store.MaxSnapshotBytes, a negative Seq, or a Code or LastKey that is not text Postgres can
 // hold (invalid UTF-8, a NUL), which the embedded store refuses too so that the two agree.
-func Check(snap store.Snapshot) error {
+func CheckSnapshot(snap store.Snapshot) error {
 	switch {
 	case len(snap.Data) > store.MaxSnapshotBytes:
 		return fmt.Errorf("%w: a snapshot of %d bytes is over the limit of %d", store.ErrRefused, len(snap.Data), store.MaxSnapshotBytes)
