@@ -27,9 +27,10 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 			return fmt.Errorf("host function %s has no verb", f.Name)
 		}
 		sig := wasmSignature(f.Native())
+		unwinds := snapshotImports[f.Name] // decided here, not at every call
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 			st := enter(ctx, f.Name)
-			if st.snap != nil && st.unwindsFor(ctx, f.Name) {
+			if unwinds && st.snap != nil && st.unwindsFor(ctx, f.Name) {
 				// The guest unwinds for a checkpoint: the call is answered after its rewind.
 				if f.Reply {
 					stack[0] = 0

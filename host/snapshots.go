@@ -131,9 +131,8 @@ func (r *Runtime) transform(ctx context.Context, tenant string, m *Module) []byt
 		"-cpu-seconds", strconv.FormatInt(int64(timeout/time.Second)+1, 10))
 	code, err := snapshot.Asyncify(tctx, m.wasm, snapshot.Options{WasmOpt: sc.WasmOpt, Under: under})
 	if err != nil {
-		var exit *exec.ExitError
 		if ctx.Err() == nil {
-			r.cfg.Logger.Warn("the module cannot be snapshotted; its runs replay their journals", "digest", m.Digest, "err", firstLines(err.Error(), 2), "exited", errors.As(err, &exit))
+			r.cfg.Logger.Warn("the module cannot be snapshotted; its runs replay their journals", "digest", m.Digest, "err", firstLines(err.Error(), 2))
 		}
 		return nil
 	}
@@ -183,13 +182,11 @@ func (c *compiledModule) snapshotCode(m *Module) (string, []byte) {
 	return c.code, c.snap.memory
 }
 
-// unwindsFor is called at the top of every host function: it reports whether the call is to
-// unwind the guest for a checkpoint instead of being answered. A call a rewind returns into
-// ends the rewind and is answered like any other.
+// unwindsFor is called at the top of every host function asyncify instruments
+// (snapshotImports): it reports whether the call is to unwind the guest for a checkpoint
+// instead of being answered. A call a rewind returns into ends the rewind and is answered like
+// any other.
 func (st *state) unwindsFor(ctx context.Context, name string) bool {
-	if !snapshotImports[name] {
-		return false
-	}
 	resumed, err := st.snap.Resuming(ctx)
 	if err != nil {
 		st.stop(fmt.Errorf("%w: %v", ErrRestore, err))
@@ -273,30 +270,30 @@ func appendBytes(b, v []byte) []byte {
 // guest's memory and globals into its instance, whose memory is still base, and starts the
 // rewind. It returns wfhost_run's arguments of the pass the checkpoint was taken in.
 func (st *state) restore(ctx context.Context, data, base []byte) ([]uint64, error) {
-	d := &cpDecoder{b: data}
-	if string(d.next(len(checkpointMagic))) != checkpointMagic {
+	d := snapshot.NewDecoder(data)
+	if string(d.Next(len(checkpointMagic))) != checkpointMagic {
 		return nil, errors.New("not a checkpoint")
 	}
-	n := d.u32()
+	n := d.U32()
 	if n > 8 {
 		return nil, fmt.Errorf("%d arguments", n)
 	}
 	args := make([]uint64, n)
 	for i := range args {
-		args[i] = d.u64()
+		args[i] = d.U64()
 	}
-	clock := int64(d.u64())
-	random := d.bytes()
-	ns := int(d.u32())
-	if ns > len(d.b)/4 {
+	clock := int64(d.U64())
+	random := d.Bytes()
+	ns := int(d.U32())
+	if ns > len(d.Rest())/4 {
 		return nil, errors.New("checkpoint truncated")
 	}
 	secrets := make([][]byte, ns)
 	for i := range secrets {
-		secrets[i] = bytes.Clone(d.bytes())
+		secrets[i] = bytes.Clone(d.Bytes())
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, fmt.Errorf("checkpoint: %w", d.Err())
 	}
 	if err := st.random.UnmarshalBinary(random); err != nil {
 		return nil, fmt.Errorf("random stream: %w", err)
@@ -305,30 +302,8 @@ func (st *state) restore(ctx context.Context, data, base []byte) ([]uint64, erro
 		st.clock = time.Unix(0, clock).UTC()
 	}
 	st.secrets, st.redactions = secrets, nil
-	if err := st.snap.RestoreFrom(ctx, bytes.NewReader(d.b), base); err != nil {
+	if err := st.snap.RestoreFrom(ctx, bytes.NewReader(d.Rest()), base); err != nil {
 		return nil, err
 	}
 	return args, nil
 }
-
-// cpDecoder reads a Checkpoint's pass state; the first fault sticks.
-type cpDecoder struct {
-	b   []byte
-	err error
-}
-
-func (d *cpDecoder) next(n int) []byte {
-	if d.err != nil || n < 0 || n > len(d.b) {
-		// A length read from a damaged checkpoint may be anything: nothing is allocated for
-		// it, only the zeros a fixed-size read needs.
-		d.err = errors.New("checkpoint truncated")
-		return make([]byte, min(max(n, 0), 8))
-	}
-	out := d.b[:n]
-	d.b = d.b[n:]
-	return out
-}
-
-func (d *cpDecoder) u32() uint32   { return binary.LittleEndian.Uint32(d.next(4)) }
-func (d *cpDecoder) u64() uint64   { return binary.LittleEndian.Uint64(d.next(8)) }
-func (d *cpDecoder) bytes() []byte { return d.next(int(d.u32())) }

@@ -184,9 +184,6 @@ func (g *Guest) Reset() {
 // it returns into (Resuming).
 func (g *Guest) Rewinding() bool { return g.rewinding }
 
-// Unwinding reports whether an unwind Suspend started has not yet been ended by Suspended.
-func (g *Guest) Unwinding() bool { return g.unwinding }
-
 // State is asyncify's own state (0 normal, 1 unwinding, 2 rewinding), for tests.
 func (g *Guest) State(ctx context.Context) (uint32, error) {
 	res, err := g.getState.Call(ctx)

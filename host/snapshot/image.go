@@ -84,25 +84,25 @@ func decodeImage(r io.Reader, base []byte, memory func(size int) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: decode: %w", err)
 	}
-	d := &decoder{b: b}
-	if string(d.next(len(imageMagic))) != imageMagic {
+	d := NewDecoder(b)
+	if string(d.Next(len(imageMagic))) != imageMagic {
 		return nil, errors.New("snapshot: decode: not an image")
 	}
-	im := &Image{Buffer: d.u32(), BufferSize: d.u32()}
-	n := d.u32()
-	if int(n) > len(d.b)/8 {
+	im := &Image{Buffer: d.U32(), BufferSize: d.U32()}
+	n := d.U32()
+	if int(n) > len(d.Rest())/8 {
 		return nil, errors.New("snapshot: decode: truncated")
 	}
 	for range n {
-		im.Globals = append(im.Globals, binary.LittleEndian.Uint64(d.next(8)))
+		im.Globals = append(im.Globals, d.U64())
 	}
-	blocks := int(d.u32())
+	blocks := int(d.U32())
 	if blocks > maxBlocks || blocks%(pageSize/blockSize) != 0 {
 		return nil, fmt.Errorf("snapshot: decode: %d blocks of memory", blocks)
 	}
-	present := d.next(blocks)
-	if d.err != nil {
-		return nil, fmt.Errorf("snapshot: decode: %w", d.err)
+	present := d.Next(blocks)
+	if d.Err() != nil {
+		return nil, fmt.Errorf("snapshot: decode: %w", d.Err())
 	}
 	want := 0
 	for p := range blocks {
@@ -112,7 +112,7 @@ func decodeImage(r io.Reader, base []byte, memory func(size int) ([]byte, error)
 			return nil, errors.New("snapshot: decode: a block the base does not have")
 		}
 	}
-	if want != len(d.b) {
+	if want != len(d.Rest()) {
 		return nil, errors.New("snapshot: decode: truncated")
 	}
 	if im.Memory, err = memory(blocks * blockSize); err != nil {
@@ -122,7 +122,7 @@ func decodeImage(r io.Reader, base []byte, memory func(size int) ([]byte, error)
 		dst := im.Memory[p*blockSize : (p+1)*blockSize]
 		switch {
 		case present[p] == 1:
-			copy(dst, d.next(blockSize))
+			copy(dst, d.Next(blockSize))
 		case fill:
 			copy(dst, base[p*blockSize:])
 		}
@@ -181,19 +181,35 @@ func b2u(b bool) byte {
 	return 0
 }
 
-type decoder struct {
+// Decoder reads fields from encoded bytes (an image here, the host's pass state beside it in
+// host/snapshots.go); the first fault sticks, and a length read from damaged bytes allocates
+// nothing: a short read returns at most the zeros a fixed-size field needs.
+type Decoder struct {
 	b   []byte
 	err error
 }
 
-func (d *decoder) next(n int) []byte {
-	if d.err != nil || n > len(d.b) {
+// NewDecoder reads b.
+func NewDecoder(b []byte) *Decoder { return &Decoder{b: b} }
+
+// Next returns the next n bytes.
+func (d *Decoder) Next(n int) []byte {
+	if d.err != nil || n < 0 || n > len(d.b) {
 		d.err = errors.New("truncated")
-		return make([]byte, n)
+		return make([]byte, min(max(n, 0), 8))
 	}
 	out := d.b[:n]
 	d.b = d.b[n:]
 	return out
 }
 
-func (d *decoder) u32() uint32 { return binary.LittleEndian.Uint32(d.next(4)) }
+// U32 and U64 read little-endian integers; Bytes reads a U32 length and that many bytes.
+func (d *Decoder) U32() uint32   { return binary.LittleEndian.Uint32(d.Next(4)) }
+func (d *Decoder) U64() uint64   { return binary.LittleEndian.Uint64(d.Next(8)) }
+func (d *Decoder) Bytes() []byte { return d.Next(int(d.U32())) }
+
+// Rest is what is left unread.
+func (d *Decoder) Rest() []byte { return d.b }
+
+// Err is the first fault, if any.
+func (d *Decoder) Err() error { return d.err }
