@@ -154,7 +154,7 @@ func TestCrashRecoverySIGKILLWithSnapshots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crash test")
 	}
-	testenv.SnapshotRuntime(t) // skips (or fails under WFHOST_REQUIRE_WASM_OPT) without wasm-opt
+	testenv.WasmOpt(t) // the daemon finds it in PATH; skips (or fails under WFHOST_REQUIRE_WASM_OPT) without it
 	eachStore(t, func(t *testing.T, b backend) { testCrashRecoverySIGKILL(t, b, "../testdata/examples_as.wasm", true) })
 }
 

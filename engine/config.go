@@ -200,6 +200,8 @@ func (c *Config) validate() error {
 		return errors.New("engine config: FaultLimit must be at least 1")
 	case c.ParkHorizon < 0:
 		return errors.New("engine config: ParkHorizon must not be negative (0 takes the default)")
+	case c.JournalWindow < 0:
+		return errors.New("engine config: JournalWindow must not be negative (0 takes the default)")
 	case c.MaxRetentionDays < 1 || c.DefaultRetentionDays < 1:
 		return errors.New("engine config: retention days must be at least 1")
 	case c.BroadcastWindow < time.Second:

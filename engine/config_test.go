@@ -84,6 +84,8 @@ func TestNegativeDurationsAreRefused(t *testing.T) {
 		"PollInterval":  {PollInterval: -time.Second},
 		"SweepInterval": {SweepInterval: -time.Second},
 		"ShutdownGrace": {ShutdownGrace: -time.Second},
+		// Not a duration, but refused alike: a negative window read every journal whole.
+		"JournalWindow": {JournalWindow: -1},
 	} {
 		cfg.Store, cfg.Runtime = st, testenv.Runtime(t)
 		if _, err := engine.New(cfg); err == nil || !strings.Contains(err.Error(), name) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -26,7 +25,8 @@ type journal struct {
 	// a claim reads the journal from the top (base 0) or, for a run with a snapshot, from the
 	// snapshot on (snapshots.go); a parked pass's resume only its tail (parking.go). Either
 	// reads at most window entries; more says the journal goes on past them, and a replay that
-	// reaches the end of claimed reads the next page in their place (page).
+	// reaches the end of claimed reads the next page in their place (page). window is
+	// Config.JournalWindow, never 0 once New has put the defaults in.
 	claimed []store.Step
 	base    int
 	more    bool
@@ -56,7 +56,7 @@ func (j *journal) fromTop(ctx context.Context) error {
 	if j.base == 0 {
 		return nil
 	}
-	steps, more, err := j.store.JournalPage(ctx, j.lease, 0, j.pageSize())
+	steps, more, err := j.store.JournalPage(ctx, j.lease, 0, j.window)
 	if err != nil {
 		return err
 	}
@@ -64,21 +64,12 @@ func (j *journal) fromTop(ctx context.Context) error {
 	return nil
 }
 
-// pageSize is how many entries a page read asks for: the claim's window, or every entry when
-// the claims have none.
-func (j *journal) pageSize() int {
-	if j.window > 0 {
-		return j.window
-	}
-	return math.MaxInt32
-}
-
 // page makes sure entry seq is loaded when the journal has it: a replay that runs past the
 // entries it was claimed with reads the next page in their place (a replay never looks back).
 func (j *journal) page(ctx context.Context, seq int) error {
 	for j.more && seq >= j.base+len(j.claimed) {
 		from := j.base + len(j.claimed)
-		steps, more, err := j.store.JournalPage(ctx, j.lease, from, j.pageSize())
+		steps, more, err := j.store.JournalPage(ctx, j.lease, from, j.window)
 		if err != nil {
 			return err
 		}

@@ -365,7 +365,7 @@ func (x *Executor) handOver(ctx context.Context, c store.Claim) bool {
 	if pk.seq >= c.JournalFrom+len(c.Journal) && c.JournalMore {
 		// The parked entry is past the claim's window: its page is read here, so a long
 		// journal without a snapshot still hands its run over rather than replaying it.
-		if steps, more, err := x.cfg.Store.JournalPage(ctx, c.Lease, pk.seq, max(x.cfg.JournalWindow, 1)); err == nil {
+		if steps, more, err := x.cfg.Store.JournalPage(ctx, c.Lease, pk.seq, x.cfg.JournalWindow); err == nil {
 			c.Journal, c.JournalFrom, c.JournalMore = steps, pk.seq, more
 		}
 	}

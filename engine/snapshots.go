@@ -102,12 +102,15 @@ func (s *snapshots) encode(runID string, st snapState, cp host.Checkpoint) ([]by
 	if err != nil {
 		return nil, err
 	}
-	plain := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(meta)+len(cp.Data)), uint32(len(meta)))
-	plain = append(append(plain, meta...), cp.Data...)
+	// The format byte first, so the plain form is the buffer as it is, with no copy.
+	buf := make([]byte, 1, 1+4+len(meta)+len(cp.Data))
+	buf[0] = snapPlain
+	buf = appendField(buf, meta)
+	buf = append(buf, cp.Data...)
 	if s.keys == nil {
-		return append([]byte{snapPlain}, plain...), nil
+		return buf, nil
 	}
-	sealed, err := s.keys.Seal(plain, snapshotContext(runID))
+	sealed, err := s.keys.Seal(buf[1:], snapshotContext(runID))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +223,7 @@ func (p *pass) resumeFrom(c store.Claim, mod *host.Module) *host.Checkpoint {
 	if p.seen == nil {
 		p.seen = map[string]int{}
 	}
-	p.j.cursor = c.JournalFrom
+	// The journal's cursor is at c.JournalFrom already (newJournal).
 	p.snaps.lastSeq = c.Snapshot.Seq
 	return &host.Checkpoint{Code: c.Snapshot.Code, Data: data}
 }

@@ -88,19 +88,26 @@ func Runtime(t testing.TB) *host.Runtime {
 	return plainRuntime.get(t, host.Config{})
 }
 
-// SnapshotRuntime is a host runtime that transforms modules for durable snapshots, shared by
-// the test process. Without binaryen's wasm-opt it skips the test, unless
-// WFHOST_REQUIRE_WASM_OPT is set (CI installs binaryen and sets it): then it fails.
-func SnapshotRuntime(t testing.TB) *host.Runtime {
+// WasmOpt is binaryen's wasm-opt, which durable snapshots need. Without it the test is
+// skipped, unless WFHOST_REQUIRE_WASM_OPT is set (CI installs binaryen and sets it): then it
+// fails.
+func WasmOpt(t testing.TB) string {
 	t.Helper()
-	wasmOpt, err := exec.LookPath("wasm-opt")
+	path, err := exec.LookPath("wasm-opt")
 	if err != nil {
 		if os.Getenv("WFHOST_REQUIRE_WASM_OPT") != "" {
 			t.Fatal("wasm-opt (binaryen) is required (WFHOST_REQUIRE_WASM_OPT): apt-get install -y binaryen")
 		}
 		t.Skip("wasm-opt (binaryen) is not installed: apt-get install -y binaryen")
 	}
-	return snapshotRuntime.get(t, host.Config{Snapshots: host.SnapshotConfig{WasmOpt: wasmOpt}})
+	return path
+}
+
+// SnapshotRuntime is a host runtime that transforms modules for durable snapshots, shared by
+// the test process; without wasm-opt, see WasmOpt.
+func SnapshotRuntime(t testing.TB) *host.Runtime {
+	t.Helper()
+	return snapshotRuntime.get(t, host.Config{Snapshots: host.SnapshotConfig{WasmOpt: WasmOpt(t)}})
 }
 
 // SecretKeys is a keyring with one new key, for an engine that stores secrets.
