@@ -3,6 +3,9 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/internal/wasmgen"
 	"github.com/wfhost/wfhost/store"
 )
@@ -195,5 +199,71 @@ func TestACheckpointThatFailsHandsTheRunBack(t *testing.T) {
 	if m["wfhost_snapshots_total{}"] != 2 || m["wfhost_snapshot_restores_total{outcome=replayed}"] != 1 || m["wfhost_snapshot_restores_total{outcome=restored}"] != 0 {
 		t.Fatalf("%v snapshots taken, %v restored, %v replayed; want 2 taken, and the run handed back replayed once",
 			m["wfhost_snapshots_total{}"], m["wfhost_snapshot_restores_total{outcome=restored}"], m["wfhost_snapshot_restores_total{outcome=replayed}"])
+	}
+}
+
+// TestASnapshotItsJournalNoLongerHoldsIsNotRestored: a snapshot is restored only while the
+// journal holds the entry it was taken after (store.Snapshot.LastKey). A run waiting for an
+// event, with a snapshot at send-welcome (entry 2, after welcome-delay), has its journal cut
+// back to its first entry, as a future "restart from step 1" would: the next claim leaves the
+// snapshot out, and deletes it, and the run replays from the top, runs its steps again and
+// ends with the journal of a run with snapshots off. Restored from the snapshot instead, it
+// would go on from entry 2 with entry 1 missing.
+func TestASnapshotItsJournalNoLongerHoldsIsNotRestored(t *testing.T) {
+	t.Parallel()
+	input := map[string]any{"email": "Ada@Example.com", "delayMs": 10, "verifyTimeoutMs": 3_600_000}
+	verify := func(h *harness, runID string) {
+		h.t.Helper()
+		h.awaitStep(runID, "await-verify", store.StepWaiting, settle)
+		payload := fmt.Sprintf(`{"userId":%q,"via":"email"}`, h.userID(runID))
+		if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, runID, "verify", json.RawMessage(payload)); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	plain := setup(t, harnessOptions{parkMemory: -1})
+	plain.deploy("examples_as.wasm", false)
+	ref := plain.start("onboarding", input)
+	verify(plain, ref.ID)
+	if r := plain.await(ref.ID, settle); r.Status != store.StatusCompleted {
+		t.Fatalf("reference run %s: %+v", r.Status, r.Error)
+	}
+
+	reg := prometheus.NewRegistry()
+	h := setup(t, harnessOptions{parkMemory: -1, snapshotEvery: 1, metrics: reg})
+	h.deploy("examples_as.wasm", false)
+	run := h.start("onboarding", input)
+	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+	if n := h.count(`SELECT count(*) FROM snapshots WHERE run_id = $1 AND seq = 2 AND last_key = 'welcome-delay'`, run.ID); n != 1 {
+		t.Fatalf("%d snapshots at send-welcome, want 1", n)
+	}
+	// The cut, once the run is handed back: entries 1 on deleted and the run made due.
+	err := testenv.Poll(t, settle, func() error {
+		if h.sql(`WITH cut AS (
+				DELETE FROM steps WHERE run_id = $1 AND seq >= 1 AND EXISTS (SELECT 1 FROM runs WHERE id = $1 AND lease_owner IS NULL))
+			UPDATE runs SET available_at = now() WHERE id = $1 AND lease_owner IS NULL`, run.ID) == 0 {
+			return errors.New("the run is still leased")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify(h, run.ID)
+	if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
+		t.Fatalf("run %s: %+v\n%s", r.Status, r.Error, h.journalString(run.ID))
+	}
+	if got, want := h.journalString(run.ID), plain.journalString(ref.ID); got != want {
+		t.Fatalf("journal\n%s\nwant\n%s", got, want)
+	}
+	// The welcome mail was sent again: the steps after the cut ran again, from the top.
+	if n := strings.Count(h.logs.String(), "welcome mail sent to Ada@Example.com"); n != 2 {
+		t.Fatalf("the welcome mail was sent %d times, want twice: once before the cut, once after", n)
+	}
+	// No claim handed the stale snapshot to the engine (it would have counted it restored or
+	// replayed); the one the replay took at send-welcome again was restored after the signal.
+	m := gathered(t, reg)
+	if m["wfhost_snapshot_restores_total{outcome=replayed}"] != 0 || m["wfhost_snapshot_restores_total{outcome=restored}"] != 1 {
+		t.Fatalf("%v runs restored, %v replayed; want the stale snapshot never handed over, and the new one restored once",
+			m["wfhost_snapshot_restores_total{outcome=restored}"], m["wfhost_snapshot_restores_total{outcome=replayed}"])
 	}
 }
