@@ -27,7 +27,10 @@ import (
 // without wasm-opt), one this host cannot open, or one the host fails to restore sends the
 // activation back to the journal's start (its first page, store.JournalPage) before the guest has run. A
 // run whose checkpoint could not be taken here (its call stack past the unwind buffer) takes
-// none on this host again.
+// none on this host again. A claim hands a snapshot over only while the journal still has the
+// entry it was taken after with the same key (store.Snapshot.LastKey, checked by the store in
+// the claim's journal read, which deletes a snapshot that fails it): one whose journal was cut
+// back or rewritten under it never reaches the engine, and the run replays from the top.
 //
 // An image holds whatever the guest holds, the secrets it read included: with a keyring
 // (Config.SecretKeys) every snapshot is sealed under it, bound to its run; without one a

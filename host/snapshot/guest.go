@@ -222,7 +222,8 @@ func (g *Guest) view() *Image {
 // RestoreFrom is Restore of an image Encode wrote with base, read straight into this
 // instance's memory. The instance must be in its post-initialisation state, its memory equal to
 // base (a fresh instance, or one the host's pool has reset): only the blocks that differ from
-// base are written.
+// base are written. The memory is grown to the image's size first, within the instance's own
+// limit; on an error it may hold part of the image, and the instance is to be discarded.
 func (g *Guest) RestoreFrom(ctx context.Context, r io.Reader, base []byte) error {
 	mem := g.mod.Memory()
 	if mem.Size() != uint32(len(base)) {
@@ -239,7 +240,7 @@ func (g *Guest) RestoreFrom(ctx context.Context, r io.Reader, base []byte) error
 			return nil, fmt.Errorf("snapshot: memory is %d bytes, the image %d", mem.Size(), size)
 		}
 		return b, nil
-	}, false)
+	}, len(g.globals))
 	if err != nil {
 		return err
 	}

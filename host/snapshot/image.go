@@ -71,63 +71,140 @@ func (im *Image) Encode(w io.Writer, base []byte, level int) error {
 
 // DecodeImage reads an image Encode wrote with the same base.
 func DecodeImage(r io.Reader, base []byte) (*Image, error) {
-	return decodeImage(r, base, func(size int) ([]byte, error) { return make([]byte, size), nil }, true)
+	return decodeImage(r, base, nil, -1)
 }
 
-// decodeImage reads an image into the memory that memory returns for its size. Blocks the
-// encoding leaves out are copied from base when fill is set, and otherwise left as they are
-// (memory already holds base there).
-func decodeImage(r io.Reader, base []byte, memory func(size int) ([]byte, error), fill bool) (*Image, error) {
+// maxGlobals bounds an image's globals: the most the WebAssembly JS API lets a module declare,
+// which the host's upload check (host.ModuleBounds) keeps modules within.
+const maxGlobals = 1_000_000
+
+// maxImageBytes is the largest legitimate image, decompressed: its header, maxGlobals globals,
+// and the block map and every block of a whole 32-bit memory. decodeImage never inflates more:
+// it reads the image field by field, checks each count against these bounds before it reads
+// what the count counts, and refuses a single byte past the end the header declares. So an
+// image that inflates past its own header (a small sealed-but-hostile or damaged snapshot can
+// inflate to gigabytes) costs a read of one byte more, never the gigabytes.
+const maxImageBytes = int64(len(imageMagic)) + 4 + 4 + 4 + maxGlobals*8 + 4 + maxBlocks + maxBlocks*blockSize
+
+// decodeImage reads an image into the memory that into returns for its size (a guest's own
+// memory, already equal to base: the blocks the encoding leaves out are left as they are), or
+// with into nil into new memory that grows only as the image's blocks arrive, those it leaves
+// out copied from base. globals is the number of globals the image must have, or -1 for any up
+// to maxGlobals. It inflates the image a field at a time, straight into its place: nothing is
+// allocated for a count before the data it counts has been read, but the block map (at most
+// maxBlocks bytes) and the memory into hands out, which the guest's own limit bounds.
+func decodeImage(r io.Reader, base []byte, into func(size int) ([]byte, error), globals int) (*Image, error) {
 	zr := readerFor(r)
 	defer readers.Put(zr)
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: decode: %w", err)
+	ir := &imageReader{r: zr}
+	if magic := ir.next(len(imageMagic)); ir.err != nil || string(magic) != imageMagic {
+		return nil, ir.fault("not an image")
 	}
-	d := NewDecoder(b)
-	if string(d.Next(len(imageMagic))) != imageMagic {
-		return nil, errors.New("snapshot: decode: not an image")
-	}
-	im := &Image{Buffer: d.U32(), BufferSize: d.U32()}
-	n := d.U32()
-	if int(n) > len(d.Rest())/8 {
-		return nil, errors.New("snapshot: decode: truncated")
+	im := &Image{Buffer: ir.u32(), BufferSize: ir.u32()}
+	n := ir.u32()
+	switch {
+	case ir.err != nil:
+		return nil, ir.fault("")
+	case n > maxGlobals:
+		return nil, fmt.Errorf("snapshot: decode: %d globals, more than a module may have (%d)", n, maxGlobals)
+	case globals >= 0 && int(n) != globals:
+		return nil, fmt.Errorf("snapshot: decode: the image has %d globals, the module %d", n, globals)
 	}
 	for range n {
-		im.Globals = append(im.Globals, d.U64())
+		if v := ir.u64(); ir.err == nil {
+			im.Globals = append(im.Globals, v)
+		}
 	}
-	blocks := int(d.U32())
+	blocks := int(ir.u32())
+	if ir.err != nil {
+		return nil, ir.fault("")
+	}
 	if blocks > maxBlocks || blocks%(pageSize/blockSize) != 0 {
 		return nil, fmt.Errorf("snapshot: decode: %d blocks of memory", blocks)
 	}
-	present := d.Next(blocks)
-	if d.Err() != nil {
-		return nil, fmt.Errorf("snapshot: decode: %w", d.Err())
+	present := make([]byte, blocks)
+	if ir.read(present); ir.err != nil {
+		return nil, ir.fault("")
 	}
-	want := 0
-	for p := range blocks {
-		if present[p] == 1 {
-			want += blockSize
-		} else if (p+1)*blockSize > len(base) {
+	for p, b := range present {
+		switch {
+		case b > 1:
+			return nil, fmt.Errorf("snapshot: decode: block %d is marked %d", p, b)
+		case b == 0 && (p+1)*blockSize > len(base):
 			return nil, errors.New("snapshot: decode: a block the base does not have")
 		}
 	}
-	if want != len(d.Rest()) {
-		return nil, errors.New("snapshot: decode: truncated")
-	}
-	if im.Memory, err = memory(blocks * blockSize); err != nil {
-		return nil, err
-	}
-	for p := range blocks {
-		dst := im.Memory[p*blockSize : (p+1)*blockSize]
-		switch {
-		case present[p] == 1:
-			copy(dst, d.Next(blockSize))
-		case fill:
-			copy(dst, base[p*blockSize:])
+	size := blocks * blockSize
+	if into != nil {
+		mem, err := into(size)
+		if err != nil {
+			return nil, err
 		}
+		for p := range blocks {
+			if present[p] == 1 {
+				ir.read(mem[p*blockSize : (p+1)*blockSize])
+			}
+		}
+		im.Memory = mem
+	} else {
+		// The blocks base holds cost the caller nothing it does not hold already; memory past
+		// them is allocated as the image's blocks arrive, never for a count alone.
+		mem := make([]byte, 0, min(size, len(base)))
+		for p := 0; p < blocks && ir.err == nil; p++ {
+			if present[p] == 0 {
+				mem = append(mem, base[p*blockSize:(p+1)*blockSize]...)
+				continue
+			}
+			mem = append(mem, make([]byte, blockSize)...)
+			ir.read(mem[p*blockSize:])
+		}
+		im.Memory = mem
+	}
+	if ir.err != nil {
+		return nil, ir.fault("")
+	}
+	// The image must end where its header says: one byte more and it is refused, unread.
+	var one [1]byte
+	switch _, err := io.ReadFull(zr, one[:]); {
+	case err == nil:
+		return nil, fmt.Errorf("snapshot: decode: the image goes on past the %d bytes of memory its header declares", size)
+	case err != io.EOF:
+		return nil, fmt.Errorf("snapshot: decode: %w", err)
 	}
 	return im, nil
+}
+
+// imageReader reads an image's fields from its decompressor; the first fault sticks.
+type imageReader struct {
+	r   io.Reader
+	buf [8]byte
+	err error
+}
+
+func (ir *imageReader) read(b []byte) {
+	if ir.err == nil {
+		_, ir.err = io.ReadFull(ir.r, b)
+	}
+}
+
+// next reads n (at most 8) bytes into the reader's buffer.
+func (ir *imageReader) next(n int) []byte {
+	ir.read(ir.buf[:n])
+	return ir.buf[:n]
+}
+
+func (ir *imageReader) u32() uint32 { return binary.LittleEndian.Uint32(ir.next(4)) }
+func (ir *imageReader) u64() uint64 { return binary.LittleEndian.Uint64(ir.next(8)) }
+
+// fault is the error for the reader's fault, or for what (when the bytes read were wrong).
+func (ir *imageReader) fault(what string) error {
+	switch {
+	case ir.err == io.EOF || ir.err == io.ErrUnexpectedEOF:
+		return errors.New("snapshot: decode: truncated")
+	case ir.err != nil:
+		return fmt.Errorf("snapshot: decode: %w", ir.err)
+	}
+	return errors.New("snapshot: decode: " + what)
 }
 
 // readers keep DEFLATE readers for reuse.

@@ -140,12 +140,18 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 
 // loadJournal fills a claim's snapshot, when the run has one, and its journal from the
 // snapshot's seq on (the whole journal without one), at most window entries of it (0: all).
+// A snapshot whose journal no longer holds the entry it was taken after is deleted, not
+// returned: a journal grown back past it must not make it look whole again.
 func (w *wtx) loadJournal(c *store.Claim, window int) error {
-	snap, err := scanSnapshot(c.Run.ID, w.queryRow("get_snapshot", c.Run.ID))
+	snap, whole, err := scanSnapshot(c.Run.ID, w.queryRow("get_snapshot", c.Run.ID))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return err
+	case !whole:
+		if _, err := w.exec("delete_snapshot", c.Run.ID); err != nil {
+			return err
+		}
 	default:
 		c.Snapshot, c.JournalFrom = &snap, snap.Seq
 	}

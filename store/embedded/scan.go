@@ -198,16 +198,18 @@ func notFound(err error) error {
 	return err
 }
 
-// scanSnapshot reads get_snapshot.sql's row: the snapshot of run runID.
-func scanSnapshot(runID string, row scanner) (store.Snapshot, error) {
+// scanSnapshot reads get_snapshot.sql's row: the snapshot of run runID, and whether the journal
+// still holds the entry it was taken after.
+func scanSnapshot(runID string, row scanner) (store.Snapshot, bool, error) {
 	snap := store.Snapshot{RunID: runID}
 	var created int64
-	if err := row.Scan(&snap.Seq, &snap.LastKey, &snap.Code, &snap.Data, &created); err != nil {
-		return store.Snapshot{}, err
+	var whole bool
+	if err := row.Scan(&snap.Seq, &snap.LastKey, &snap.Code, &snap.Data, &created, &whole); err != nil {
+		return store.Snapshot{}, false, err
 	}
 	if snap.Data == nil {
 		snap.Data = []byte{}
 	}
 	snap.CreatedAt = fromMicros(created)
-	return snap, nil
+	return snap, whole, nil
 }

@@ -23,6 +23,14 @@ type SnapshotRows interface {
 	PlantSnapshotRow(ctx context.Context, snap store.Snapshot) error
 }
 
+// JournalCutter is what a store's test build gives the Snapshots tests to cut a journal back
+// under a snapshot, as a future "restart from step i" would: no store.Store method does. Every
+// store the suite runs on must implement it (in a _test.go file of its package).
+type JournalCutter interface {
+	// CutJournal deletes the run's journal entries from entry from on, whatever the run's state.
+	CutJournal(ctx context.Context, runID string, from int) error
+}
+
 // Durable snapshots (engine/snapshots.go): one per run, written in the fenced commit of the
 // journal entry before it, handed to the next claim with the journal from its seq on.
 var snapshotTests = []test{
@@ -36,6 +44,7 @@ var snapshotTests = []test{
 	{"LargeDataRoundTrips", testSnapshotLargeDataRoundTrips},
 	{"OversizedIsRefused", testSnapshotOversizedIsRefused},
 	{"ResumeSaysWhereItsJournalStarts", testSnapshotResumeSaysWhereItsJournalStarts},
+	{"ClaimLeavesOutOneItsJournalDoesNotHold", testSnapshotClaimLeavesOutOneItsJournalDoesNotHold},
 }
 
 // rows is the store's SnapshotRows; the test fails when it has none.
@@ -342,4 +351,94 @@ func testSnapshotResumeSaysWhereItsJournalStarts(t *testing.T, f *fixture) {
 	// The snapshot is still the run's: the next claim gets it.
 	rc = f.reclaim(rc.Lease)
 	equalSnapshot(t, rc.Snapshot, snapshot(id, 2, "s1", []byte("parked")))
+}
+
+// A snapshot was taken after entry Seq-1, whose key it keeps (LastKey): a claim hands it over
+// only while the journal still has that entry with that key. One whose journal was cut back
+// under it, or whose entry Seq-1 has another key, or that is past the journal's end, describes
+// a journal the store does not hold: the claim leaves it out and reads the journal from the
+// top, and deletes it, so that the journal grown back to the same keys does not make it look
+// whole again.
+func testSnapshotClaimLeavesOutOneItsJournalDoesNotHold(t *testing.T, f *fixture) {
+	cutter, isCutter := f.s.(JournalCutter)
+	check(t, isCutter, "%T does not implement storetest.JournalCutter in its test build", f.s)
+	type want struct {
+		snap    *store.Snapshot // the snapshot the claim hands over; nil: none, and its row deleted
+		journal int             // entries in the claim
+	}
+	cases := map[string]struct {
+		snap store.Snapshot
+		cut  int // the journal's entries from this one on are deleted after the save (0: none)
+		want want
+	}{
+		"cut under it":              {snap: snapshot("", 4, "s3", []byte("cut")), cut: 2, want: want{nil, 2}},
+		"cut to its end":            {snap: snapshot("", 4, "s3", []byte("kept")), cut: 4, want: want{&store.Snapshot{Seq: 4}, 0}},
+		"another key at its entry":  {snap: snapshot("", 3, "s9", []byte("other")), want: want{nil, 5}},
+		"past the journal's end":    {snap: snapshot("", 7, "s6", []byte("past")), want: want{nil, 5}},
+		"at the top":                {snap: snapshot("", 0, "", []byte("top")), want: want{&store.Snapshot{Seq: 0}, 5}},
+		"at the top after a key":    {snap: snapshot("", 0, "s0", []byte("top, keyed")), want: want{nil, 5}},
+		"whole, at the journal end": {snap: snapshot("", 5, "s4", []byte("end")), want: want{&store.Snapshot{Seq: 5}, 0}},
+	}
+	byRun := map[string]string{}
+	for name := range cases {
+		byRun[f.run().ID] = name
+	}
+	claims, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 10, LeaseFor: longLease})
+	ok(t, err)
+	equal(t, "claimed", len(claims), len(cases))
+	for _, c := range claims {
+		tc := cases[byRun[c.Run.ID]]
+		for i := range 5 {
+			ok(t, f.s.CommitStep(f.ctx, c.Lease, f.runStep(c.Run.ID, i, stepKey(i)), longLease))
+		}
+		snap := tc.snap
+		snap.RunID = c.Run.ID
+		ok(t, f.s.SaveSnapshot(f.ctx, c.Lease, nil, snap, longLease))
+		if tc.cut > 0 {
+			ok(t, cutter.CutJournal(f.ctx, c.Run.ID, tc.cut))
+		}
+		ok(t, f.s.Release(f.ctx, c.Lease))
+	}
+	// All in one claim, as a host claims them: each run's snapshot is checked on its own.
+	claims, err = f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 10, LeaseFor: longLease})
+	ok(t, err)
+	equal(t, "claimed again", len(claims), len(cases))
+	for _, c := range claims {
+		name := byRun[c.Run.ID]
+		tc := cases[name]
+		if tc.want.snap == nil {
+			check(t, c.Snapshot == nil, "%s: the claim handed over the snapshot at %d", name, tc.snap.Seq)
+			equal(t, name+": journal from", c.JournalFrom, 0)
+			check(t, !f.hasSnapshot(c.Run.ID), "%s: the snapshot the claim left out was not deleted", name)
+		} else {
+			snap := tc.snap
+			snap.RunID = c.Run.ID
+			equalSnapshot(t, c.Snapshot, snap)
+			equal(t, name+": journal from", c.JournalFrom, tc.want.snap.Seq)
+		}
+		equal(t, name+": entries", len(c.Journal), tc.want.journal)
+		for i, e := range c.Journal {
+			equal(t, name+": entry", e.Seq, c.JournalFrom+i)
+		}
+	}
+	// The journal cut under a snapshot grows back to the same keys: the snapshot is gone for
+	// good, not handed over again because entry 3 is s3 once more.
+	for _, c := range claims {
+		if byRun[c.Run.ID] != "cut under it" {
+			ok(t, f.s.Release(f.ctx, c.Lease))
+			continue
+		}
+		for i := 2; i < 5; i++ {
+			ok(t, f.s.CommitStep(f.ctx, c.Lease, f.runStep(c.Run.ID, i, stepKey(i)), longLease))
+		}
+		ok(t, f.s.Release(f.ctx, c.Lease))
+	}
+	claims, err = f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 10, LeaseFor: longLease})
+	ok(t, err)
+	for _, c := range claims {
+		if byRun[c.Run.ID] == "cut under it" {
+			check(t, c.Snapshot == nil, "a snapshot deleted for its journal was handed over once the journal grew back")
+			equal(t, "journal grown back", len(c.Journal), 5)
+		}
+	}
 }
