@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"time"
+
+	"github.com/wfhost/wfhost/internal/shares"
 )
 
 // While other tenants are about, one tenant's guest code occupies at most Config.TenantCores
@@ -23,143 +24,21 @@ import (
 // cannot take every core in the gaps.
 const presenceWindow = 10 * time.Second
 
-// coreShares hands out the cores to the tenants' guests. Safe for concurrent use.
-type coreShares struct {
-	// share is a tenant's cores while another is about. A tenant alone holds as many as it has
-	// guests running: a bound of GOMAXPROCS there cost a lone tenant's 1-step runs a fifth of
-	// their throughput (guests queued for a token held by a goroutine the scheduler had put
-	// aside, where the scheduler alone would have run another).
-	share int
-
-	mu      sync.Mutex
-	tenants map[string]*tenantCores
-}
-
-// tenantCores is one tenant's cores. users counts the activations and describes that hold the
-// entry; an entry nobody holds is dropped once its tenant is no longer about.
-type tenantCores struct {
-	held    int
-	users   int
-	seen    time.Time       // when its guests last took a core
-	waiters []chan struct{} // FIFO; a waiter is sent to once it has been given a core
-}
+// newCoreShares hands out the cores to the tenants' guests: share each while another tenant is
+// about. A tenant alone holds as many as it has guests running: a bound of GOMAXPROCS there
+// cost a lone tenant's 1-step runs a fifth of their throughput (guests queued for a token held
+// by a goroutine the scheduler had put aside, where the scheduler alone would have run
+// another).
+func newCoreShares(share int) *shares.Pool { return shares.New(share, presenceWindow) }
 
 // defaultTenantCores leaves one core to the other tenants, when there is more than one.
 func defaultTenantCores() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
-func newCoreShares(share int) *coreShares {
-	return &coreShares{share: share, tenants: map[string]*tenantCores{}}
-}
-
-// join returns the tenant's entry, kept until leave.
-func (c *coreShares) join(tenant string) *tenantCores {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.tenants[tenant]
-	if t == nil {
-		t = &tenantCores{}
-		c.tenants[tenant] = t
-	}
-	t.users++
-	return t
-}
-
-func (c *coreShares) leave(t *tenantCores) {
-	c.mu.Lock()
-	t.users--
-	c.mu.Unlock()
-}
-
-// mayTake says whether t may take one more core now: within its share, or beyond it while no
-// other tenant is about. Called with mu held.
-func (c *coreShares) mayTake(t *tenantCores, now time.Time) bool {
-	if t.held < c.share {
-		return true
-	}
-	alone := true
-	for name, u := range c.tenants {
-		if u == t {
-			continue
-		}
-		if u.held > 0 || u.users > 0 || now.Sub(u.seen) < presenceWindow {
-			alone = false
-			break
-		}
-		delete(c.tenants, name) // nobody holds it and its tenant is gone
-	}
-	return alone
-}
-
-// tryHold takes a core for t if it may have one now.
-func (c *coreShares) tryHold(t *tenantCores) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.takeLocked(t)
-}
-
-// takeLocked takes a core for t if it may have one now and no guest of t waits for one
-// before it.
-func (c *coreShares) takeLocked(t *tenantCores) bool {
-	now := time.Now()
-	if len(t.waiters) > 0 || !c.mayTake(t, now) {
-		return false
-	}
-	t.held++
-	t.seen = now
-	return true
-}
-
-// hold waits for a core for t, or for ctx to end.
-func (c *coreShares) hold(ctx context.Context, t *tenantCores) error {
-	c.mu.Lock()
-	if c.takeLocked(t) {
-		c.mu.Unlock()
-		return nil
-	}
-	w := make(chan struct{}, 1)
-	t.waiters = append(t.waiters, w)
-	c.mu.Unlock()
-	select {
-	case <-w:
-		return nil
-	case <-ctx.Done():
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, x := range t.waiters {
-		if x == w {
-			t.waiters = append(t.waiters[:i], t.waiters[i+1:]...)
-			return context.Cause(ctx)
-		}
-	}
-	// Given a core just as ctx ended: pass it on.
-	c.letLocked(t)
-	return context.Cause(ctx)
-}
-
-// let gives a core back, to the tenant's first waiter if it may have it.
-func (c *coreShares) let(t *tenantCores) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.letLocked(t)
-}
-
-func (c *coreShares) letLocked(t *tenantCores) {
-	t.held--
-	if len(t.waiters) > 0 && c.mayTake(t, time.Now()) {
-		w := t.waiters[0]
-		t.waiters = t.waiters[1:]
-		t.held++
-		t.seen = time.Now()
-		w <- struct{}{}
-	}
-}
-
 // onCore is how a state holds a core while the guest's code runs: tenant is nil for a state
 // that does not count (none of the Runtime's), held whether it holds one now.
 type onCore struct {
-	shares     *coreShares
-	tenant     *tenantCores
+	shares     *shares.Pool
+	tenant     *shares.Tenant
 	tenantName string // to join again after a park (park.go)
 	held       bool
 }
@@ -169,7 +48,7 @@ func (o *onCore) take(ctx context.Context) error {
 	if o.tenant == nil || o.held {
 		return nil
 	}
-	if err := o.shares.hold(ctx, o.tenant); err != nil {
+	if err := o.shares.Hold(ctx, o.tenant); err != nil {
 		return err
 	}
 	o.held = true
@@ -180,7 +59,7 @@ func (o *onCore) take(ctx context.Context) error {
 func (o *onCore) give() {
 	if o.held {
 		o.held = false
-		o.shares.let(o.tenant)
+		o.shares.Let(o.tenant)
 	}
 }
 
@@ -193,7 +72,7 @@ func (st *state) backOnCore(ctx context.Context) {
 	if o.tenant == nil || o.held {
 		return
 	}
-	if o.shares.tryHold(o.tenant) {
+	if o.shares.TryHold(o.tenant) {
 		o.held = true
 		return
 	}
@@ -255,9 +134,9 @@ func (w *wallClock) stop() {
 // cores. It returns the context of the calls into the guest, which carries st, and what ends
 // it all.
 func (r *Runtime) onCoreWithin(ctx context.Context, st *state, tenant string, limit time.Duration, cause error) (context.Context, func(), error) {
-	st.core = onCore{shares: r.cores, tenant: r.cores.join(tenant), tenantName: tenant}
+	st.core = onCore{shares: r.cores, tenant: r.cores.Join(tenant), tenantName: tenant}
 	if err := st.core.take(ctx); err != nil {
-		r.cores.leave(st.core.tenant)
+		r.cores.Leave(st.core.tenant)
 		return nil, nil, fmt.Errorf("stopped while waiting for one of the tenant's cores: %w", err)
 	}
 	gctx, wall := startWallClock(ctx, limit, cause)
@@ -267,7 +146,7 @@ func (r *Runtime) onCoreWithin(ctx context.Context, st *state, tenant string, li
 	return gctx, func() {
 		wall.stop()
 		st.core.give()
-		r.cores.leave(st.core.tenant)
+		r.cores.Leave(st.core.tenant)
 	}, nil
 }
 

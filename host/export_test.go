@@ -1,11 +1,4 @@
 package host
 
 // CoresHeld is how many of the tenant's cores its guests hold now (cores.go).
-func (r *Runtime) CoresHeld(tenant string) int {
-	r.cores.mu.Lock()
-	defer r.cores.mu.Unlock()
-	if t := r.cores.tenants[tenant]; t != nil {
-		return t.held
-	}
-	return 0
-}
+func (r *Runtime) CoresHeld(tenant string) int { return r.cores.Held(tenant) }

@@ -43,11 +43,11 @@ func Park(ctx context.Context, wait func(costBytes uint64) error) error {
 	if o.tenant != nil {
 		// The host call gave the core back already (enter); the tenant's entry is left so
 		// that the tenant is not about while nothing of it runs, and joined again after.
-		o.shares.leave(o.tenant)
+		o.shares.Leave(o.tenant)
 	}
 	err := wait(cost)
 	if o.tenant != nil {
-		o.tenant = o.shares.join(o.tenantName)
+		o.tenant = o.shares.Join(o.tenantName)
 	}
 	st.wall.resume()
 	return err

@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/internal/shares"
 )
 
 // ErrInvalidModule is wrapped by every Load error that is the module's fault.
@@ -87,7 +88,7 @@ type Runtime struct {
 	cacheDir string
 	tempDir  string // the private cache directory Close removes, if CacheDir was ""
 	gate     *compileGate
-	cores    *coreShares // each tenant's cores for guest code (cores.go)
+	cores    *shares.Pool // each tenant's cores for guest code (cores.go)
 	// life is cancelled by Close: it ends every load, compile and compile worker.
 	life     context.Context
 	stop     context.CancelFunc
