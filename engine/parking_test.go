@@ -144,8 +144,12 @@ func TestParkedEvictedRestoredAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 	}
 	for key, byMode := range got {
 		for _, mode := range parkingModes[1:] {
-			if !reflect.DeepEqual(byMode[mode.name], byMode["parked"]) {
-				t.Errorf("%s: %s differs from parked\n  parked: %+v\n  %s: %+v", key, mode.name, byMode["parked"], mode.name, byMode[mode.name])
+			tr, ran := byMode[mode.name]
+			if !ran {
+				continue // the mode skipped (no wasm-opt: no snapshots); CI requires it
+			}
+			if !reflect.DeepEqual(tr, byMode["parked"]) {
+				t.Errorf("%s: %s differs from parked\n  parked: %+v\n  %s: %+v", key, mode.name, byMode["parked"], mode.name, tr)
 			}
 		}
 	}
