@@ -669,3 +669,15 @@ type Store interface {
 	// Close releases the store's connections.
 	Close()
 }
+
+// urgentKey marks a context whose writes are urgent (Urgent).
+type urgentKey struct{}
+
+// Urgent returns ctx with its writes marked urgent: they are a quiet tenant's, in a slot the
+// engine keeps for tenants with nothing else in flight (engine/fairness.go), and a store that
+// groups writes sends them at once, beside the groups, not queued behind them. A hint about
+// order only: every write is fenced and committed the same way.
+func Urgent(ctx context.Context) context.Context { return context.WithValue(ctx, urgentKey{}, true) }
+
+// IsUrgent says whether ctx's writes are urgent (Urgent).
+func IsUrgent(ctx context.Context) bool { v, _ := ctx.Value(urgentKey{}).(bool); return v }
