@@ -43,6 +43,15 @@ type Config struct {
 	Owner string
 	// Concurrency bounds the activations running at once; default defaults.Concurrency (32).
 	Concurrency int
+	// ReservedSlots are slots beyond Concurrency kept for tenants with nothing in flight on
+	// this host (fairness.go): such a tenant's run started here, or its parked run resumed,
+	// takes one when the others are taken; default defaults.ReservedSlots (an eighth of
+	// Concurrency, at least 1); -1: none.
+	ReservedSlots int
+	// TenantStarts bounds one tenant's starts in flight on this host at once while another
+	// tenant is about (fairness.go); default defaults.TenantStarts (twice the cores). A tenant
+	// alone is not bounded.
+	TenantStarts int
 	// LeaseFor is how long a claim lasts without a heartbeat or commit; default 30s. A host
 	// that dies holds its runs this long before another host may take them.
 	LeaseFor time.Duration
@@ -127,6 +136,13 @@ func (c *Config) setDefaults() {
 		c.Rand = clock.RealRand{}
 	}
 	c.Concurrency = cmp.Or(c.Concurrency, defaults.Concurrency)
+	switch c.ReservedSlots {
+	case 0:
+		c.ReservedSlots = defaults.ReservedSlots(c.Concurrency)
+	case -1:
+		c.ReservedSlots = 0
+	}
+	c.TenantStarts = cmp.Or(c.TenantStarts, defaults.TenantStarts())
 	c.LeaseFor = cmp.Or(c.LeaseFor, defaults.LeaseFor)
 	c.PollInterval = cmp.Or(c.PollInterval, defaults.PollInterval)
 	c.ShutdownGrace = cmp.Or(c.ShutdownGrace, defaults.ShutdownGrace)
@@ -194,6 +210,10 @@ func (c *Config) validate() error {
 		return errors.New("engine config: ShutdownGrace must not be negative (0 takes the default)")
 	case c.Concurrency < 1:
 		return errors.New("engine config: Concurrency must be at least 1")
+	case c.ReservedSlots < 0 || c.ReservedSlots > c.Concurrency:
+		return fmt.Errorf("engine config: ReservedSlots must be -1 (none) or at most Concurrency (%d), not %d", c.Concurrency, c.ReservedSlots)
+	case c.TenantStarts < 1:
+		return errors.New("engine config: TenantStarts must be at least 1")
 	case c.LeaseFor < time.Second:
 		return errors.New("engine config: LeaseFor must be at least 1s")
 	case c.FaultLimit < 1:

@@ -86,6 +86,9 @@ func TestNegativeDurationsAreRefused(t *testing.T) {
 		"ShutdownGrace": {ShutdownGrace: -time.Second},
 		// Not a duration, but refused alike: a negative window read every journal whole.
 		"JournalWindow": {JournalWindow: -1},
+		// -1 is "none"; below it, or more than the slots themselves, is a mistake.
+		"ReservedSlots": {ReservedSlots: -2},
+		"TenantStarts":  {TenantStarts: -1},
 	} {
 		cfg.Store, cfg.Runtime = st, testenv.Runtime(t)
 		if _, err := engine.New(cfg); err == nil || !strings.Contains(err.Error(), name) {

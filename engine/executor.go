@@ -11,6 +11,7 @@ import (
 
 	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/internal/lifecycle"
+	"github.com/wfhost/wfhost/internal/shares"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -35,10 +36,19 @@ type Executor struct {
 	snapshots *snapshots
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
-	slots  chan struct{} // one token per running activation
+	// slots has a token per running activation, up to Config.Concurrency; reserved has
+	// Config.ReservedSlots more, which go only to a run of a tenant with nothing in flight
+	// here (fairness.go).
+	slots    chan struct{}
+	reserved chan struct{}
+	// starts shares this host's starts among the tenants (fairness.go); every activation
+	// joins it too, so a tenant with runs in flight here counts as about.
+	starts *shares.Pool
 
 	mu     sync.Mutex
 	active map[string]*activation // by run id
+	// inFlight counts the activations in active by tenant (fairness.go).
+	inFlight map[string]int
 	// interrupted is set, under mu, when Stop's grace period is over: an activation that
 	// registers after that (a run started here just then) is interrupted at once.
 	interrupted bool
@@ -54,11 +64,16 @@ type Executor struct {
 // activation is the bookkeeping of one running pass, for cancel notices and heartbeats.
 type activation struct {
 	runID  string
+	tenant string
 	lease  store.Lease // under Executor.mu: a resumed pass has a new one
 	cancel context.CancelCauseFunc
-	// slotHeld is false while the pass is parked away from its slot (parking.go). Only the
+	// slot is the slots channel whose token the activation holds (Executor.slots or
+	// Executor.reserved), nil while the pass is parked away from it (parking.go). Only the
 	// activation's goroutine touches it.
-	slotHeld bool
+	slot chan struct{}
+	// about is the activation's entry in Executor.starts, nil while the pass is parked: a
+	// parked run's tenant is not about (a timer, not the tenant, decides when it runs).
+	about *shares.Tenant
 }
 
 func newExecutor(sh *shared, acq *acquisitions) *Executor {
@@ -69,7 +84,10 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		sweeper:     newSweeper(sh.cfg, sh.obs),
 		wakeCh:      make(chan struct{}, 1),
 		slots:       make(chan struct{}, sh.cfg.Concurrency),
+		reserved:    make(chan struct{}, sh.cfg.ReservedSlots),
+		starts:      shares.New(sh.cfg.TenantStarts, presenceWindow),
 		active:      make(map[string]*activation),
+		inFlight:    make(map[string]int),
 		claimerDone: make(chan struct{}),
 	}
 	if sh.cfg.ParkMemory > 0 {
@@ -257,10 +275,10 @@ func (x *Executor) claimAvailable(ctx context.Context, askNext bool) time.Time {
 		}
 		for _, c := range claims {
 			x.workers.Add(1)
-			if x.handOver(ctx, c) {
+			if x.handOver(ctx, c, x.slots) {
 				continue // the slot and the worker count are the resumed pass's now
 			}
-			x.execute(ctx, c)
+			x.execute(ctx, c, x.slots)
 		}
 		if len(claims) < free {
 			x.backlog.Store(false)
@@ -277,7 +295,8 @@ func (x *Executor) claimAvailable(ctx context.Context, askNext bool) time.Time {
 	return time.Time{}
 }
 
-// takeFreeSlots takes every free slot and says how many it took.
+// takeFreeSlots takes every free slot, reserved ones aside (a claim cannot choose whose runs
+// it takes), and says how many it took.
 func (x *Executor) takeFreeSlots() int {
 	for n := 0; ; n++ {
 		select {
@@ -288,12 +307,17 @@ func (x *Executor) takeFreeSlots() int {
 	}
 }
 
-// execute runs a claim in its own goroutine, in a slot and a worker count already taken.
-func (x *Executor) execute(ctx context.Context, c store.Claim) {
+// execute runs a claim in its own goroutine, in a slot (of slots or reserved) and a worker
+// count already taken.
+func (x *Executor) execute(ctx context.Context, c store.Claim, slot chan struct{}) {
 	actx, cancel := context.WithCancelCause(ctx)
-	a := &activation{runID: c.Run.ID, lease: c.Lease, cancel: cancel, slotHeld: true}
+	if slot == x.reserved {
+		// A quiet tenant's run: its writes do not queue behind the busy ones' (fairness.go).
+		actx = store.Urgent(actx)
+	}
+	a := &activation{runID: c.Run.ID, tenant: c.Run.TenantID, lease: c.Lease, cancel: cancel, slot: slot}
 	x.mu.Lock()
-	x.active[c.Run.ID] = a
+	x.enterLocked(a)
 	x.acq.registered(c.Run.ID)
 	if x.interrupted {
 		cancel(errShutdown)
@@ -303,13 +327,11 @@ func (x *Executor) execute(ctx context.Context, c store.Claim) {
 		var ended *store.Run
 		defer func() {
 			x.mu.Lock()
-			if x.active[c.Run.ID] == a {
-				delete(x.active, c.Run.ID)
-			}
+			x.exitLocked(a)
 			x.mu.Unlock()
 			cancel(nil)
-			if a.slotHeld {
-				x.freeSlot()
+			if a.slot != nil {
+				x.freeSlot(a.slot)
 			} else {
 				x.parking.passes.Done() // it ended parked away from its slot
 			}
@@ -323,9 +345,9 @@ func (x *Executor) execute(ctx context.Context, c store.Claim) {
 	}()
 }
 
-// freeSlot gives back a slot and its worker count.
-func (x *Executor) freeSlot() {
-	<-x.slots
+// freeSlot gives back a slot of slots or reserved, and its worker count.
+func (x *Executor) freeSlot(slot chan struct{}) {
+	<-slot
 	x.workers.Done()
 	// A free slot matters only if the claimer stopped for want of one; otherwise every claim
 	// would be followed by a useless one when its run ends.
@@ -334,25 +356,33 @@ func (x *Executor) freeSlot() {
 	}
 }
 
-// reserveSlot takes a slot for a run this host is starting, when it may run the run at once
-// (see startRun): the engine is running and not draining, a slot is free and no runnable run
-// is known to wait for one. Stop begins under the lock IfRunning holds, before it waits for
-// the workers, so a worker is counted here before that wait or not at all.
-func (x *Executor) reserveSlot() (life context.Context, ok bool) {
-	if x.backlog.Load() {
-		return nil, false
-	}
+// reserveSlot takes a slot for a run of tenant this host is starting, when it may run the
+// run at once (see startRun), and says which (nil: none): the engine is running and not
+// draining, and a slot is free while no runnable run is known to wait for one, or, for a
+// tenant with nothing in flight here, a reserved slot is free whatever waits (fairness.go).
+// Stop begins under the lock IfRunning holds, before it waits for the workers, so a worker is
+// counted here before that wait or not at all.
+func (x *Executor) reserveSlot(tenant string) (life context.Context, slot chan struct{}) {
 	x.life.IfRunning(func(ctx context.Context) {
-		select {
-		case x.slots <- struct{}{}:
+		if !x.backlog.Load() {
+			select {
+			case x.slots <- struct{}{}:
+				slot = x.slots
+			default:
+				// The run goes to the queue; later starts queue behind it.
+				x.backlog.Store(true)
+			}
+		}
+		if slot == nil {
+			// A quiet tenant's run does not queue behind the others'.
+			slot = x.takeQuiet(tenant)
+		}
+		if slot != nil {
 			x.workers.Add(1)
-			life, ok = ctx, true
-		default:
-			// The run goes to the queue; later starts queue behind it.
-			x.backlog.Store(true)
+			life = ctx
 		}
 	})
-	return life, ok
+	return life, slot
 }
 
 // listenLoop turns store notices into wake-ups and cancellations, reconnecting after failures.

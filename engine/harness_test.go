@@ -51,6 +51,10 @@ type harnessOptions struct {
 	snapshotEvery int
 	// journalWindow is engine.Config.JournalWindow (0: the default).
 	journalWindow int
+	// reservedSlots and tenantStarts are engine.Config's (0: the defaults), and
+	// allowPrivateHosts lets guests reach a test server on the loopback.
+	reservedSlots, tenantStarts int
+	allowPrivateHosts           bool
 	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
 	metrics        prometheus.Registerer
 	tracerProvider trace.TracerProvider
@@ -83,19 +87,22 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		rt = testenv.SnapshotRuntime(t)
 	}
 	eng, err := engine.New(engine.Config{
-		Store:          engineStore,
-		Runtime:        rt,
-		SnapshotEvery:  opts.snapshotEvery,
-		JournalWindow:  opts.journalWindow,
-		Logger:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Concurrency:    opts.concurrency,
-		LeaseFor:       3 * time.Second,
-		PollInterval:   cmp.Or(opts.pollInterval, time.Second),
-		TenantDefaults: opts.limits,
-		FaultLimit:     opts.faultLimit,
-		ParkMemory:     opts.parkMemory,
-		Metrics:        opts.metrics,
-		TracerProvider: opts.tracerProvider,
+		Store:             engineStore,
+		Runtime:           rt,
+		SnapshotEvery:     opts.snapshotEvery,
+		JournalWindow:     opts.journalWindow,
+		Logger:            slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Concurrency:       opts.concurrency,
+		ReservedSlots:     opts.reservedSlots,
+		TenantStarts:      opts.tenantStarts,
+		AllowPrivateHosts: opts.allowPrivateHosts,
+		LeaseFor:          3 * time.Second,
+		PollInterval:      cmp.Or(opts.pollInterval, time.Second),
+		TenantDefaults:    opts.limits,
+		FaultLimit:        opts.faultLimit,
+		ParkMemory:        opts.parkMemory,
+		Metrics:           opts.metrics,
+		TracerProvider:    opts.tracerProvider,
 	})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)

@@ -56,7 +56,11 @@ type parked struct {
 	// at once (its timer and a signal) may both count: the bound is then reached sooner.
 	refusals atomic.Int32
 	// out receives the pass's fate once: a claim to go on with, or nil when it is evicted.
-	out chan *store.Claim
+	out    chan *store.Claim
+	tenant string
+	// slot is the slots channel whose token the resumer took for the pass, set before the
+	// claim is sent on out.
+	slot chan struct{}
 }
 
 // parking is the table of parked passes. Safe for concurrent use.
@@ -185,10 +189,11 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 		return nil, false // not expected back soon: its memory is better spent on others
 	}
 	var resumed *store.Claim
+	var pk *parked
 	err := host.Park(ctx, func(cost uint64) error {
-		pk := &parked{
-			runID: p.run.ID, digest: p.run.Digest, seq: seq, key: susp.step, wakeAt: susp.wakeAt,
-			cost: cost, out: make(chan *store.Claim, 1),
+		pk = &parked{
+			runID: p.run.ID, tenant: p.run.TenantID, digest: p.run.Digest, seq: seq, key: susp.step,
+			wakeAt: susp.wakeAt, cost: cost, out: make(chan *store.Claim, 1),
 		}
 		x.mu.Lock()
 		taken := x.active[pk.runID] != p.act
@@ -234,7 +239,7 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 	if err != nil || resumed == nil {
 		return nil, false
 	}
-	x.rejoin(p.act, resumed)
+	x.rejoin(p.act, resumed, pk.slot)
 	_, p.obs = x.obs.claimed(ctx, resumed.Run)
 	if e := resumed.Journal[0]; e.Kind == store.KindSleep && e.Status == store.StepCompleted && !susp.wakeAt.IsZero() {
 		// The resume marked the sleep elapsed (store.ResumeRun): the pass will not.
@@ -247,21 +252,20 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 // activations are free for others until it is resumed.
 func (x *Executor) leaveSlot(a *activation) {
 	x.mu.Lock()
-	if x.active[a.runID] == a {
-		delete(x.active, a.runID)
-	}
+	x.exitLocked(a)
 	x.mu.Unlock()
-	a.slotHeld = false
-	x.freeSlot()
+	slot := a.slot
+	a.slot = nil
+	x.freeSlot(slot)
 }
 
-// rejoin is a parked pass resumed with claim c, in a slot and a worker count its resumer
-// took: it is an active activation again, under its new lease.
-func (x *Executor) rejoin(a *activation, c *store.Claim) {
+// rejoin is a parked pass resumed with claim c, in slot and a worker count its resumer took:
+// it is an active activation again, under its new lease.
+func (x *Executor) rejoin(a *activation, c *store.Claim, slot chan struct{}) {
 	x.mu.Lock()
 	a.lease = c.Lease
-	a.slotHeld = true
-	x.active[a.runID] = a
+	a.slot = slot
+	x.enterLocked(a)
 	if x.interrupted {
 		a.cancel(errShutdown)
 	}
@@ -279,14 +283,13 @@ func (x *Executor) rejoin(a *activation, c *store.Claim) {
 // 8 ms, a store clock a little behind this host's costing those and not a replay; then the
 // pass is evicted and the claimer's ordinary path has the run.
 func (x *Executor) resumeParked(runID string, only *parked, by string) {
-	life, ok := x.takeResumeSlot()
-	if !ok {
-		x.wake()
-		return
-	}
 	pk := x.parking.parkedNow(runID, only)
 	if pk == nil {
-		x.freeSlot()
+		return
+	}
+	life, slot := x.takeResumeSlot(pk.tenant)
+	if slot == nil {
+		x.wake()
 		return
 	}
 	c, ok, err := x.cfg.Store.ResumeRun(life, store.ResumeParams{
@@ -299,7 +302,7 @@ func (x *Executor) resumeParked(runID string, only *parked, by string) {
 		x.cfg.Logger.Warn("resume a parked run; leaving it to a claim", "run", runID, "err", err)
 	}
 	if err != nil || !ok {
-		x.freeSlot()
+		x.freeSlot(slot)
 		if n := pk.refusals.Add(1); err == nil && n <= maxResumeRefusals {
 			x.parking.setTimer(pk, func() clock.Timer {
 				return x.cfg.Clock.AfterFunc(resumeRetry<<n, func() { x.resumeParked(runID, pk, by) })
@@ -319,30 +322,35 @@ func (x *Executor) resumeParked(runID string, only *parked, by string) {
 		if err := x.cfg.Store.Release(life, c.Lease); err != nil {
 			x.cfg.Logger.Warn("hand back a run its parked pass cannot take", "run", runID, "err", err)
 		}
-		x.freeSlot()
+		x.freeSlot(slot)
 		if x.parking.take(runID, pk) != nil {
 			x.evict([]*parked{pk}, "not_resumable")
 		}
 		x.wake()
 		return
 	}
+	pk.slot = slot
 	pk.out <- &c
 	x.obs.resumed(by)
 }
 
-// takeResumeSlot takes a slot and a worker count for a resume, while the engine runs and is
-// not draining (the same rule as reserveSlot, without its deference to a backlog: a parked
-// run that is due is part of that backlog).
-func (x *Executor) takeResumeSlot() (life context.Context, ok bool) {
+// takeResumeSlot takes a slot and a worker count for a resume of a run of tenant, while the
+// engine runs and is not draining, and says which (nil: none): the same rule as reserveSlot,
+// without its deference to a backlog (a parked run that is due is part of that backlog).
+func (x *Executor) takeResumeSlot(tenant string) (life context.Context, slot chan struct{}) {
 	x.life.IfRunning(func(ctx context.Context) {
 		select {
 		case x.slots <- struct{}{}:
-			x.workers.Add(1)
-			life, ok = ctx, true
+			slot = x.slots
 		default:
+			slot = x.takeQuiet(tenant)
+		}
+		if slot != nil {
+			x.workers.Add(1)
+			life = ctx
 		}
 	})
-	return life, ok
+	return life, slot
 }
 
 // accepts says whether a claim of run with journal (from the parked entry on) continues the
@@ -354,7 +362,7 @@ func (pk *parked) accepts(run store.Run, journal []store.Step) bool {
 // handOver gives a claim the claimer made to the pass parked for its run, if there is one
 // that it continues, and says whether it did. A pass it does not continue is evicted, and the
 // claim becomes an ordinary activation.
-func (x *Executor) handOver(ctx context.Context, c store.Claim) bool {
+func (x *Executor) handOver(ctx context.Context, c store.Claim, slot chan struct{}) bool {
 	if x.parking == nil {
 		return false
 	}
@@ -372,6 +380,7 @@ func (x *Executor) handOver(ctx context.Context, c store.Claim) bool {
 	// The claim's journal starts at entry JournalFrom (0, or its snapshot's).
 	if i := pk.seq - c.JournalFrom; i >= 0 && i < len(c.Journal) && !c.JournalMore && pk.accepts(c.Run, c.Journal[i:]) {
 		c.Journal, c.JournalFrom, c.Snapshot = c.Journal[i:], pk.seq, nil
+		pk.slot = slot
 		pk.out <- &c
 		x.obs.resumed("claim")
 		return true

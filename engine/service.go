@@ -126,18 +126,25 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 	// once is created leased to it and started here: no claim round trip, no wake notice.
 	// Without a free slot, or near the tenant's cap, the store creates it pending, for the
 	// claim to take in turn and count the cap over every host.
+	// While other tenants are about, the tenant's starts beyond its share wait here, not in
+	// the store (fairness.go).
+	turnDone, err := s.exec.startGate(ctx, tenantID)
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
+	}
 	var to store.LeaseTo
-	life, here := s.exec.reserveSlot()
-	if here {
-		to = store.LeaseTo{Owner: s.cfg.Owner, LeaseFor: s.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: cap(s.exec.slots)}
+	life, slot := s.exec.reserveSlot(tenantID)
+	if slot != nil {
+		to = store.LeaseTo{Owner: s.cfg.Owner, LeaseFor: s.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: s.cfg.Concurrency + s.cfg.ReservedSlots}
 	}
 	claim, isNew, err := s.cfg.Store.CreateLeasedRun(ctx, store.NewRun{
 		TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
 		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays,
 		DefaultRetentionDays: s.cfg.DefaultRetentionDays, MaxRetentionDays: s.cfg.MaxRetentionDays,
 	}, to)
-	if here && claim.Lease.Epoch == 0 {
-		s.exec.freeSlot()
+	turnDone()
+	if slot != nil && claim.Lease.Epoch == 0 {
+		s.exec.freeSlot(slot)
 	}
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
@@ -149,7 +156,7 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 			created(run)
 		}
 		if claim.Lease.Epoch > 0 {
-			s.exec.execute(life, claim)
+			s.exec.execute(life, claim, slot)
 		} else {
 			// Queued: the claimer takes it, and this host's next starts queue behind it.
 			s.exec.backlog.Store(true)

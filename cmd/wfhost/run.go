@@ -79,6 +79,10 @@ func runCommand() *cli.Command {
 func engineFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "concurrency", Value: defaults.Concurrency, EnvVars: []string{"WFHOST_CONCURRENCY"}, Usage: "activations running at once"},
+		&cli.IntFlag{Name: "reserved-slots", EnvVars: []string{"WFHOST_RESERVED_SLOTS"},
+			Usage: "slots beyond --concurrency kept for tenants with nothing in flight on this host (0: an eighth of --concurrency, at least 1; -1: none)"},
+		&cli.IntFlag{Name: "tenant-starts", EnvVars: []string{"WFHOST_TENANT_STARTS"},
+			Usage: "one tenant's starts in flight on this host at once while another tenant is about (0: twice the cores)"},
 		&cli.IntFlag{Name: "tenant-cores", EnvVars: []string{"WFHOST_TENANT_CORES"}, Usage: "cores one tenant's guest code may occupy at once while another tenant is about (0: every core but one, so a tenant whose guests compute without pause leaves one to the others; a tenant alone is not bounded)"},
 		&cli.DurationFlag{Name: "lease", Value: defaults.LeaseFor, EnvVars: []string{"WFHOST_LEASE"}, Usage: "how long a claim lasts without renewal; a crashed host's runs wait this long"},
 		&cli.DurationFlag{Name: "poll-interval", Value: defaults.PollInterval, EnvVars: []string{"WFHOST_POLL_INTERVAL"}, Usage: "safety poll for work no notice announced"},
@@ -128,6 +132,8 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 		Logger:               log,
 		Owner:                c.String("owner"),
 		Concurrency:          c.Int("concurrency"),
+		ReservedSlots:        c.Int("reserved-slots"),
+		TenantStarts:         c.Int("tenant-starts"),
 		LeaseFor:             c.Duration("lease"),
 		PollInterval:         c.Duration("poll-interval"),
 		ShutdownGrace:        c.Duration("shutdown-grace"),
