@@ -333,25 +333,33 @@ func scaleNeighbour(ctx context.Context, o options, wasm []byte) error {
 		c, err := e.counts(ctx, a, "steps")
 		return err == nil && c[store.StatusCompleted] >= o.scale.backlog
 	}
+	c0, err := e.counts(ctx, a, "steps")
+	if err != nil {
+		return err
+	}
+	b0 := time.Now()
 	busy, err := phase(aDone)
 	if err != nil {
 		return err
 	}
+	busyFor := time.Since(b0)
 	c, err := e.counts(ctx, a, "steps")
 	if err != nil {
 		return err
 	}
 	aLeft := o.scale.backlog - c[store.StatusCompleted]
+	// What fairness costs the busy tenant: its runs completed per second while B ran.
+	aRate := float64(c[store.StatusCompleted]-c0[store.StatusCompleted]) / busyFor.Seconds()
 	if err := <-startErr; err != nil {
 		return err
 	}
 	if len(busy) == 0 {
 		return fmt.Errorf("tenant A's backlog drained before tenant B's first run: raise -scale-backlog")
 	}
-	fmt.Printf("%s backlog=%d n_alone=%d n_busy=%d a_left=%d alone_p50_ms=%.2f alone_p99_ms=%.2f busy_p50_ms=%.2f busy_p99_ms=%.2f p99_ratio=%.1f\n",
+	fmt.Printf("%s backlog=%d n_alone=%d n_busy=%d a_left=%d alone_p50_ms=%.2f alone_p99_ms=%.2f busy_p50_ms=%.2f busy_p99_ms=%.2f p99_ratio=%.1f a_wf_per_s=%.0f\n",
 		e.result("neighbour"), o.scale.backlog, len(alone), len(busy), aLeft,
 		ms(pct(alone, .5)), ms(pct(alone, .99)), ms(pct(busy, .5)), ms(pct(busy, .99)),
-		float64(pct(busy, .99))/float64(pct(alone, .99)))
+		float64(pct(busy, .99))/float64(pct(alone, .99)), aRate)
 	// Do not leave A's backlog to the next scenario's clock: it has its own store, but not its
 	// own CPU.
 	return e.waitCompleted(ctx, a, "steps", o.scale.backlog, 30*time.Minute)
