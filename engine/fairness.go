@@ -7,7 +7,7 @@ import (
 )
 
 // Fairness among the tenants of one host. One tenant's burst (20,000 runs started by 32
-// callers, then drained) made another tenant's one-at-a-time 10-step runs take 28x their p99
+// callers, then drained) made another tenant's one-at-a-time 10-step runs take 22-25x their p99
 // alone (BENCHMARKS.md, "Fairness under backlog"). A trace of those runs showed three waits,
 // each FIFO behind the busy tenant:
 //   - Starts. The 32 callers' start statements were 32 transactions in Postgres at once, on
