@@ -115,3 +115,119 @@ func keysOf(steps []store.Step) []string {
 	}
 	return out
 }
+
+// TestSuspendedRunsShareOneTimer: runs suspended until later than the parking horizon (so
+// none is parked) leave the claimer one timer, not one each, and every one of them still wakes
+// at its own due time with the safety poll put off for a day: when the timer fires, the
+// claimer asks the store for the next due time (wakeups.go). A timer per run was a live runtime
+// timer per sleeping run, about 180 bytes each at a million.
+func TestSuspendedRunsShareOneTimer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), Clock: clk, Rand: clock.Seeded(1), PollInterval: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Stop)
+	// Each run sleeps an hour and a minute more than the one before, then waits a minute for
+	// an event that never comes: two timed suspensions each, at 2n distinct times. The runs
+	// start in two halves, and the second half must leave no more timers than the first.
+	const n = 40
+	var ids []string
+	// lastSteps is each unfinished run's last journal entry (nil: none yet).
+	lastSteps := func() (open int, last []*store.Step) {
+		for _, id := range ids {
+			r, err := st.GetRun(ctx, store.DefaultTenant, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status.Terminal() {
+				if r.Status != store.StatusCompleted {
+					t.Fatalf("run %s ended %s: %+v", id, r.Status, r.Error)
+				}
+				continue
+			}
+			open++
+			steps, err := st.ListSteps(ctx, store.DefaultTenant, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(steps) == 0 {
+				last = append(last, nil)
+				continue
+			}
+			last = append(last, &steps[len(steps)-1])
+		}
+		return open, last
+	}
+	startAsleep := func(from, to int) int {
+		t.Helper()
+		for i := from; i < to; i++ {
+			in := fmt.Sprintf(`{"email": "r%d@example.com", "delayMs": %d, "verifyTimeoutMs": 60000}`, i, (time.Hour + time.Duration(i)*time.Minute).Milliseconds())
+			run, _, err := eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "onboarding", Input: json.RawMessage(in)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, run.ID)
+		}
+		testenv.Await(t, time.Minute, func() error {
+			_, last := lastSteps()
+			for _, s := range last {
+				if s == nil || s.Status != store.StepSleeping {
+					return fmt.Errorf("a run has not reached its sleep: %+v", s)
+				}
+			}
+			return nil
+		})
+		return clk.Timers()
+	}
+	half := startAsleep(0, n/2)
+	if all := startAsleep(n/2, n); all > half {
+		t.Errorf("%d runs asleep left %d timers waiting, %d asleep %d: want no more with more runs", n/2, half, n, all)
+	}
+
+	// Move the clock to the earliest due time, and no further, until every run is done.
+	testenv.Await(t, 2*time.Minute, func() error {
+		open, last := lastSteps()
+		if open == 0 {
+			return nil
+		}
+		next := time.Time{}
+		for _, s := range last {
+			if s != nil && s.WakeAt != nil && (s.Status == store.StepSleeping || s.Status == store.StepWaiting) &&
+				clk.Now().Before(*s.WakeAt) && (next.IsZero() || s.WakeAt.Before(next)) {
+				next = *s.WakeAt
+			}
+		}
+		due := false
+		for _, s := range last {
+			if s == nil || s.WakeAt == nil || !clk.Now().Before(*s.WakeAt) {
+				due = true
+			}
+		}
+		switch {
+		case due:
+			// A run is due and waits for the engine, which may itself wait a second of its
+			// time (a claim the store turned down is tried again then).
+			clk.Advance(time.Second)
+		case !next.IsZero():
+			clk.Set(next)
+		}
+		return fmt.Errorf("%d runs open, the clock at %v", open, clk.Now())
+	})
+}

@@ -36,6 +36,10 @@ type Executor struct {
 	snapshots *snapshots
 
 	wakeCh chan struct{} // capacity 1: a pending wake-up for the claimer
+	// wakeups is the claimer's timer for the runs this host suspended (wakeups.go); askNext is
+	// set when it fired with later wake-ups left to the store's next due time.
+	wakeups *wakeups
+	askNext atomic.Bool
 	// slots has a token per running activation, up to Config.Concurrency; reserved has
 	// Config.ReservedSlots more, which go only to a run of a tenant with nothing in flight
 	// here (fairness.go).
@@ -90,6 +94,12 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		inFlight:    make(map[string]int),
 		claimerDone: make(chan struct{}),
 	}
+	x.wakeups = &wakeups{clock: sh.cfg.Clock, fire: func(askNext bool) {
+		if askNext {
+			x.askNext.Store(true)
+		}
+		x.wake()
+	}}
 	if sh.cfg.ParkMemory > 0 {
 		x.parking = newParking(uint64(sh.cfg.ParkMemory))
 		if reg := sh.cfg.Metrics; reg != nil {
@@ -178,11 +188,9 @@ func (x *Executor) wake() {
 	}
 }
 
-// wakeAt wakes the claimer at t: a run this host suspended becomes runnable then, and no other
-// notice will announce it.
-func (x *Executor) wakeAt(t time.Time) {
-	x.cfg.Clock.AfterFunc(clock.Until(x.cfg.Clock, t), x.wake)
-}
+// wakeAt wakes the claimer at t at the latest: a run this host suspended becomes runnable
+// then, and no other notice will announce it. One timer serves them all (wakeups.go).
+func (x *Executor) wakeAt(t time.Time) { x.wakeups.wakeAt(t) }
 
 // cancelLocal stops the activation of runID if this host is running it.
 func (x *Executor) cancelLocal(runID string) {
@@ -205,13 +213,14 @@ func (x *Executor) draining() bool {
 }
 
 // claimLoop claims as many runs as there are free slots whenever something may be runnable:
-// after a notice, a local timer, a finished activation that found the slots full, or the
-// safety poll. Only the poll asks the store when the next timer is due: timers this host sets
-// wake it by themselves (wakeAt), and a notice announces new work, so the question is needed
-// only for timers another host set and can no longer serve, and costs a query otherwise.
+// after a notice, the local timer, a finished activation that found the slots full, or the
+// safety poll. The store is asked when the next timer is due only by the poll, for timers
+// another host set and can no longer serve, and when the local timer fired with later
+// wake-ups left to that answer (wakeups.go); a notice announces new work by itself.
 func (x *Executor) claimLoop(ctx context.Context) {
 	poll := x.cfg.Clock.NewTimer(0)
 	defer poll.Stop()
+	defer x.wakeups.stop()
 	for {
 		polled := false
 		select {
@@ -223,7 +232,7 @@ func (x *Executor) claimLoop(ctx context.Context) {
 		case <-poll.C():
 			polled = true
 		}
-		next := x.claimAvailable(ctx, polled)
+		next := x.claimAvailable(ctx, polled || x.askNext.Swap(false))
 		if !polled {
 			// Keep the poll's own schedule: a wake-up neither resets nor advances it.
 			if !next.IsZero() {
