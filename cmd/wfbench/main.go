@@ -42,7 +42,7 @@ func main() {
 
 type options struct {
 	mode, lang, db, testdata, attacks, store string
-	steps, n, c, pool, tenantCores           int
+	steps, n, c, pool, tenantCores, pgPort   int
 	parkMemoryMiB, snapshotEvery             int
 	wasmOpt                                  string
 	idle                                     time.Duration
@@ -62,6 +62,7 @@ func run() error {
 	flag.StringVar(&o.wasmOpt, "wasm-opt", "wasm-opt", "scale mode: binaryen's wasm-opt, which makes modules snapshottable (\"\": none, every run replays from the top)")
 	flag.IntVar(&o.tenantCores, "tenant-cores", 0, "cores one tenant's guest code may occupy (0: the daemon's default, host.Config.TenantCores)")
 	flag.StringVar(&o.db, "db", "bench_wfhost", "Postgres database (created if missing)")
+	flag.IntVar(&o.pgPort, "pg-port", 5432, "Postgres port on 127.0.0.1 (another cluster: one with autovacuum on, say)")
 	flag.StringVar(&o.testdata, "testdata", "testdata", "directory of the committed fixtures")
 	flag.DurationVar(&o.idle, "idle", 10*time.Second, "idle mode: how long to watch")
 	flag.StringVar(&o.attacks, "attacks", "bombs,traps,fixture,slow", "attack mode: the kinds of attack (attack.go)")
@@ -81,10 +82,10 @@ func run() error {
 	if o.mode == "scale" {
 		return runScale(ctx, o, wasm)
 	}
-	if err := ensureDatabase(ctx, o.db); err != nil {
+	if err := ensureDatabase(ctx, o); err != nil {
 		return err
 	}
-	url := fmt.Sprintf("postgres://postgres@127.0.0.1:5432/%s?sslmode=disable", o.db)
+	url := o.databaseURL(o.db)
 	if err := resetSchema(ctx, url, "wfbench"); err != nil {
 		return err
 	}
@@ -270,8 +271,14 @@ func pct(sorted []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func ensureDatabase(ctx context.Context, db string) error {
-	conn, err := pgx.Connect(ctx, "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
+// databaseURL is database db on the benchmark's Postgres.
+func (o options) databaseURL(db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", o.pgPort, db)
+}
+
+func ensureDatabase(ctx context.Context, o options) error {
+	db := o.db
+	conn, err := pgx.Connect(ctx, o.databaseURL("postgres"))
 	if err != nil {
 		return err
 	}

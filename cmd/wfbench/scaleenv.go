@@ -38,10 +38,10 @@ func newScaleEnv(ctx context.Context, o options, wasm []byte, limits store.Limit
 	e := &scaleEnv{o: o, wasm: wasm, limits: limits, tx: &txCounter{}}
 	switch o.store {
 	case "postgres":
-		if err := ensureDatabase(ctx, o.db); err != nil {
+		if err := ensureDatabase(ctx, o); err != nil {
 			return nil, err
 		}
-		url := fmt.Sprintf("postgres://postgres@127.0.0.1:5432/%s?sslmode=disable", o.db)
+		url := o.databaseURL(o.db)
 		if err := resetSchema(ctx, url, "wfbench"); err != nil {
 			return nil, err
 		}
