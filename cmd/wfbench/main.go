@@ -68,7 +68,7 @@ func run() error {
 	flag.StringVar(&o.attacks, "attacks", "bombs,traps,fixture,slow", "attack mode: the kinds of attack (attack.go)")
 	flag.StringVar(&o.store, "store", "postgres", "scale mode: postgres (the -db database) or embedded (a temporary data directory)")
 	o.scaleFlags()
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the measured part to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file: of the measured part in the direct mode, of the whole run (setup too) in the scale mode")
 	flag.Parse()
 	fixture, ok := fixtures[o.lang]
 	if !ok {
@@ -80,6 +80,13 @@ func run() error {
 	}
 	ctx := context.Background()
 	if o.mode == "scale" {
+		if *cpuProfile != "" {
+			stop, err := startCPUProfile(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
 		return runScale(ctx, o, wasm)
 	}
 	if err := ensureDatabase(ctx, o); err != nil {
@@ -135,15 +142,11 @@ func run() error {
 	}
 
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	xact0 := tx.n.Load()
 	pg0 := postgresCPU(o.db)
@@ -270,6 +273,22 @@ func pct(sorted []time.Duration, p float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// startCPUProfile profiles this process into path until the returned func is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
 
 // databaseURL is database db on the benchmark's Postgres.
 func (o options) databaseURL(db string) string {
