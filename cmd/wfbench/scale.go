@@ -225,6 +225,7 @@ func scaleSignals(ctx context.Context, o options, wasm []byte) error {
 		return err
 	}
 	pg0, cpu0, t0 := e.pgCPU(), selfCPU(), time.Now()
+	tx0, claims0, evicted0 := e.tx.n.Load(), e.metric("wfhost_store_claim_batch_size"), e.metric("wfhost_park_evictions_total")
 	next := make(chan int, o.c)
 	errs := make(chan error, o.c)
 	go func() {
@@ -271,9 +272,14 @@ func scaleSignals(ctx context.Context, o options, wasm []byte) error {
 	}
 	pgSec, hostSec := pgCPUDelta(pg0, e.pgCPU()), selfCPU()-cpu0
 	elapsed := last.Sub(t0)
-	fmt.Printf("%s n=%d c=%d signal_calls_per_s=%.0f delivered_per_s=%.0f elapsed=%.2fs host_ms_per_signal=%.3f%s\n",
+	// What each signal cost the engine: its statements (the waits for completion polled too,
+	// about ten a second), the claims that took the woken runs, and the parked passes evicted
+	// (their runs replayed) while the signals came.
+	claims, evicted := e.metric("wfhost_store_claim_batch_size")-claims0, e.metric("wfhost_park_evictions_total")-evicted0
+	fmt.Printf("%s n=%d c=%d signal_calls_per_s=%.0f delivered_per_s=%.0f elapsed=%.2fs host_ms_per_signal=%.3f%s statements_per_signal=%.2f claims_per_signal=%.3f evicted=%.0f\n",
 		e.result("signals"), n, o.c, float64(n)/sent.Seconds(), float64(n)/elapsed.Seconds(), elapsed.Seconds(),
-		hostSec*1000/float64(n), e.pgField("pg_ms_per_signal", pgSec*1000/float64(n)))
+		hostSec*1000/float64(n), e.pgField("pg_ms_per_signal", pgSec*1000/float64(n)),
+		float64(e.tx.n.Load()-tx0)/float64(n), claims/float64(n), evicted)
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/host"
 	"github.com/wfhost/wfhost/store"
@@ -30,6 +32,8 @@ type scaleEnv struct {
 	wasm    []byte
 	limits  store.Limits
 	dataDir string // embedded only
+	// metrics has the collectors of the engine newEngine started last.
+	metrics *prometheus.Registry
 }
 
 // newScaleEnv opens the store named by -store and starts an engine on it. limits are the
@@ -113,8 +117,10 @@ func (e *scaleEnv) newEngine(ctx context.Context, leaseFor time.Duration) (*host
 	case e.o.parkMemoryMiB > 0:
 		parkMemory = int64(e.o.parkMemoryMiB) << 20
 	}
+	e.metrics = prometheus.NewRegistry()
 	eng, err := engine.New(engine.Config{
 		Store: e.st, Runtime: rt, Concurrency: e.o.c, PollInterval: 10 * time.Second, LeaseFor: leaseFor, ParkMemory: parkMemory,
+		Metrics:        e.metrics,
 		SnapshotEvery:  e.o.snapshotEvery,
 		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		TenantDefaults: e.limits,
@@ -302,4 +308,28 @@ func (o options) snapshotConfig() (host.SnapshotConfig, error) {
 		return host.SnapshotConfig{}, fmt.Errorf("-wasm-opt %q: %w (\"\" runs without snapshots)", o.wasmOpt, err)
 	}
 	return host.SnapshotConfig{WasmOpt: path}, nil
+}
+
+// metric sums a counter's values, or a histogram's observation counts, over all its labels, in
+// the engine newEngine started last (0 when it has no such series).
+func (e *scaleEnv) metric(name string) float64 {
+	families, err := e.metrics.Gather()
+	if err != nil {
+		return 0
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			switch {
+			case m.Counter != nil:
+				total += m.GetCounter().GetValue()
+			case m.Histogram != nil:
+				total += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return total
 }
