@@ -228,6 +228,14 @@ func TestSuspendedRunsShareOneTimer(t *testing.T) {
 		case !next.IsZero():
 			clk.Set(next)
 		}
-		return fmt.Errorf("%d runs open, the clock at %v", open, clk.Now())
+		states := map[string]int{}
+		for _, s := range last {
+			if s == nil {
+				states["none"]++
+				continue
+			}
+			states[s.Key+"/"+string(s.Status)]++
+		}
+		return fmt.Errorf("%d runs open (last entries %v), the clock at %v", open, states, clk.Now())
 	})
 }

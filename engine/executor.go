@@ -22,6 +22,11 @@ import (
 type Executor struct {
 	*shared
 	starved atomic.Bool // the claimer stopped because every slot was taken
+	// unclaimable is set while the store says runs are due that the last claim did not take
+	// (a tenant at its concurrency cap, mostly): a slot freed here may let one be taken.
+	// recheck is the claimer's growing wait before it asks again (claimLoop).
+	unclaimable atomic.Bool
+	recheck     time.Duration
 	// backlog is set while runnable runs may be waiting for a slot: runs this host starts are
 	// then created pending and claimed in turn, not run at once ahead of them (startHere).
 	backlog atomic.Bool
@@ -232,10 +237,21 @@ func (x *Executor) claimLoop(ctx context.Context) {
 		case <-poll.C():
 			polled = true
 		}
-		next := x.claimAvailable(ctx, polled || x.askNext.Swap(false))
+		asked := polled || x.askNext.Swap(false)
+		next := x.claimAvailable(ctx, asked)
+		if asked {
+			next = x.afterShortClaim(next)
+		}
 		if !polled {
 			// Keep the poll's own schedule: a wake-up neither resets nor advances it.
-			if !next.IsZero() {
+			switch {
+			case next.IsZero():
+			case asked:
+				// The store's answer is only the first of the due times it knows (a lease
+				// that runs out, say, before the sleeps this host left to it): ask again
+				// then, or the later ones are lost.
+				x.wakeups.askAt(next)
+			default:
 				x.wakeAt(next)
 			}
 			continue
@@ -248,6 +264,26 @@ func (x *Executor) claimLoop(ctx context.Context) {
 		}
 		poll.Reset(wait)
 	}
+}
+
+// afterShortClaim takes the store's next due time after a claim that came back short, and
+// says when to look again (zero: at the next event). A due time already passed means runs are
+// due that the claim did not take: a tenant at its concurrency cap, most often, whose next run
+// may be taken only when one of its runs ends or parks, here or on another host. Asking again
+// every millisecond (the poll's old floor) was a claim and a question every 3-4 ms for as long
+// as the cap held. The claimer now asks after a wait that doubles from 1 ms up to the poll
+// interval, and at once when a slot frees here (freeSlot); the first, short waits cover a store
+// clock a little ahead of this host's.
+func (x *Executor) afterShortClaim(next time.Time) time.Time {
+	if next.IsZero() || next.After(x.cfg.Clock.Now()) {
+		x.unclaimable.Store(false)
+		x.recheck = 0
+		return next
+	}
+	x.unclaimable.Store(true)
+	x.recheck = min(max(2*x.recheck, time.Millisecond), x.cfg.PollInterval)
+	x.wakeups.askAt(x.cfg.Clock.Now().Add(x.recheck))
+	return time.Time{}
 }
 
 // claimAvailable claims until there is no more runnable work or no free slot. With
@@ -263,6 +299,11 @@ func (x *Executor) claimAvailable(ctx context.Context, askNext bool) time.Time {
 			x.backlog.Store(true)
 			x.starved.Store(true)
 			if free = x.takeFreeSlots(); free == 0 {
+				if askNext {
+					// The store is asked for the next due time by the round a freed slot
+					// starts: a wake-up left to its answer must not be lost meanwhile.
+					x.askNext.Store(true)
+				}
 				return time.Time{}
 			}
 			x.starved.Store(false)
@@ -358,9 +399,10 @@ func (x *Executor) execute(ctx context.Context, c store.Claim, slot chan struct{
 func (x *Executor) freeSlot(slot chan struct{}) {
 	<-slot
 	x.workers.Done()
-	// A free slot matters only if the claimer stopped for want of one; otherwise every claim
-	// would be followed by a useless one when its run ends.
-	if x.starved.CompareAndSwap(true, false) {
+	// A free slot matters only if the claimer stopped for want of one, or if runs are due that
+	// the last claim could not take (afterShortClaim); otherwise every claim would be followed
+	// by a useless one when its run ends.
+	if x.starved.CompareAndSwap(true, false) || x.unclaimable.Load() {
 		x.wake()
 	}
 }
