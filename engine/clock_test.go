@@ -22,26 +22,7 @@ import (
 func TestADayOfWorkflowTimeOnAFakeClock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), Clock: clk, Rand: clock.Seeded(1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop)
+	clk, st, eng := onAFakeClock(t, engine.Config{})
 	in := json.RawMessage(`{"email": "dee@example.com", "delayMs": 3600000, "failWelcome": 2, "verifyTimeoutMs": 86400000}`)
 	run, _, err := eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "onboarding", Input: in})
 	if err != nil {
@@ -124,26 +105,7 @@ func keysOf(steps []store.Step) []string {
 func TestSuspendedRunsShareOneTimer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), Clock: clk, Rand: clock.Seeded(1), PollInterval: 24 * time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop)
+	clk, st, eng := onAFakeClock(t, engine.Config{PollInterval: 24 * time.Hour})
 	// Each run sleeps an hour and a minute more than the one before, then waits a minute for
 	// an event that never comes: two timed suspensions each, at 2n distinct times. The runs
 	// start in two halves, and the second half must leave no more timers than the first.
@@ -238,4 +200,33 @@ func TestSuspendedRunsShareOneTimer(t *testing.T) {
 		}
 		return fmt.Errorf("%d runs open (last entries %v), the clock at %v", open, states, clk.Now())
 	})
+}
+
+// onAFakeClock starts an engine configured as cfg on a fresh embedded store, both on one fake
+// clock at 9:00 on 1 March 2026, with the examples deployed to the default tenant.
+func onAFakeClock(t *testing.T, cfg engine.Config) (*clock.Fake, *embedded.Store, *engine.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.Runtime, cfg.Clock, cfg.Rand = st, runtimeForTests(t), clk, clock.Seeded(1)
+	eng, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Stop)
+	return clk, st, eng
 }
