@@ -120,10 +120,14 @@ func TestEveryTenantLimitIsAFlag(t *testing.T) {
 	}
 }
 
-// TestSnapshotAndJournalFlagsAreChecked: --snapshot-every and --journal-window out of their
-// ranges are startup errors naming the flag.
-func TestSnapshotAndJournalFlagsAreChecked(t *testing.T) {
+// TestEngineFlagsAreChecked: --snapshot-every, --journal-window and the slots and
+// starts flags out of their ranges are startup errors naming the flag.
+func TestEngineFlagsAreChecked(t *testing.T) {
 	for _, tc := range []struct{ args []string }{
+		{[]string{"--concurrency", "0"}},
+		{[]string{"--reserved-slots", "-5"}},
+		{[]string{"--reserved-slots", "33"}},
+		{[]string{"--tenant-starts", "-1"}},
 		{[]string{"--snapshot-every", "-1"}},
 		{[]string{"--snapshot-every", "1000001"}},
 		{[]string{"--journal-window", "0"}},
@@ -136,5 +140,11 @@ func TestSnapshotAndJournalFlagsAreChecked(t *testing.T) {
 	}
 	if _, err := effectiveLimits(t, "--snapshot-every", "0", "--journal-window", "50"); err != nil {
 		t.Errorf("snapshots off and a window of 50: %v", err)
+	}
+	if _, err := effectiveLimits(t, "--concurrency", "4", "--reserved-slots", "4", "--tenant-starts", "1"); err != nil {
+		t.Errorf("4 slots, 4 reserved, one start at a time: %v", err)
+	}
+	if _, err := effectiveLimits(t, "--reserved-slots", "-1"); err != nil {
+		t.Errorf("no reserved slots: %v", err)
 	}
 }

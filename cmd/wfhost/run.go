@@ -125,6 +125,17 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 	if w := c.Int("journal-window"); w < 1 || w > 1_000_000 {
 		return engine.Config{}, fmt.Errorf("--journal-window must be from 1 to 1000000, not %d", w)
 	}
+	// The slots and starts flags, named here: the engine's own check names its fields.
+	concurrency := c.Int("concurrency")
+	if concurrency < 1 || concurrency > 100_000 {
+		return engine.Config{}, fmt.Errorf("--concurrency must be from 1 to 100000, not %d", concurrency)
+	}
+	if r := c.Int("reserved-slots"); r < -1 || r > concurrency {
+		return engine.Config{}, fmt.Errorf("--reserved-slots must be -1 (none), 0 (an eighth of --concurrency) or at most --concurrency (%d), not %d", concurrency, r)
+	}
+	if n := c.Int("tenant-starts"); n < 0 || n > 100_000 {
+		return engine.Config{}, fmt.Errorf("--tenant-starts must be from 0 (twice the cores) to 100000, not %d", n)
+	}
 	if c.Duration("park-horizon") <= 0 {
 		return engine.Config{}, fmt.Errorf("--park-horizon must be positive, not %v", c.Duration("park-horizon"))
 	}
