@@ -171,6 +171,7 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 		// before it is still held, and the run goes on from there in another pass, with no
 		// snapshot taken on this host.
 		x.snapshots.failed(run.ID)
+		x.obs.snapshotFailed()
 		j.snapshot = nil
 		log.Warn("checkpoint failed; the run takes no more snapshots on this host", "err", err)
 		if err := j.interrupt(wctx); err != nil {

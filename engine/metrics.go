@@ -69,6 +69,7 @@ type metrics struct {
 	snapshots        prometheus.Counter
 	snapshotBytes    prometheus.Counter
 	snapshotRestores *prometheus.CounterVec
+	snapshotFailures prometheus.Counter
 
 	workflows, steps, events labelBound
 
@@ -173,6 +174,9 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 	m.snapshotRestores = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wfhost_snapshot_restores_total", Help: "Activations of runs with a durable snapshot, by outcome: restored (the journal replayed from the snapshot on), replayed (from the top: other code, or the restore failed).",
 	}, []string{"outcome"})
+	m.snapshotFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wfhost_snapshot_failures_total", Help: "Durable snapshots that could not be taken (the guest's call stack past the unwind buffer): the run is handed back and takes no more snapshots on this host, nor restores one here.",
+	})
 	oldest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "wfhost_activation_oldest_seconds", Help: "Age of the longest-running activation on this host (0: none); a stuck run shows here.",
 	}, m.oldestActivation)
@@ -181,7 +185,7 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 			m.stepDuration, m.stepRetries, m.signals, m.timerLateness, m.activations, m.activationSec,
 			m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
 			m.storeCommit, m.claimBatch, m.parks, m.parkResumes, m.parkEvictions,
-			m.snapshots, m.snapshotBytes, m.snapshotRestores, oldest)
+			m.snapshots, m.snapshotBytes, m.snapshotRestores, m.snapshotFailures, oldest)
 	}
 	return m
 }

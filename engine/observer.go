@@ -78,6 +78,9 @@ func (o *observer) snapshotRestored(outcome string) {
 	o.m.snapshotRestores.WithLabelValues(outcome).Inc()
 }
 
+// snapshotFailed: a checkpoint could not be taken (host.ErrCheckpoint).
+func (o *observer) snapshotFailed() { o.m.snapshotFailures.Inc() }
+
 // swept and pruned: the sweeper deleted n expired runs, or n broadcasts past their window.
 func (o *observer) swept(n int)  { o.m.retentionSwept.Add(float64(n)) }
 func (o *observer) pruned(n int) { o.m.broadcastsPruned.Add(float64(n)) }

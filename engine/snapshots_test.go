@@ -190,9 +190,12 @@ func TestACheckpointThatFailsHandsTheRunBack(t *testing.T) {
 		t.Fatalf("snapshots saved at entries %v, want [1 2]: none at or after the failed checkpoint at entry 3", seqs)
 	}
 	m := gathered(t, reg)
-	// The failed checkpoint's activation is the only one interrupted (there is no counter of
-	// failed checkpoints of their own); the run handed back is replayed from the top: a run this host takes no snapshots of does
-	// not start from one here either (engine/activate.go).
+	// The failed checkpoint is counted, and its activation is the only one interrupted; the
+	// run handed back is replayed from the top: a run this host takes no snapshots of does not
+	// start from one here either (engine/activate.go).
+	if got := m["wfhost_snapshot_failures_total{}"]; got != 1 {
+		t.Fatalf("%v failed checkpoints counted, want 1", got)
+	}
 	if got := m["wfhost_activations_total{outcome=interrupted,tenant=default}"]; got != 1 {
 		t.Fatalf("%v activations interrupted, want the failed checkpoint's", got)
 	}
