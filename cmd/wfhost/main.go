@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,8 +23,9 @@ func main() {
 
 func newApp() *cli.App {
 	return &cli.App{
-		Name:  "wfhost",
-		Usage: "durable workflows whose bodies are WebAssembly modules",
+		Name:    "wfhost",
+		Usage:   "durable workflows whose bodies are WebAssembly modules",
+		Version: version(),
 		Commands: []*cli.Command{
 			runCommand(),
 			migrateCommand(),
@@ -41,4 +43,29 @@ func newApp() *cli.App {
 		// Errors are printed once, by main.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
+}
+
+// version is this build's: the module version `go install` records, else the commit `go build`
+// records in a checkout ("devel-<commit>", "+dirty" with uncommitted changes), else "devel".
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var revision, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			revision = s.Value[:min(12, len(s.Value))]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+dirty"
+		}
+	}
+	if revision == "" {
+		return "devel"
+	}
+	return "devel-" + revision + dirty
 }
