@@ -94,7 +94,7 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		wakeCh:      make(chan struct{}, 1),
 		slots:       make(chan struct{}, sh.cfg.Concurrency),
 		reserved:    make(chan struct{}, sh.cfg.ReservedSlots),
-		starts:      shares.New(sh.cfg.TenantStarts, presenceWindow),
+		starts:      shares.New(sh.cfg.TenantStarts, shares.PresenceWindow),
 		active:      make(map[string]*activation),
 		inFlight:    make(map[string]int),
 		claimerDone: make(chan struct{}),

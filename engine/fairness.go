@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // Fairness among the tenants of one host. One tenant's burst (20,000 runs started by 32
@@ -29,10 +28,6 @@ import (
 //     (store.Urgent), which Postgres sends at once, alone, beside the batches.
 // What is left is the machine itself: the quiet tenant's statements still share two cores with
 // the busy tenant's work (engine/RATIONALE.md, "Fairness under backlog").
-
-// presenceWindow is how long a tenant counts as about after its last start here: a tenant
-// whose runs come one after another is about between them too.
-const presenceWindow = 10 * time.Second
 
 // startGate waits until tenant may send one more start to the store, and returns what gives
 // the turn back: at once while the tenant is alone, in order behind its other starts beyond

@@ -19,17 +19,12 @@ import (
 // holds a core while its code runs and lets go of it for every host call and sleep, so
 // activations waiting on the store or the network take nothing from their own tenant.
 
-// presenceWindow is how long a tenant counts as about after its guests last took a core: a
-// tenant whose runs come one after another is about between them too, so another tenant
-// cannot take every core in the gaps.
-const presenceWindow = 10 * time.Second
-
 // newCoreShares hands out the cores to the tenants' guests: share each while another tenant is
 // about. A tenant alone holds as many as it has guests running: a bound of GOMAXPROCS there
 // cost a lone tenant's 1-step runs a fifth of their throughput (guests queued for a token held
 // by a goroutine the scheduler had put aside, where the scheduler alone would have run
 // another).
-func newCoreShares(share int) *shares.Pool { return shares.New(share, presenceWindow) }
+func newCoreShares(share int) *shares.Pool { return shares.New(share, shares.PresenceWindow) }
 
 // defaultTenantCores leaves one core to the other tenants, when there is more than one.
 func defaultTenantCores() int { return max(1, runtime.GOMAXPROCS(0)-1) }

@@ -31,14 +31,17 @@ type Tenant struct {
 	waiters []chan struct{} // FIFO; a waiter is sent to once it has been given a token
 }
 
+// PresenceWindow is how long a tenant counts as about after it last took a token, in every
+// pool of the daemon (the host's cores, the engine's starts): a tenant whose work comes one
+// piece after another is about between the pieces too, so another tenant cannot take
+// everything in the gaps.
+const PresenceWindow = 10 * time.Second
+
 // New returns a pool whose tenants hold at most share tokens each (at least 1) while another
 // is about, and count as about for window after they last took one.
 func New(share int, window time.Duration) *Pool {
 	return &Pool{share: max(share, 1), window: window, tenants: map[string]*Tenant{}}
 }
-
-// Share is what one tenant holds at most while another is about.
-func (p *Pool) Share() int { return p.share }
 
 // Join returns the tenant's entry, kept (and the tenant about) until Leave.
 func (p *Pool) Join(tenant string) *Tenant {
