@@ -407,33 +407,47 @@ func (x *Executor) freeSlot(slot chan struct{}) {
 	}
 }
 
-// reserveSlot takes a slot for a run of tenant this host is starting, when it may run the
-// run at once (see startRun), and says which (nil: none): the engine is running and not
-// draining, and a slot is free while no runnable run is known to wait for one, or, for a
-// tenant with nothing in flight here, a reserved slot is free whatever waits (fairness.go).
-// Stop begins under the lock IfRunning holds, before it waits for the workers, so a worker is
-// counted here before that wait or not at all.
-func (x *Executor) reserveSlot(tenant string) (life context.Context, slot chan struct{}) {
+// takeSlot takes a slot and a worker count for a run of tenant that is to run on this host
+// now (a start, or a parked run's resume), and says which (nil: none, or the engine is not
+// running or is draining). An ordinary slot, if one is free and, for a start (behindQueue), no
+// runnable run is known to wait for one: the start then goes to the queue, and later starts
+// queue behind it. A tenant with nothing in flight here passes that queue, and takes a reserved
+// slot when no ordinary one is free (fairness.go), the ordinary ones first so that the reserve
+// is kept for when they are all taken. Stop begins under the lock IfRunning holds, before it
+// waits for the workers, so a worker is counted here before that wait or not at all.
+func (x *Executor) takeSlot(tenant string, behindQueue bool) (life context.Context, slot chan struct{}) {
 	x.life.IfRunning(func(ctx context.Context) {
-		if !x.backlog.Load() {
-			select {
-			case x.slots <- struct{}{}:
-				slot = x.slots
-			default:
-				// The run goes to the queue; later starts queue behind it.
-				x.backlog.Store(true)
+		queued := behindQueue && x.backlog.Load()
+		if !queued {
+			slot = tryTake(x.slots)
+		}
+		if slot == nil && x.quietHere(tenant) {
+			if queued {
+				slot = tryTake(x.slots)
+			}
+			if slot == nil {
+				slot = tryTake(x.reserved)
 			}
 		}
-		if slot == nil {
-			// A quiet tenant's run does not queue behind the others'.
-			slot = x.takeQuiet(tenant)
-		}
-		if slot != nil {
+		switch {
+		case slot != nil:
 			x.workers.Add(1)
 			life = ctx
+		case behindQueue:
+			x.backlog.Store(true)
 		}
 	})
 	return life, slot
+}
+
+// tryTake takes a token of slots if one is free, and says which (nil: none).
+func tryTake(slots chan struct{}) chan struct{} {
+	select {
+	case slots <- struct{}{}:
+		return slots
+	default:
+		return nil
+	}
 }
 
 // listenLoop turns store notices into wake-ups and cancellations, reconnecting after failures.

@@ -17,7 +17,7 @@ import (
 //     was queued for the claimer and waited for one of those runs to end. Config.ReservedSlots
 //     more slots, beyond Config.Concurrency, go only to a tenant with nothing in flight here:
 //     its run starts at once, and its parked run resumes at once, whatever the busy tenant has
-//     queued (takeQuiet). They are extra rather than carved out of Concurrency: kept out of
+//     queued (takeSlot). They are extra rather than carved out of Concurrency: kept out of
 //     a lone tenant's reach, four of 32 slots cost its 1-step runs a third of their throughput
 //     (32 callers, and every fifth start queued for the claimer instead of running at once),
 //     and lent to it, they were taken when the other tenant came. A run that must be claimed
@@ -44,26 +44,13 @@ func (x *Executor) startGate(ctx context.Context, tenant string) (func(), error)
 	}, nil
 }
 
-// takeQuiet takes a slot for a run of tenant if the tenant is quiet (nothing in flight here),
-// whatever waits in the queue, and says which (nil: none): an ordinary one if one is free (the
-// claim's tie-break would give it to the quieter tenant too), else a reserved one, so the
-// reserve is kept for when the others are all taken. Two of a quiet tenant's runs starting at
-// once may both see it quiet and both take one: the reserve bounds that.
-func (x *Executor) takeQuiet(tenant string) chan struct{} {
+// quietHere says whether tenant has nothing in flight on this host: its runs may then pass
+// the others' queue and take a reserved slot (takeSlot). Two of a quiet tenant's runs starting
+// at once may both see it quiet and both pass: the reserve bounds that.
+func (x *Executor) quietHere(tenant string) bool {
 	x.mu.Lock()
-	quiet := x.inFlight[tenant] == 0
-	x.mu.Unlock()
-	if !quiet {
-		return nil
-	}
-	for _, slots := range []chan struct{}{x.slots, x.reserved} {
-		select {
-		case slots <- struct{}{}:
-			return slots
-		default:
-		}
-	}
-	return nil
+	defer x.mu.Unlock()
+	return x.inFlight[tenant] == 0
 }
 
 // enterLocked makes a active: cancel notices and heartbeats reach it, and its tenant is in

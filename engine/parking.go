@@ -287,7 +287,8 @@ func (x *Executor) resumeParked(runID string, only *parked, by string) {
 	if pk == nil {
 		return
 	}
-	life, slot := x.takeResumeSlot(pk.tenant)
+	// A parked run that is due is part of any backlog: its resume does not queue behind it.
+	life, slot := x.takeSlot(pk.tenant, false)
 	if slot == nil {
 		x.wake()
 		return
@@ -332,25 +333,6 @@ func (x *Executor) resumeParked(runID string, only *parked, by string) {
 	pk.slot = slot
 	pk.out <- &c
 	x.obs.resumed(by)
-}
-
-// takeResumeSlot takes a slot and a worker count for a resume of a run of tenant, while the
-// engine runs and is not draining, and says which (nil: none): the same rule as reserveSlot,
-// without its deference to a backlog (a parked run that is due is part of that backlog).
-func (x *Executor) takeResumeSlot(tenant string) (life context.Context, slot chan struct{}) {
-	x.life.IfRunning(func(ctx context.Context) {
-		select {
-		case x.slots <- struct{}{}:
-			slot = x.slots
-		default:
-			slot = x.takeQuiet(tenant)
-		}
-		if slot != nil {
-			x.workers.Add(1)
-			life = ctx
-		}
-	})
-	return life, slot
 }
 
 // accepts says whether a claim of run with journal (from the parked entry on) continues the

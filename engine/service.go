@@ -133,7 +133,7 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 		return store.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, err)
 	}
 	var to store.LeaseTo
-	life, slot := s.exec.reserveSlot(tenantID)
+	life, slot := s.exec.takeSlot(tenantID, true)
 	if slot != nil {
 		to = store.LeaseTo{Owner: s.cfg.Owner, LeaseFor: s.cfg.LeaseFor, TenantCap: limits.Concurrency, Reserve: s.cfg.Concurrency + s.cfg.ReservedSlots}
 	}
