@@ -51,13 +51,12 @@ type Executor struct {
 	slots    chan struct{}
 	reserved chan struct{}
 	// starts shares this host's starts among the tenants (fairness.go); every activation
-	// joins it too, so a tenant with runs in flight here counts as about.
+	// joins it too, so a tenant with runs in flight here counts as about, and its joins are the
+	// tenant's activations in flight here (quietHere).
 	starts *shares.Pool
 
 	mu     sync.Mutex
 	active map[string]*activation // by run id
-	// inFlight counts the activations in active by tenant (fairness.go).
-	inFlight map[string]int
 	// interrupted is set, under mu, when Stop's grace period is over: an activation that
 	// registers after that (a run started here just then) is interrupted at once.
 	interrupted bool
@@ -96,7 +95,6 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		reserved:    make(chan struct{}, sh.cfg.ReservedSlots),
 		starts:      shares.New(sh.cfg.TenantStarts, shares.PresenceWindow),
 		active:      make(map[string]*activation),
-		inFlight:    make(map[string]int),
 		claimerDone: make(chan struct{}),
 	}
 	x.wakeups = &wakeups{clock: sh.cfg.Clock, fire: func(askNext bool) {

@@ -33,32 +33,23 @@ import (
 // the turn back: at once while the tenant is alone, in order behind its other starts beyond
 // its share while another tenant is about.
 func (x *Executor) startGate(ctx context.Context, tenant string) (func(), error) {
-	t := x.starts.Join(tenant)
-	if err := x.starts.Hold(ctx, t); err != nil {
-		x.starts.Leave(t)
+	t, err := x.starts.HoldFor(ctx, tenant)
+	if err != nil {
 		return nil, fmt.Errorf("waiting for the tenant's turn to start a run: %w", err)
 	}
-	return func() {
-		x.starts.Let(t)
-		x.starts.Leave(t)
-	}, nil
+	return func() { x.starts.Let(t) }, nil
 }
 
 // quietHere says whether tenant has nothing in flight on this host: its runs may then pass
 // the others' queue and take a reserved slot (takeSlot). Two of a quiet tenant's runs starting
 // at once may both see it quiet and both pass: the reserve bounds that.
-func (x *Executor) quietHere(tenant string) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.inFlight[tenant] == 0
-}
+func (x *Executor) quietHere(tenant string) bool { return x.starts.Joined(tenant) == 0 }
 
 // enterLocked makes a active: cancel notices and heartbeats reach it, and its tenant is in
 // flight and about here. Called with x.mu held.
 func (x *Executor) enterLocked(a *activation) {
 	x.active[a.runID] = a
 	if a.about == nil {
-		x.inFlight[a.tenant]++
 		a.about = x.starts.Join(a.tenant)
 	}
 }
@@ -72,8 +63,5 @@ func (x *Executor) exitLocked(a *activation) {
 	if a.about != nil {
 		x.starts.Leave(a.about)
 		a.about = nil
-		if x.inFlight[a.tenant]--; x.inFlight[a.tenant] == 0 {
-			delete(x.inFlight, a.tenant)
-		}
 	}
 }

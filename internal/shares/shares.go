@@ -47,12 +47,17 @@ func New(share int, window time.Duration) *Pool {
 func (p *Pool) Join(tenant string) *Tenant {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	t := p.entryLocked(tenant)
+	t.users++
+	return t
+}
+
+func (p *Pool) entryLocked(tenant string) *Tenant {
 	t := p.tenants[tenant]
 	if t == nil {
 		t = &Tenant{}
 		p.tenants[tenant] = t
 	}
-	t.users++
 	return t
 }
 
@@ -61,6 +66,16 @@ func (p *Pool) Leave(t *Tenant) {
 	p.mu.Lock()
 	t.users--
 	p.mu.Unlock()
+}
+
+// Joined is how many Joins of the tenant have not left yet.
+func (p *Pool) Joined(tenant string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t := p.tenants[tenant]; t != nil {
+		return t.users
+	}
+	return 0
 }
 
 // Held is how many tokens the tenant holds now.
@@ -93,6 +108,20 @@ func (p *Pool) TryHold(t *Tenant) bool {
 // Hold waits for a token for t, or for ctx to end (its cause is returned).
 func (p *Pool) Hold(ctx context.Context, t *Tenant) error {
 	p.mu.Lock()
+	return p.holdLocked(ctx, t)
+}
+
+// HoldFor is Hold for the tenant named, for a caller that has not joined: the tenant's entry is
+// kept while it holds a token (which makes it about) or waits for one (which it does only while
+// it holds its share), and returned for Let.
+func (p *Pool) HoldFor(ctx context.Context, tenant string) (*Tenant, error) {
+	p.mu.Lock()
+	t := p.entryLocked(tenant)
+	return t, p.holdLocked(ctx, t)
+}
+
+// holdLocked is Hold, called with mu held; it unlocks mu.
+func (p *Pool) holdLocked(ctx context.Context, t *Tenant) error {
 	if p.takeLocked(t) {
 		p.mu.Unlock()
 		return nil

@@ -96,3 +96,39 @@ func TestATenantGoneForTheWindowNoLongerCounts(t *testing.T) {
 		t.Fatal("a stayed bounded after b left and its window was over")
 	}
 }
+
+// TestHoldForNeedsNoJoin: HoldFor takes a token for a tenant nobody joined, bounded by its
+// share while another tenant is about, and the token it holds counts it as about without a
+// Join (Joined stays 0: joins count only what joined).
+func TestHoldForNeedsNoJoin(t *testing.T) {
+	p := shares.New(1, time.Hour)
+	b := p.Join("b")
+	defer p.Leave(b)
+	a, err := p.HoldFor(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Joined("a"); n != 0 {
+		t.Fatalf("a joined %d times, want 0", n)
+	}
+	// a's token makes a about: b is bounded by its share too.
+	if !p.TryHold(b) {
+		t.Fatal("b was refused its share")
+	}
+	if p.TryHold(b) {
+		t.Fatal("b took past its share while a held a token")
+	}
+	p.Let(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := p.HoldFor(ctx, "a"); err == nil {
+		t.Fatal("a took a second token while b was about")
+	}
+	p.Let(a)
+	if n := p.Held("a"); n != 0 {
+		t.Fatalf("a holds %d after Let, want 0", n)
+	}
+	if n := p.Joined("b"); n != 1 {
+		t.Fatalf("b joined %d times, want 1", n)
+	}
+}
