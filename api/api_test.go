@@ -225,9 +225,30 @@ func TestRunLifecycleOverHTTP(t *testing.T) {
 	if r := call(t, srv, "GET", "/v1/workflows/poll/runs/"+id, tok, nil); r.status != 404 || r.errorCode(t) != "not_found" {
 		t.Fatalf("a run under another workflow's path: %d %s", r.status, r.body)
 	}
-	sig := call(t, srv, "POST", runPath+"/signals/verify", tok, []byte(`{"userId":"`+userID+`","via":"http"}`))
-	if sig.status != 202 || sig.json(t)["state"] != "delivered" {
+	sig := call(t, srv, "POST", runPath+"/signals/verify?signalId=s-1", tok, []byte(`{"userId":"`+userID+`","via":"http"}`))
+	if sig.status != 202 || sig.json(t)["state"] != "delivered" || sig.json(t)["duplicate"] != false || sig.json(t)["signalId"] != "s-1" {
 		t.Fatalf("signal: %d %s", sig.status, sig.body)
+	}
+	// A retried signal (the same id, as the Idempotency-Key header) is acknowledged, not sent
+	// again: the buffer stays empty, which the run's end below shows too.
+	repeat := func() response {
+		req, err := http.NewRequest("POST", srv.URL+runPath+"/signals/verify", strings.NewReader(`{"userId":"`+userID+`","via":"retry"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "s-1")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return response{resp.StatusCode, out}
+	}
+	if again := repeat(); again.status != 200 || again.json(t)["state"] != "delivered" || again.json(t)["duplicate"] != true {
+		t.Fatalf("repeated signal: %d %s", again.status, again.body)
 	}
 	testenv.Await(t, 30*time.Second, func() error {
 		run := call(t, srv, "GET", runPath, tok, nil).json(t)
@@ -241,6 +262,12 @@ func TestRunLifecycleOverHTTP(t *testing.T) {
 	})
 	if r := call(t, srv, "DELETE", runPath, tok, nil); r.status != 409 || r.errorCode(t) != "conflict" {
 		t.Fatalf("cancel a completed run: %d %s", r.status, r.body)
+	}
+	if again := repeat(); again.status != 200 || again.json(t)["duplicate"] != true {
+		t.Fatalf("a repeated signal to the completed run: %d %s", again.status, again.body)
+	}
+	if r := call(t, srv, "POST", runPath+"/signals/verify?signalId=s-2", tok, []byte(`{}`)); r.status != 409 || r.errorCode(t) != "conflict" {
+		t.Fatalf("a new signal to the completed run: %d %s", r.status, r.body)
 	}
 	list := call(t, srv, "GET", "/v1/workflows/onboarding/runs?limit=10", tok, nil).json(t)
 	if runs := list["runs"].([]any); len(runs) != 1 {

@@ -334,6 +334,8 @@ func (h *Handler) payload(w http.ResponseWriter, r *http.Request) (json.RawMessa
 	return bytes.TrimSpace(body), nil
 }
 
+// POST .../runs/{id}/signals/{event}: the body is the payload. A signal id, from the
+// Idempotency-Key header or the signalId parameter, makes a retried request change nothing.
 func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.runOf(r); err != nil {
 		return err
@@ -342,15 +344,23 @@ func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	delivered, err := h.cfg.Service.Signal(r.Context(), tenant(r), r.PathValue("id"), r.PathValue("event"), p)
+	id, err := idempotencyID(r, "signalId")
+	if err != nil {
+		return err
+	}
+	res, err := h.cfg.Service.Signal(r.Context(), tenant(r), engine.SignalRequest{RunID: r.PathValue("id"), Event: r.PathValue("event"), Payload: p, SignalID: id})
 	if err != nil {
 		return err
 	}
 	state := wire.SignalBuffered
-	if delivered {
+	if res.Delivered {
 		state = wire.SignalDelivered
 	}
-	writeJSON(w, http.StatusAccepted, wire.SignalResult{Event: r.PathValue("event"), State: state})
+	status := http.StatusAccepted
+	if res.Duplicate {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, wire.SignalResult{Event: r.PathValue("event"), SignalID: id, State: state, Duplicate: res.Duplicate})
 	return nil
 }
 
@@ -361,7 +371,7 @@ func (h *Handler) broadcast(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id, err := eventID(r)
+	id, err := idempotencyID(r, "eventId")
 	if err != nil {
 		return err
 	}
@@ -378,13 +388,13 @@ func (h *Handler) broadcast(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// eventID is a broadcast's event id: the eventId parameter or the Idempotency-Key header
-// (once, and the same if both are given), "" for none.
-func eventID(r *http.Request) (string, error) {
+// idempotencyID is a broadcast's event id or a signal's id: the parameter named param or the
+// Idempotency-Key header (once, and the same if both are given), "" for none.
+func idempotencyID(r *http.Request, param string) (string, error) {
 	q := r.URL.Query()
-	id := q.Get("eventId")
-	if q.Has("eventId") && id == "" {
-		return "", badRequest("invalid_request", "eventId is empty: leave it out for an event without one")
+	id := q.Get(param)
+	if q.Has(param) && id == "" {
+		return "", badRequest("invalid_request", param+" is empty: leave it out for an event without one")
 	}
 	keys := r.Header.Values("Idempotency-Key")
 	switch {
@@ -394,8 +404,8 @@ func eventID(r *http.Request) (string, error) {
 		return "", badRequest("invalid_request", fmt.Sprintf("the Idempotency-Key header is given %d times", len(keys)))
 	case keys[0] == "":
 		return "", badRequest("invalid_request", "the Idempotency-Key header is empty")
-	case q.Has("eventId") && keys[0] != id:
-		return "", badRequest("invalid_request", "the Idempotency-Key header and eventId differ: send one of them")
+	case q.Has(param) && keys[0] != id:
+		return "", badRequest("invalid_request", "the Idempotency-Key header and "+param+" differ: send one of them")
 	}
 	if err := abi.CheckText("the Idempotency-Key header", keys[0], engine.MaxEventIDBytes); err != nil {
 		return "", badRequest("invalid_request", err.Error())

@@ -15,6 +15,7 @@ var routeQuery = map[string][]string{
 	"GET /v1/workflows/{name}/runs": runListQuery,
 	"GET /v1/runs":                  runListQuery,
 	"POST /v1/events/{event}":       {"eventId"},
+	"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {"signalId"},
 }
 
 var runListQuery = []string{"status", "since", "until", "cursor", "limit", "input.*"}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
@@ -20,7 +19,7 @@ type Service interface {
 	StartRun(ctx context.Context, tenantID string, req engine.StartRequest) (run store.Run, created bool, err error)
 	ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (runs []store.Run, next string, err error)
 	CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error)
-	Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage) (delivered bool, err error)
+	Signal(ctx context.Context, tenantID string, req engine.SignalRequest) (store.SignalResult, error)
 	Broadcast(ctx context.Context, tenantID string, req engine.BroadcastRequest) (store.BroadcastResult, error)
 
 	CreateTenant(ctx context.Context, id string, limits store.Limits) (store.Tenant, store.Token, string, error)

@@ -278,6 +278,17 @@ func clientMistakes(runPath string) []mistake {
 	add(mistake{name: "eventId and a different Idempotency-Key", method: "POST", path: "/v1/events/verify?eventId=a", body: `{}`,
 		header: map[string]string{"Idempotency-Key": "b"}, naming: "Idempotency-Key"})
 
+	// A signal's id, the same way.
+	for _, id := range []string{"a%00b", "a%FFb", long, ""} {
+		add(mistake{name: "signalId " + id[:min(len(id), 10)], method: "POST", path: runPath + "/signals/verify?signalId=" + id, body: `{}`, naming: "signalId"})
+	}
+	for _, id := range []string{"a\xffb", long} {
+		add(mistake{name: "signal Idempotency-Key " + id[:min(len(id), 10)], method: "POST", path: runPath + "/signals/verify", body: `{}`,
+			header: map[string]string{"Idempotency-Key": id}, naming: "Idempotency-Key"})
+	}
+	add(mistake{name: "signalId and a different Idempotency-Key", method: "POST", path: runPath + "/signals/verify?signalId=a", body: `{}`,
+		header: map[string]string{"Idempotency-Key": "b"}, naming: "Idempotency-Key"})
+
 	// Query parameters of the other routes.
 	for _, q := range []struct{ method, path, naming string }{
 		{"POST", "/v1/modules?replace=maybe", "replace"},

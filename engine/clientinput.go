@@ -22,7 +22,7 @@ import (
 // Bounds on the strings a client names things with.
 const (
 	maxIdempotencyKeyBytes = 200
-	// MaxEventIDBytes bounds a broadcast's event id.
+	// MaxEventIDBytes bounds a broadcast's event id and a signal's id.
 	MaxEventIDBytes   = 200
 	maxTokenNameBytes = 200
 	// maxTokenIDBytes is far past any token id the engine makes ("tok_" and 16 hex digits).

@@ -70,11 +70,33 @@ var conformanceScenarios = []conformanceScenario{
 		run := h.start("onboarding", map[string]any{"email": "Ada@Example.com", "delayMs": 10, "verifyTimeoutMs": 60000})
 		h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
 		payload := fmt.Sprintf(`{"userId":%q,"via":"email"}`, h.userID(run.ID))
-		if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(payload)); err != nil {
+		if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(payload)}); err != nil {
 			t.Fatal(err)
 		}
 		tr := h.transcript(h.await(run.ID, settle))
 		wantTranscript(t, tr, store.StatusCompleted, "create-user", "welcome-delay", "send-welcome", "await-verify")
+		return tr
+	}},
+	{"SignalIDDeliversOnce", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A client retries its signal with the same id (a lost response, say): the run takes
+		// the first and the repeat is acknowledged without reaching the guest.
+		run := h.start("onboarding", map[string]any{"email": "Eve@Example.com", "delayMs": 10, "verifyTimeoutMs": 60000})
+		h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+		for i, via := range []string{"email", "retry"} {
+			payload := fmt.Sprintf(`{"userId":%q,"via":%q}`, h.userID(run.ID), via)
+			res, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(payload), SignalID: "verify-1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := (store.SignalResult{Delivered: true, Duplicate: i > 0}); res != want {
+				t.Fatalf("sending %d: %+v, want %+v", i+1, res, want)
+			}
+		}
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "create-user", "welcome-delay", "send-welcome", "await-verify")
+		if got := fmt.Sprint(tr.Steps[3].Output); !strings.Contains(got, "via:email") {
+			t.Fatalf("the wait took %s, want the first sending's payload", got)
+		}
 		return tr
 	}},
 	{"OnboardingTimesOut", func(t *testing.T, h *harness, _ store.Store) transcript {

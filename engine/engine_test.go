@@ -27,7 +27,8 @@ func TestOnboardingSignalSentBeforeWaitResolvesIt(t *testing.T) {
 	run := h.start("onboarding", map[string]any{"email": "ada@example.com", "delayMs": 300, "verifyTimeoutMs": 60000})
 	h.awaitStep(run.ID, "create-user", store.StepCompleted, settle)
 	userID := h.userID(run.ID)
-	delivered, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"`+userID+`","via":"email"}`))
+	res, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{"userId":"` + userID + `","via":"email"}`)})
+	delivered := res.Delivered
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,8 @@ func TestOnboardingTimesOutAndNudges(t *testing.T) {
 	run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 10, "verifyTimeoutMs": 200})
 	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
 	// A signal that does not match the wait's match stays buffered and resolves nothing.
-	delivered, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"someone-else"}`))
+	res, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{"userId":"someone-else"}`)})
+	delivered := res.Delivered
 	if err != nil || delivered {
 		t.Fatalf("non-matching signal: delivered=%v err=%v", delivered, err)
 	}
@@ -191,7 +193,7 @@ func TestRedeployRenamingAStepIsNondeterministic(t *testing.T) {
 	h.deploy("examples.wasm", true)
 	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
 	userID := h.userID(run.ID)
-	if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"`+userID+`"}`)); err != nil {
+	if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{"userId":"` + userID + `"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
@@ -285,7 +287,7 @@ func TestDeployRejectsBadModules(t *testing.T) {
 	if _, _, err := h.engine.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: json.RawMessage(`{"n":`)}); !errors.Is(err, engine.ErrInvalid) {
 		t.Errorf("malformed input: %v, want ErrInvalid", err)
 	}
-	if _, err := h.engine.Signal(ctx, store.DefaultTenant, "00000000-0000-0000-0000-000000000000", "verify", nil); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: "00000000-0000-0000-0000-000000000000", Event: "verify", Payload: nil}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("signal to an unknown run: %v, want not found", err)
 	}
 }

@@ -134,7 +134,8 @@ func TestMetricsAfterScenario(t *testing.T) {
 		t.Fatalf("saga: %s %+v, want failed", r.Status, r.Error)
 	}
 	o.awaitStep(onb.ID, "await-verify", store.StepWaiting, settle)
-	delivered, err := o.engine.Signal(ctx, store.DefaultTenant, onb.ID, "verify", json.RawMessage(`{"userId":"`+o.userID(onb.ID)+`"}`))
+	res, err := o.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: onb.ID, Event: "verify", Payload: json.RawMessage(`{"userId":"` + o.userID(onb.ID) + `"}`)})
+	delivered := res.Delivered
 	if err != nil || !delivered {
 		t.Fatalf("signal: delivered=%v err=%v", delivered, err)
 	}
@@ -244,7 +245,7 @@ func TestTraceOfARunThatWaits(t *testing.T) {
 	ctx := context.Background()
 	run := o.start("onboarding", map[string]any{"email": "trace@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 600000})
 	o.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
-	if _, err := o.engine.Signal(ctx, store.DefaultTenant, run.ID, "verify", json.RawMessage(`{"userId":"`+o.userID(run.ID)+`"}`)); err != nil {
+	if _, err := o.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{"userId":"` + o.userID(run.ID) + `"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if r := o.await(run.ID, settle); r.Status != store.StatusCompleted {

@@ -53,7 +53,7 @@ func (o *observer) runEnded(ctx context.Context, run store.Run, status store.Run
 }
 
 // signalSent: an event is being sent to one run; call the result with how it went.
-func (o *observer) signalSent(ctx context.Context, tenantID, runID, event string) func(delivered bool, err error) {
+func (o *observer) signalSent(ctx context.Context, tenantID, runID, event string) func(store.SignalResult, error) {
 	return o.t.signal(ctx, tenantID, runID, event)
 }
 

@@ -216,27 +216,42 @@ func (s *Service) CancelRun(ctx context.Context, tenantID, runID string) (store.
 	return run, nil
 }
 
+// SignalRequest is an event sent to one run.
+type SignalRequest struct {
+	RunID   string
+	Event   string
+	Payload json.RawMessage
+	// SignalID makes the signal idempotent: sending the same id to the run again, for any
+	// event, changes nothing and reports the first sending's outcome as a duplicate, also
+	// after the run ended. Ids live as long as the run.
+	SignalID string
+}
+
 // Signal sends an event to one run: it resolves the run's wait if one matches, or is kept for
 // the run's next matching wait.
-func (s *Service) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage) (delivered bool, err error) {
+func (s *Service) Signal(ctx context.Context, tenantID string, req SignalRequest) (store.SignalResult, error) {
 	limits, err := s.Limits(ctx, tenantID)
 	if err != nil {
-		return false, err
+		return store.SignalResult{}, err
 	}
-	payload, err = checkEvent(event, payload, limits)
+	payload, err := checkEvent(req.Event, req.Payload, limits)
 	if err != nil {
-		return false, err
+		return store.SignalResult{}, err
 	}
-	end := s.obs.signalSent(ctx, tenantID, runID, event)
-	delivered, err = s.cfg.Store.Signal(ctx, tenantID, runID, event, payload, limits.MaxBufferedEvents)
-	end(delivered, err)
+	if err := checkText("signalId", req.SignalID, MaxEventIDBytes); err != nil {
+		return store.SignalResult{}, fmt.Errorf("event %s: %w", req.Event, err)
+	}
+	end := s.obs.signalSent(ctx, tenantID, req.RunID, req.Event)
+	res, err := s.cfg.Store.Signal(ctx, store.SignalParams{TenantID: tenantID, RunID: req.RunID, Event: req.Event,
+		Payload: payload, SignalID: req.SignalID, MaxBuffered: limits.MaxBufferedEvents})
+	end(res, err)
 	if err != nil {
-		return false, err
+		return store.SignalResult{}, err
 	}
-	if delivered {
+	if res.Delivered && !res.Duplicate {
 		s.exec.wake()
 	}
-	return delivered, nil
+	return res, nil
 }
 
 // BroadcastRequest is an event sent to a whole tenant.

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/internal/wasmgen"
 	"github.com/wfhost/wfhost/store"
@@ -219,7 +220,7 @@ func TestASnapshotItsJournalNoLongerHoldsIsNotRestored(t *testing.T) {
 		h.t.Helper()
 		h.awaitStep(runID, "await-verify", store.StepWaiting, settle)
 		payload := fmt.Sprintf(`{"userId":%q,"via":"email"}`, h.userID(runID))
-		if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, runID, "verify", json.RawMessage(payload)); err != nil {
+		if _, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: runID, Event: "verify", Payload: json.RawMessage(payload)}); err != nil {
 			h.t.Fatal(err)
 		}
 	}

@@ -252,14 +252,14 @@ func TestTenantLimitsApplyToRequests(t *testing.T) {
 		t.Errorf("input over the limit: %v", err)
 	}
 	big := json.RawMessage(`{"pad":"` + strings.Repeat("x", 40) + `"}`)
-	if _, err := h.engine.Signal(ctx, store.DefaultTenant, run.ID, "verify", big); !isTooLarge(err, "30") {
+	if _, err := h.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: big}); !isTooLarge(err, "30") {
 		t.Errorf("signal over the limit: %v", err)
 	}
 	if _, err := h.engine.Broadcast(ctx, store.DefaultTenant, engine.BroadcastRequest{Event: "verify", Payload: big}); !isTooLarge(err, "30") {
 		t.Errorf("broadcast over the limit: %v", err)
 	}
 	for i := range 3 {
-		_, err := h.engine.Signal(ctx, store.DefaultTenant, run.ID, "other", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)))
+		_, err := h.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "other", Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
 		if i < 2 && err != nil {
 			t.Fatalf("buffered event %d: %v", i, err)
 		}
@@ -327,7 +327,7 @@ func TestSweepPrunesBroadcastsPastTheWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.engine.Signal(ctx, store.DefaultTenant, waiting.ID, "verify", json.RawMessage(`{"early":true}`)); err != nil {
+	if _, err := h.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: waiting.ID, Event: "verify", Payload: json.RawMessage(`{"early":true}`)}); err != nil {
 		t.Fatal(err)
 	}
 	h.sql(`UPDATE events SET received_at = now() - interval '25 hours' WHERE name = 'old-news'`)

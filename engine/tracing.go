@@ -95,17 +95,17 @@ func (t *tracing) startStep(ctx context.Context, key string, kind store.StepKind
 
 // signal starts the span of a signal sent to one run, in that run's trace; end it with the
 // outcome.
-func (t *tracing) signal(ctx context.Context, tenantID, runID, event string) (end func(delivered bool, err error)) {
+func (t *tracing) signal(ctx context.Context, tenantID, runID, event string) (end func(store.SignalResult, error)) {
 	if !t.on {
-		return func(bool, error) {}
+		return func(store.SignalResult, error) {}
 	}
 	_, s := t.tracer.Start(inRun(ctx, runID), "workflow.signal", trace.WithAttributes(
 		attribute.String("tenant", tenantID),
 		attribute.String("run_id", runID),
 		attribute.String("event", event),
 	))
-	return func(delivered bool, err error) {
-		s.SetAttributes(attribute.Bool("delivered", delivered))
+	return func(res store.SignalResult, err error) {
+		s.SetAttributes(attribute.Bool("delivered", res.Delivered), attribute.Bool("duplicate", res.Duplicate))
 		endSpan(s, err)
 	}
 }

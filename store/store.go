@@ -418,6 +418,23 @@ type RunFilter struct {
 	Cursor   string // opaque, from the previous page
 }
 
+// SignalParams is one event sent to one run.
+type SignalParams struct {
+	TenantID, RunID, Event string
+	Payload                json.RawMessage
+	// SignalID, when set, makes the signal idempotent per run: sending it again changes
+	// nothing and reports Duplicate. Ids live as long as their run.
+	SignalID string
+	// MaxBuffered bounds the events the run keeps that no wait has consumed yet.
+	MaxBuffered int
+}
+
+// SignalResult is what a signal did.
+type SignalResult struct {
+	Delivered bool // a waiting step took the event; otherwise it is kept for the run
+	Duplicate bool // SignalID was taken already; nothing changed, Delivered is the first sending's
+}
+
 // BroadcastParams is one event sent to a tenant.
 type BroadcastParams struct {
 	TenantID string
@@ -619,10 +636,11 @@ type Store interface {
 	TimeoutWait(ctx context.Context, l Lease, key string, completedAt time.Time, leaseFor time.Duration) (Step, error)
 
 	// Signal sends an event to one run. If the run waits on a step it matches, the first such
-	// step (by Seq) is completed with the payload and the run made available now (delivered=true);
-	// otherwise the event is buffered for the run (at most maxBuffered; ErrLimit past that). A
-	// terminal run is ErrConflict.
-	Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (delivered bool, err error)
+	// step (by Seq) is completed with the payload and the run made available now (Delivered);
+	// otherwise the event is buffered for the run (at most p.MaxBuffered; ErrLimit past that). A
+	// terminal run is ErrConflict. With a SignalID the run has seen before, nothing changes,
+	// whatever the run's status: the result is the first sending's, marked Duplicate.
+	Signal(ctx context.Context, p SignalParams) (SignalResult, error)
 	// Broadcast keeps the event for the tenant and, in the same transaction, resolves every run
 	// of the tenant waiting on a step it matches and creates the runs it triggers.
 	Broadcast(ctx context.Context, p BroadcastParams) (BroadcastResult, error)

@@ -148,10 +148,13 @@ const (
 	SignalBuffered  = "buffered"  // kept for the run until one of its waits takes it
 )
 
-// SignalResult answers POST .../signals/{event}.
+// SignalResult answers POST .../signals/{event}. A Duplicate (a signal id sent to the run
+// before) changed nothing; State is what became of the first sending.
 type SignalResult struct {
-	Event string `json:"event"`
-	State string `json:"state"`
+	Event     string `json:"event"`
+	SignalID  string `json:"signalId,omitempty"`
+	State     string `json:"state"`
+	Duplicate bool   `json:"duplicate"`
 }
 
 // BroadcastResult answers POST /v1/events/{event}: how many waiting runs the event resolved

@@ -242,8 +242,8 @@ func scaleSignals(ctx context.Context, o options, wasm []byte) error {
 					continue
 				}
 				payload := fmt.Sprintf(`{"userId":%q,"via":"bench"}`, onboardingUser(email(i)))
-				ok, err := e.eng.Signal(ctx, store.DefaultTenant, ids[i], "verify", json.RawMessage(payload))
-				if err == nil && !ok {
+				res, err := e.eng.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: ids[i], Event: "verify", Payload: json.RawMessage(payload)})
+				if err == nil && !res.Delivered {
 					err = fmt.Errorf("run %s: the signal was buffered, not delivered", ids[i])
 				}
 				first = err

@@ -3,7 +3,6 @@ package embedded
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,56 +10,78 @@ import (
 )
 
 // Signal sends an event to one run. See store.Store.
-func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (_ bool, err error) {
+func (s *Store) Signal(ctx context.Context, p store.SignalParams) (_ store.SignalResult, err error) {
 	defer classify(&err)
-	body, err := jsonOrNull(payload)
+	body, err := jsonOrNull(p.Payload)
 	if err != nil {
-		return false, fmt.Errorf("signal run %s: payload: %w", runID, err)
+		return store.SignalResult{}, fmt.Errorf("signal run %s: payload: %w", p.RunID, err)
 	}
-	var delivered bool
-	err = s.write(ctx, "signal run "+runID, func(w *wtx) error {
-		delivered = false
+	var res store.SignalResult
+	err = s.write(ctx, "signal run "+p.RunID, func(w *wtx) error {
+		res = store.SignalResult{}
 		var status string
-		if err := w.queryRow("run_status", tenantID, runID).Scan(&status); err != nil {
+		if err := w.queryRow("run_status", p.TenantID, p.RunID).Scan(&status); err != nil {
 			return notFound(err)
+		}
+		if p.SignalID != "" {
+			err := w.queryRow("signal_id", p.RunID, p.SignalID).Scan(&res.Delivered)
+			if err == nil {
+				res.Duplicate = true
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
 		}
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("%w: the run is already %s", store.ErrConflict, status)
 		}
-		// The run's first waiting step (by seq) on this event whose match the payload contains.
-		rows, err := w.query("waiting_steps_of_run", runID, event)
-		if err != nil {
+		if err := s.deliverOrKeep(w, p, body, &res); err != nil {
 			return err
 		}
-		key, found, err := firstMatching(rows, body)
-		if err != nil {
+		if p.SignalID != "" {
+			_, err := w.exec("record_signal_id", p.RunID, p.SignalID, res.Delivered)
 			return err
 		}
-		if found {
-			if _, err := w.exec("deliver_signal", runID, key, body, micros(w.now)); err != nil {
-				return err
-			}
-			if _, err := w.exec("wake_run", runID, micros(w.now)); err != nil {
-				return err
-			}
-			delivered = true
-			w.wake()
-			return nil
-		}
-		var pending int
-		if err := w.queryRow("count_run_events", runID).Scan(&pending); err != nil {
-			return err
-		}
-		if pending >= maxBuffered {
-			return fmt.Errorf("%w: the run already keeps %d events that no wait has consumed", store.ErrLimit, pending)
-		}
-		_, err = w.exec("keep_event", tenantID, runID, event, body, micros(w.now), nil)
-		return err
+		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("signal run %s: %w", runID, err)
+		return store.SignalResult{}, fmt.Errorf("signal run %s: %w", p.RunID, err)
 	}
-	return delivered, nil
+	return res, nil
+}
+
+// deliverOrKeep resolves the run's first waiting step (by seq) on the event whose match the
+// payload contains, or keeps the event for the run within p.MaxBuffered.
+func (s *Store) deliverOrKeep(w *wtx, p store.SignalParams, body string, res *store.SignalResult) error {
+	rows, err := w.query("waiting_steps_of_run", p.RunID, p.Event)
+	if err != nil {
+		return err
+	}
+	key, found, err := firstMatching(rows, body)
+	if err != nil {
+		return err
+	}
+	if found {
+		if _, err := w.exec("deliver_signal", p.RunID, key, body, micros(w.now)); err != nil {
+			return err
+		}
+		if _, err := w.exec("wake_run", p.RunID, micros(w.now)); err != nil {
+			return err
+		}
+		res.Delivered = true
+		w.wake()
+		return nil
+	}
+	var pending int
+	if err := w.queryRow("count_run_events", p.RunID).Scan(&pending); err != nil {
+		return err
+	}
+	if pending >= p.MaxBuffered {
+		return fmt.Errorf("%w: the run already keeps %d events that no wait has consumed", store.ErrLimit, pending)
+	}
+	_, err = w.exec("keep_event", p.TenantID, p.RunID, p.Event, body, micros(w.now), nil)
+	return err
 }
 
 // firstMatching returns the key of the first (key, match) row whose match payload contains

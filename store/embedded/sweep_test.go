@@ -39,7 +39,7 @@ func TestSweepLeavesNoRows(t *testing.T) {
 		t.Fatalf("claim: %v, %d claims", err, len(claims))
 	}
 	for _, c := range claims {
-		if _, err := s.Signal(ctx, "t", c.Run.ID, "e", json.RawMessage(`{}`), 10); err != nil {
+		if _, err := s.Signal(ctx, store.SignalParams{TenantID: "t", RunID: c.Run.ID, Event: "e", Payload: json.RawMessage(`{}`), MaxBuffered: 10}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.RecordOutbound(ctx, store.OutboundRecord{TenantID: "t", RunID: c.Run.ID, Step: "s", Method: "GET", Host: "h", Path: "/", At: time.Now()}); err != nil {

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -12,18 +11,19 @@ import (
 )
 
 // Signal sends an event to one run: one round trip, one transaction. See store.Store.
-func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, payload json.RawMessage, maxBuffered int) (_ bool, err error) {
+func (s *Store) Signal(ctx context.Context, p store.SignalParams) (_ store.SignalResult, err error) {
 	defer classify(&err)
-	if !validUUID(runID) {
-		return false, fmt.Errorf("signal run %q: %w", runID, store.ErrNotFound)
+	if !validUUID(p.RunID) {
+		return store.SignalResult{}, fmt.Errorf("signal run %q: %w", p.RunID, store.ErrNotFound)
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.q("lock_run"), tenantID, runID)
-	b.Queue(s.q("signal"), tenantID, runID, event, jsonOrNull(payload), maxBuffered, s.wakeChannel)
+	b.Queue(s.q("lock_run"), p.TenantID, p.RunID)
+	b.Queue(s.q("signal"), p.TenantID, p.RunID, p.Event, jsonOrNull(p.Payload), p.MaxBuffered, s.wakeChannel, nullIfEmpty(p.SignalID))
 	var (
 		status          string
 		delivered, kept bool
 		pending         int
+		earlier         *bool
 	)
 	err = func() (err error) {
 		br := s.on("signal").SendBatch(ctx, b)
@@ -35,17 +35,19 @@ func (s *Store) Signal(ctx context.Context, tenantID, runID, event string, paylo
 		if err := br.QueryRow().Scan(&status); err != nil {
 			return notFound(err)
 		}
-		return br.QueryRow().Scan(&delivered, &kept, &pending)
+		return br.QueryRow().Scan(&delivered, &kept, &pending, &earlier)
 	}()
 	switch {
 	case err != nil:
-		return false, fmt.Errorf("signal run %s: %w", runID, err)
+		return store.SignalResult{}, fmt.Errorf("signal run %s: %w", p.RunID, err)
+	case earlier != nil:
+		return store.SignalResult{Delivered: *earlier, Duplicate: true}, nil
 	case store.RunStatus(status).Terminal():
-		return false, fmt.Errorf("signal run %s: %w: the run is already %s", runID, store.ErrConflict, status)
+		return store.SignalResult{}, fmt.Errorf("signal run %s: %w: the run is already %s", p.RunID, store.ErrConflict, status)
 	case !delivered && !kept:
-		return false, fmt.Errorf("signal run %s: %w: the run already keeps %d events that no wait has consumed", runID, store.ErrLimit, pending)
+		return store.SignalResult{}, fmt.Errorf("signal run %s: %w: the run already keeps %d events that no wait has consumed", p.RunID, store.ErrLimit, pending)
 	}
-	return delivered, nil
+	return store.SignalResult{Delivered: delivered}, nil
 }
 
 // Broadcast keeps the event, resolves every waiting run of the tenant it matches and creates

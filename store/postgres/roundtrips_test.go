@@ -167,7 +167,7 @@ func TestRoundTrips(t *testing.T) {
 		}
 	})
 	signal := func() {
-		_, err := s.Signal(ctx, "t", r.ID, "e", json.RawMessage(`{}`), 100)
+		_, err := s.Signal(ctx, store.SignalParams{TenantID: "t", RunID: r.ID, Event: "e", Payload: json.RawMessage(`{}`), MaxBuffered: 100})
 		must(err)
 	}
 	// A buffered event resolves the wait, which keeps the lease for the next one.

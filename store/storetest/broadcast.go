@@ -182,7 +182,7 @@ func testBroadcastPrunedAfterTheWindow(t *testing.T, f *fixture) {
 	ok(t, err)
 	_, err = f.broadcast(f.tenant, "price", json.RawMessage(`{"p":2}`))
 	ok(t, err)
-	delivered, err := f.s.Signal(f.ctx, f.tenant, target.ID, "price", json.RawMessage(`{"p":3}`), 10)
+	delivered, err := deliveredOf(f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: target.ID, Event: "price", Payload: json.RawMessage(`{"p":3}`), MaxBuffered: 10}))
 	ok(t, err)
 	check(t, !delivered, "a signal to a run not waiting yet was delivered")
 

@@ -148,7 +148,7 @@ func testEveryJournalWriteIsProgress(t *testing.T, f *fixture) {
 
 	c = fault()
 	// A wait an event resolved is progress, once the activation sees it (ParkWait finds it).
-	_, err = f.s.Signal(f.ctx, f.tenant, r.ID, "go", json.RawMessage(`{}`), 10)
+	_, err = f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "go", Payload: json.RawMessage(`{}`), MaxBuffered: 10})
 	ok(t, err)
 	row, err := f.s.ParkWait(f.ctx, c.Lease, "w", nil, longLease)
 	ok(t, err)

@@ -51,7 +51,7 @@ func fencedWrites(t *testing.T, f *fixture, l store.Lease, key string) {
 
 func testStaleEpochWritesNothing(t *testing.T, f *fixture) {
 	r := f.run()
-	_, err := f.s.Signal(f.ctx, f.tenant, r.ID, "go", json.RawMessage(`{"n":1}`), 10)
+	_, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "go", Payload: json.RawMessage(`{"n":1}`), MaxBuffered: 10})
 	ok(t, err)
 	old := f.claim(r.ID, 20*time.Millisecond)
 	first := store.Step{RunID: r.ID, Seq: 0, Key: "a", Kind: store.KindRun, Status: store.StepCompleted, Attempt: 1,

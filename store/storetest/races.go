@@ -124,7 +124,7 @@ func testConcurrentSignalsKeepTheBufferBound(t *testing.T, f *fixture) {
 	)
 	for i := range senders {
 		wg.Go(func() {
-			delivered, err := f.s.Signal(f.ctx, f.tenant, r.ID, "e", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), room)
+			delivered, err := deliveredOf(f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "e", Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), MaxBuffered: room}))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

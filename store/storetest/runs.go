@@ -105,7 +105,7 @@ func testUnknownAndMalformedIDs(t *testing.T, f *fixture) {
 		wantErr(t, err, store.ErrNotFound)
 		_, err = f.s.CancelRun(f.ctx, f.tenant, id)
 		wantErr(t, err, store.ErrNotFound)
-		_, err = f.s.Signal(f.ctx, f.tenant, id, "e", json.RawMessage(`{}`), 10)
+		_, err = f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: id, Event: "e", Payload: json.RawMessage(`{}`), MaxBuffered: 10})
 		wantErr(t, err, store.ErrNotFound)
 	}
 	// A stale lease on a run that does not exist is a lost lease, not a crash.
@@ -197,7 +197,7 @@ func testCancel(t *testing.T, f *fixture) {
 
 	_, err = f.s.CancelRun(f.ctx, f.tenant, pending.ID)
 	wantErr(t, err, store.ErrConflict)
-	_, err = f.s.Signal(f.ctx, f.tenant, pending.ID, "e", json.RawMessage(`{}`), 10)
+	_, err = f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: pending.ID, Event: "e", Payload: json.RawMessage(`{}`), MaxBuffered: 10})
 	wantErr(t, err, store.ErrConflict)
 
 	// Cancelling a run that a host holds kills the lease.
@@ -243,7 +243,7 @@ func testTenantScoping(t *testing.T, f *fixture) {
 	wantErr(t, err, store.ErrNotFound)
 	_, err = f.s.CancelRun(f.ctx, other, r.ID)
 	wantErr(t, err, store.ErrNotFound)
-	_, err = f.s.Signal(f.ctx, other, r.ID, "e", json.RawMessage(`{}`), 10)
+	_, err = f.s.Signal(f.ctx, store.SignalParams{TenantID: other, RunID: r.ID, Event: "e", Payload: json.RawMessage(`{}`), MaxBuffered: 10})
 	wantErr(t, err, store.ErrNotFound)
 	_, err = f.s.GetModule(f.ctx, other, f.digest)
 	wantErr(t, err, store.ErrNotFound)

@@ -213,7 +213,7 @@ func testSweepDeletesOnlyExpiredTerminalRuns(t *testing.T, f *fixture) {
 // sendSignal buffers an event for the run, so that sweeping it must take the event too.
 func (f *fixture) sendSignal(runID string) bool {
 	f.t.Helper()
-	delivered, err := f.s.Signal(f.ctx, f.tenant, runID, "ping", json.RawMessage(`{}`), 10)
+	delivered, err := deliveredOf(f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: runID, Event: "ping", Payload: json.RawMessage(`{}`), MaxBuffered: 10}))
 	ok(f.t, err)
 	return delivered
 }

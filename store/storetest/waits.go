@@ -21,11 +21,14 @@ var waitTests = []test{
 	{"EventBeforeTimeout", testEventBeforeTimeout},
 	{"ParkWait", testParkWait},
 	{"SignalRacesWait", testSignalRacesWait},
+	{"SignalIDDeliversOnce", testSignalIDDeliversOnce},
+	{"SignalIDKeptOnce", testSignalIDKeptOnce},
+	{"SignalIDRaces", testSignalIDRaces},
 }
 
 func signal(t *testing.T, f *fixture, runID, event, payload string) bool {
 	t.Helper()
-	delivered, err := f.s.Signal(f.ctx, f.tenant, runID, event, json.RawMessage(payload), 100)
+	delivered, err := deliveredOf(f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: runID, Event: event, Payload: json.RawMessage(payload), MaxBuffered: 100}))
 	ok(t, err)
 	return delivered
 }
@@ -135,16 +138,16 @@ func testBufferLimit(t *testing.T, f *fixture) {
 	r := f.run()
 	other := f.run()
 	for i := range 3 {
-		delivered, err := f.s.Signal(f.ctx, f.tenant, r.ID, "e", json.RawMessage(fmt.Sprint(i)), 3)
+		delivered, err := deliveredOf(f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "e", Payload: json.RawMessage(fmt.Sprint(i)), MaxBuffered: 3}))
 		ok(t, err)
 		check(t, !delivered, "delivered with nothing waiting")
 	}
-	_, err := f.s.Signal(f.ctx, f.tenant, r.ID, "e", json.RawMessage(`3`), 3)
+	_, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "e", Payload: json.RawMessage(`3`), MaxBuffered: 3})
 	wantErr(t, err, store.ErrLimit)
-	_, err = f.s.Signal(f.ctx, f.tenant, r.ID, "another", json.RawMessage(`3`), 3)
+	_, err = f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "another", Payload: json.RawMessage(`3`), MaxBuffered: 3})
 	wantErr(t, err, store.ErrLimit)
 	// The bound is per run.
-	_, err = f.s.Signal(f.ctx, f.tenant, other.ID, "e", json.RawMessage(`0`), 3)
+	_, err = f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: other.ID, Event: "e", Payload: json.RawMessage(`0`), MaxBuffered: 3})
 	ok(t, err)
 	_, err = f.s.CancelRun(f.ctx, f.tenant, other.ID)
 	ok(t, err)
@@ -152,7 +155,7 @@ func testBufferLimit(t *testing.T, f *fixture) {
 	// A delivered signal is not buffered, so the bound does not refuse it.
 	c := f.claim(r.ID, longLease)
 	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "direct", "", nil)) == nil, "resolved with nothing sent")
-	delivered, err := f.s.Signal(f.ctx, f.tenant, r.ID, "direct", json.RawMessage(`{}`), 3)
+	delivered, err := deliveredOf(f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "direct", Payload: json.RawMessage(`{}`), MaxBuffered: 3}))
 	ok(t, err)
 	check(t, delivered, "a signal to a waiting run was refused or buffered")
 
@@ -163,7 +166,7 @@ func testBufferLimit(t *testing.T, f *fixture) {
 		check(t, got != nil, "buffered event %d lost", i)
 		equalJSON(t, "buffered event order", got.Output, fmt.Sprint(i))
 		if i == 0 {
-			_, err := f.s.Signal(f.ctx, f.tenant, r.ID, "late", json.RawMessage(`{}`), 3)
+			_, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "late", Payload: json.RawMessage(`{}`), MaxBuffered: 3})
 			ok(t, err)
 		}
 	}
@@ -285,7 +288,7 @@ func testSignalRacesWait(t *testing.T, f *fixture) {
 			out[i].resolved, out[i].waitErr = got, err
 		})
 		wg.Go(func() {
-			d, err := f.s.Signal(f.ctx, f.tenant, c.Run.ID, "ping", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), 10)
+			d, err := deliveredOf(f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: c.Run.ID, Event: "ping", Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), MaxBuffered: 10}))
 			out[i].delivered, out[i].signalErr = d, err
 		})
 	}
@@ -298,4 +301,108 @@ func testSignalRacesWait(t *testing.T, f *fixture) {
 		equal(t, fmt.Sprint("run ", i, " wait"), s.Status, store.StepCompleted)
 		equalJSON(t, fmt.Sprint("run ", i, " payload"), s.Output, fmt.Sprintf(`{"i":%d}`, i))
 	}
+}
+
+// deliveredOf is whether a signal's event was delivered to a waiting step.
+func deliveredOf(res store.SignalResult, err error) (bool, error) { return res.Delivered, err }
+
+// sendWithID signals the run with a signal id.
+func sendWithID(t *testing.T, f *fixture, runID, event, payload, id string) store.SignalResult {
+	t.Helper()
+	res, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: runID, Event: event,
+		Payload: json.RawMessage(payload), SignalID: id, MaxBuffered: 100})
+	ok(t, err)
+	return res
+}
+
+// A signal id is taken once per run: a repeat, of any event, is acknowledged as a duplicate
+// with the first sending's outcome, changes nothing, and is acknowledged still after the run
+// ended; the same id is new to another run.
+func testSignalIDDeliversOnce(t *testing.T, f *fixture) {
+	r := f.run()
+	c := f.claim(r.ID, longLease)
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "first", "e", "", nil)) == nil, "resolved with nothing sent")
+	equal(t, "first sending", sendWithID(t, f, r.ID, "e", `1`, "sig-1"), store.SignalResult{Delivered: true})
+	equal(t, "repeat", sendWithID(t, f, r.ID, "e", `2`, "sig-1"), store.SignalResult{Delivered: true, Duplicate: true})
+	equal(t, "repeat of another event", sendWithID(t, f, r.ID, "other", `3`, "sig-1"), store.SignalResult{Delivered: true, Duplicate: true})
+	equalJSON(t, "the wait's output", f.step(r.ID, "first").Output, `1`)
+
+	// The repeats kept nothing for the run: the next waits take the events sent after them.
+	c = f.claim(r.ID, longLease)
+	check(t, !signal(t, f, r.ID, "e", `9`), "delivered with nothing waiting")
+	check(t, !signal(t, f, r.ID, "other", `8`), "delivered with nothing waiting")
+	got := reach(t, f, c.Lease, f.waitStep(r.ID, 1, "second", "e", "", nil))
+	check(t, got != nil, "the event sent after the repeats was lost")
+	equalJSON(t, "the second wait's output", got.Output, `9`)
+	got = reach(t, f, c.Lease, f.waitStep(r.ID, 2, "third", "other", "", nil))
+	check(t, got != nil, "the event sent after the repeats was lost")
+	equalJSON(t, "the third wait's output", got.Output, `8`)
+
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	equal(t, "a repeat after the run ended", sendWithID(t, f, r.ID, "e", `1`, "sig-1"), store.SignalResult{Delivered: true, Duplicate: true})
+	_, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "e", SignalID: "sig-2", MaxBuffered: 100})
+	wantErr(t, err, store.ErrConflict)
+	// Another tenant cannot learn of the id: the run is not found.
+	_, err = f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant + "-other", RunID: r.ID, Event: "e", SignalID: "sig-1", MaxBuffered: 100})
+	wantErr(t, err, store.ErrNotFound)
+
+	other := f.run()
+	equal(t, "the same id to another run", sendWithID(t, f, other.ID, "e", `1`, "sig-1"), store.SignalResult{})
+}
+
+// A signal kept for a run that waits for nothing yet is kept once, however often it is sent;
+// a sending refused by the buffer bound does not take its id.
+func testSignalIDKeptOnce(t *testing.T, f *fixture) {
+	r := f.run()
+	equal(t, "first sending", sendWithID(t, f, r.ID, "e", `1`, "k"), store.SignalResult{})
+	equal(t, "repeat", sendWithID(t, f, r.ID, "e", `2`, "k"), store.SignalResult{Duplicate: true})
+	c := f.claim(r.ID, longLease)
+	got := reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "e", "", nil))
+	check(t, got != nil, "the kept signal was lost")
+	equalJSON(t, "the wait's output", got.Output, `1`)
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 1, "w#1", "e", "", nil)) == nil, "the repeat was kept too")
+
+	full := f.run()
+	_, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: full.ID, Event: "e", Payload: json.RawMessage(`0`), MaxBuffered: 1})
+	ok(t, err)
+	_, err = f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: full.ID, Event: "e", Payload: json.RawMessage(`1`), SignalID: "late", MaxBuffered: 1})
+	wantErr(t, err, store.ErrLimit)
+	equal(t, "the refused id sent again", sendWithID(t, f, full.ID, "e", `1`, "late"), store.SignalResult{})
+}
+
+// Sent at once from many callers, a signal id is delivered by exactly one of them.
+func testSignalIDRaces(t *testing.T, f *fixture) {
+	r := f.run()
+	c := f.claim(r.ID, longLease)
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "e", "", nil)) == nil, "resolved with nothing sent")
+	const callers = 8
+	results := make(chan store.SignalResult, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "e",
+				Payload: json.RawMessage(fmt.Sprint(i)), SignalID: "once", MaxBuffered: 100})
+			if err != nil {
+				t.Errorf("caller %d: %v", i, err)
+			}
+			results <- res
+		}()
+	}
+	wg.Wait()
+	close(results)
+	var first, dup int
+	for res := range results {
+		check(t, res.Delivered, "a caller was told the event was kept, not delivered: %+v", res)
+		if res.Duplicate {
+			dup++
+		} else {
+			first++
+		}
+	}
+	equal(t, "callers told theirs was the first sending", first, 1)
+	equal(t, "callers told theirs was a repeat", dup, callers-1)
+	c = f.claim(r.ID, longLease)
+	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 1, "w#1", "e", "", nil)) == nil, "a repeat was kept for the run")
 }
