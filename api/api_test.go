@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -513,4 +514,71 @@ func FuzzAPI(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Signal-with-start over HTTP: the first request starts the run named by the key with the
+// event kept for it; one while the run is open signals it; one after it ended starts another.
+func TestSignalWithStartOverHTTP(t *testing.T) {
+	t.Parallel()
+	srv, tok := setup(t)
+	sum := sha256.Sum256([]byte("sws@example.com"))
+	userID := fmt.Sprintf("u-%x", sum[:6])
+	body := func(payload string) []byte {
+		return []byte(`{"idempotencyKey":"signup-7","input":{"email":"sws@example.com","delayMs":1,"verifyTimeoutMs":600000},"event":"verify","payload":` + payload + `}`)
+	}
+	first := call(t, srv, "POST", "/v1/workflows/onboarding/signal-with-start", tok, body(`{"userId":"someone-else"}`))
+	if first.status != 201 || first.json(t)["created"] != true {
+		t.Fatalf("first signal-with-start: %d %s", first.status, first.body)
+	}
+	run := first.json(t)["run"].(map[string]any)
+	if sig := first.json(t)["signal"].(map[string]any); sig["state"] != "buffered" || run["idempotencyKey"] != "signup-7" {
+		t.Fatalf("first signal-with-start: %s", first.body)
+	}
+	runPath := "/v1/workflows/onboarding/runs/" + run["id"].(string)
+	// The kept event does not match the run's wait, which goes on waiting.
+	testenv.Await(t, 30*time.Second, func() error {
+		steps := call(t, srv, "GET", runPath+"/steps", tok, nil).json(t)["steps"].([]any)
+		if len(steps) != 4 || steps[3].(map[string]any)["status"] != "waiting" {
+			return fmt.Errorf("the run is not waiting: %v", steps)
+		}
+		return nil
+	})
+	second := call(t, srv, "POST", "/v1/workflows/onboarding/signal-with-start", tok, body(`{"userId":"`+userID+`","via":"sws"}`))
+	if second.status != 200 || second.json(t)["created"] != false || second.json(t)["run"].(map[string]any)["id"] != run["id"] ||
+		second.json(t)["signal"].(map[string]any)["state"] != "delivered" {
+		t.Fatalf("signal-with-start to the open run: %d %s", second.status, second.body)
+	}
+	testenv.Await(t, 30*time.Second, func() error {
+		if got := call(t, srv, "GET", runPath, tok, nil).json(t); got["status"] != "completed" {
+			return fmt.Errorf("run is %v", got["status"])
+		}
+		return nil
+	})
+	third := call(t, srv, "POST", "/v1/workflows/onboarding/signal-with-start", tok, body(`{"userId":"`+userID+`"}`))
+	if third.status != 201 || third.json(t)["run"].(map[string]any)["id"] == run["id"] {
+		t.Fatalf("signal-with-start after the run ended: %d %s", third.status, third.body)
+	}
+	if ended := call(t, srv, "GET", runPath, tok, nil).json(t); ended["status"] != "completed" || ended["idempotencyKey"] != nil {
+		t.Fatalf("the ended run: %v, want completed without its key", ended)
+	}
+
+	for _, c := range []struct {
+		name, path, body string
+		status           int
+	}{
+		{"no key", "/v1/workflows/onboarding/signal-with-start", `{"event":"verify"}`, 400},
+		{"no event", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k"}`, 400},
+		{"no body", "/v1/workflows/onboarding/signal-with-start", ``, 400},
+		{"an unknown field", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","runId":"x"}`, 400},
+		{"a payload with a duplicate key", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","payload":{"a":1,"a":2}}`, 400},
+		{"an unknown workflow", "/v1/workflows/nope/signal-with-start", `{"idempotencyKey":"k","event":"verify"}`, 404},
+		{"a key with a NUL", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"a\u0000b","event":"verify"}`, 400},
+		{"a signal id over 200 bytes", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","signalId":"` + strings.Repeat("s", 201) + `"}`, 400},
+	} {
+		if r := call(t, srv, "POST", c.path, tok, []byte(c.body)); r.status != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, r.status, r.body, c.status)
+		} else {
+			r.errorCode(t)
+		}
+	}
 }

@@ -364,6 +364,39 @@ func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// POST /v1/workflows/{name}/signal-with-start: the event goes to the run the idempotency key
+// names, started first if there is none or it has ended.
+func (h *Handler) signalWithStart(w http.ResponseWriter, r *http.Request) error {
+	var body wire.SignalWithStart
+	if err := h.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	if body.Payload != nil {
+		if err := checkStrict(body.Payload, "payload", nil); err != nil {
+			return err
+		}
+	}
+	res, err := h.cfg.Service.SignalWithStart(r.Context(), tenant(r), engine.SignalWithStartRequest{
+		Start: engine.StartRequest{Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
+			IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays},
+		Event: body.Event, Payload: body.Payload, SignalID: body.SignalID,
+	})
+	if err != nil {
+		return err
+	}
+	state := wire.SignalBuffered
+	if res.Signal.Delivered {
+		state = wire.SignalDelivered
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, wire.SignalWithStartResult{Run: viewRun(res.Run), Created: res.Created,
+		Signal: wire.SignalResult{Event: body.Event, SignalID: body.SignalID, State: state, Duplicate: res.Signal.Duplicate}})
+	return nil
+}
+
 // POST /v1/events/{event}: the body is the payload. An event id, from the Idempotency-Key
 // header or the eventId parameter, makes a retried request change nothing.
 func (h *Handler) broadcast(w http.ResponseWriter, r *http.Request) error {

@@ -133,6 +133,7 @@ func (h *Handler) routes() []route {
 		{"GET /v1/workflows/{name}/runs/{id}", tenantAccess, h.getRun},
 		{"DELETE /v1/workflows/{name}/runs/{id}", tenantAccess, h.cancelRun},
 		{"POST /v1/workflows/{name}/runs/{id}/signals/{event}", tenantAccess, h.signal},
+		{"POST /v1/workflows/{name}/signal-with-start", tenantAccess, h.signalWithStart},
 		{"GET /v1/workflows/{name}/runs/{id}/steps", tenantAccess, h.steps},
 		{"GET /v1/workflows/{name}/runs/{id}/outbound", tenantAccess, h.outbound},
 		{"POST /v1/events/{event}", tenantAccess, h.broadcast},

@@ -74,6 +74,13 @@ func clientMistakes(runPath string) []mistake {
 		{"POST", runPath + "/signals/verify", `{%s:1}`, "payload", false},
 		{"POST", "/v1/events/verify", `%s`, "payload", false},
 		{"POST", "/v1/events/verify", `{"userId":[%s]}`, "payload.userId[0]", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":%s,"event":"verify"}`, "idempotencyKey", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":%s}`, "event", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","version":%s}`, "version", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","signalId":%s}`, "signalId", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","input":{"email":%s}}`, "input.email", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","payload":%s}`, "payload", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","payload":{"userId":[%s]}}`, "payload.userId[0]", false},
 		{"POST", "/v1/events/verify", `{%s:1}`, "payload", false},
 		{"POST", "/v1/tokens", `{"name":%s}`, "name", false},
 		{"PUT", "/v1/secrets/s1", `{"value":%s}`, "value", false},
@@ -93,6 +100,9 @@ func clientMistakes(runPath string) []mistake {
 	for _, f := range []stringField{
 		{"POST", "/v1/workflows/onboarding/runs", `{"version":%q}`, "version", false},
 		{"POST", "/v1/workflows/onboarding/runs", `{"idempotencyKey":%q}`, "idempotencyKey", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":%q,"event":"verify"}`, "idempotencyKey", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify","signalId":%q}`, "signalId", false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":%q}`, "event", false},
 		{"POST", "/v1/tokens", `{"name":%q}`, "name", false},
 		{"POST", "/v1/tenants", `{"id":%q}`, "id", true},
 		{"PATCH", "/v1/tenants/acme", `{"limits":{"allowedHosts":[%q]}}`, "limits.allowedHosts[0]", true},
@@ -118,6 +128,8 @@ func clientMistakes(runPath string) []mistake {
 		add(mistake{name: "input: " + v.class, method: "POST", path: "/v1/workflows/onboarding/runs", body: `{"input":` + v.json + `}`, naming: "input"})
 		add(mistake{name: "signal: " + v.class, method: "POST", path: runPath + "/signals/verify", body: v.json, naming: "payload"})
 		add(mistake{name: "broadcast: " + v.class, method: "POST", path: "/v1/events/verify", body: v.json, naming: "payload"})
+		add(mistake{name: "signal-with-start payload: " + v.class, method: "POST", path: "/v1/workflows/onboarding/signal-with-start", body: `{"idempotencyKey":"k","event":"verify","payload":` + v.json + `}`, naming: "payload"})
+		add(mistake{name: "signal-with-start input: " + v.class, method: "POST", path: "/v1/workflows/onboarding/signal-with-start", body: `{"idempotencyKey":"k","event":"verify","input":` + v.json + `}`, naming: "input"})
 	}
 
 	// Integers: negative, over their range, over int64, fractions, other types.
@@ -162,6 +174,7 @@ func clientMistakes(runPath string) []mistake {
 	endpoints := []jsonEndpoint{
 		{"POST", "/v1/workflows/onboarding/runs", `{"input":{}}`, false},
 		{"POST", runPath + "/signals/verify", `{"userId":"u"}`, false},
+		{"POST", "/v1/workflows/onboarding/signal-with-start", `{"idempotencyKey":"k","event":"verify"}`, false},
 		{"POST", "/v1/events/verify", `{"userId":"u"}`, false},
 		{"POST", "/v1/tokens", `{"name":"n"}`, false},
 		{"PUT", "/v1/secrets/s1", `{"value":"v"}`, false},

@@ -78,6 +78,9 @@ func TestWireTypesAreTheDocumentedShapes(t *testing.T) {
 		{"OutboundRequest", component("OutboundRequest"), wire.OutboundRecord{}},
 		{"GET .../outbound", answer("GET", "/v1/workflows/{name}/runs/{id}/outbound", "200"), wire.OutboundPage{}},
 		{"signal", answer("POST", "/v1/workflows/{name}/runs/{id}/signals/{event}", "202"), wire.SignalResult{}},
+		{"SignalResult", component("SignalResult"), wire.SignalResult{}},
+		{"SignalWithStart", component("SignalWithStart"), wire.SignalWithStart{}},
+		{"SignalWithStartResult", component("SignalWithStartResult"), wire.SignalWithStartResult{}},
 		{"BroadcastResult", component("BroadcastResult"), wire.BroadcastResult{}},
 		{"Module", component("Module"), wire.Module{}},
 		{"GET /v1/modules", answer("GET", "/v1/modules", "200"), wire.ModulePage{}},
@@ -123,7 +126,7 @@ func TestWireTypesAreTheDocumentedShapes(t *testing.T) {
 	if !slices.Equal(enum, statuses) {
 		t.Errorf("RunStatus: the document's enum is %v, wire.RunStatuses() %v", enum, statuses)
 	}
-	state := asMap(asMap(answer("POST", "/v1/workflows/{name}/runs/{id}/signals/{event}", "202")["properties"])["state"])
+	state := asMap(asMap(component("SignalResult")["properties"])["state"])
 	if states := asSlice(state["enum"]); len(states) != 2 || states[0] != wire.SignalDelivered || states[1] != wire.SignalBuffered {
 		t.Errorf("the signal's state: the document's enum is %v, wire's %q and %q", states, wire.SignalDelivered, wire.SignalBuffered)
 	}

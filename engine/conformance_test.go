@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -96,6 +97,39 @@ var conformanceScenarios = []conformanceScenario{
 		wantTranscript(t, tr, store.StatusCompleted, "create-user", "welcome-delay", "send-welcome", "await-verify")
 		if got := fmt.Sprint(tr.Steps[3].Output); !strings.Contains(got, "via:email") {
 			t.Fatalf("the wait took %s, want the first sending's payload", got)
+		}
+		return tr
+	}},
+	{"SignalWithStart", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// The caller names the run ("signup-grace"); the first signal-with-start creates it with
+		// the verification already kept, so its wait finds it; a second, once the run is over,
+		// starts another run under the same name.
+		email := "Grace@Example.com"
+		sum := sha256.Sum256([]byte(strings.ToLower(email)))
+		payload := fmt.Sprintf(`{"userId":"u-%x","via":"signal-with-start"}`, sum[:6])
+		req := engine.SignalWithStartRequest{Start: engine.StartRequest{Workflow: "onboarding", IdempotencyKey: "signup-grace",
+			Input: json.RawMessage(`{"email":"` + email + `","delayMs":10,"verifyTimeoutMs":60000}`)}, Event: "verify", Payload: json.RawMessage(payload)}
+		first, err := h.engine.SignalWithStart(context.Background(), store.DefaultTenant, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !first.Created || first.Signal != (store.SignalResult{}) {
+			t.Fatalf("first signal-with-start: %+v, want a run created with the event kept", first)
+		}
+		tr := h.transcript(h.await(first.Run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "create-user", "welcome-delay", "send-welcome", "await-verify")
+		if got := fmt.Sprint(tr.Steps[3].Output); !strings.Contains(got, "via:signal-with-start") {
+			t.Fatalf("the wait took %s, want the signal-with-start's payload", got)
+		}
+		second, err := h.engine.SignalWithStart(context.Background(), store.DefaultTenant, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !second.Created || second.Run.ID == first.Run.ID {
+			t.Fatalf("signal-with-start after the run ended: %+v, want a new run", second)
+		}
+		if again := h.transcript(h.await(second.Run.ID, settle)); !reflect.DeepEqual(again, tr) {
+			t.Fatalf("the second run differs from the first:\n %+v\n %+v", again, tr)
 		}
 		return tr
 	}},

@@ -254,6 +254,74 @@ func (s *Service) Signal(ctx context.Context, tenantID string, req SignalRequest
 	return res, nil
 }
 
+// SignalWithStartRequest sends an event to the run of a workflow that Start.IdempotencyKey
+// names (the caller's id for the run, required), starting the run first if there is none or
+// it has ended.
+type SignalWithStartRequest struct {
+	Start StartRequest
+	// Event, Payload and SignalID are as in SignalRequest.
+	Event    string
+	Payload  json.RawMessage
+	SignalID string
+}
+
+// SignalWithStart starts the run Start.IdempotencyKey names unless one with that key is open,
+// and sends it the event either way: found or created and signalled in one transaction, so a
+// new run holds the event before its first activation. A run with the key that has ended gives
+// the key to the new run (and keeps its own record, without the key).
+func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req SignalWithStartRequest) (store.SignalWithStartResult, error) {
+	fail := func(err error) (store.SignalWithStartResult, error) {
+		return store.SignalWithStartResult{}, fmt.Errorf("signal with start: %w", err)
+	}
+	if err := checkStart(req.Start); err != nil {
+		return fail(err)
+	}
+	if req.Start.IdempotencyKey == "" {
+		return fail(invalid("idempotencyKey", "is required: it is the caller's id for the run to signal or start"))
+	}
+	if err := checkText("signalId", req.SignalID, MaxEventIDBytes); err != nil {
+		return fail(err)
+	}
+	limits, err := s.Limits(ctx, tenantID)
+	if err != nil {
+		return fail(err)
+	}
+	input := req.Start.Input
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	if len(input) > limits.MaxInputBytes {
+		return fail(fmt.Errorf("%w: input is %d bytes, the tenant's limit is %d", ErrTooLarge, len(input), limits.MaxInputBytes))
+	}
+	if err := checkJSON("input", input); err != nil {
+		return fail(err)
+	}
+	payload, err := checkEvent(req.Event, req.Payload, limits)
+	if err != nil {
+		return fail(err)
+	}
+	wf, err := s.cfg.Store.ResolveWorkflow(ctx, tenantID, req.Start.Workflow, req.Start.Version)
+	if err != nil {
+		return fail(err)
+	}
+	res, err := s.cfg.Store.SignalWithStart(ctx, store.NewRun{
+		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
+		Input: input, IdempotencyKey: req.Start.IdempotencyKey, RetentionDays: s.retention(req.Start.RetentionDays, wf),
+	}, store.SignalParams{Event: req.Event, Payload: payload, SignalID: req.SignalID, MaxBuffered: limits.MaxBufferedEvents})
+	if err != nil {
+		return fail(err)
+	}
+	if res.Created {
+		// Created pending, with the event kept for it: the claimer takes it in turn.
+		s.obs.runStarted(res.Run)
+		s.exec.backlog.Store(true)
+		s.exec.wake()
+	} else if res.Signal.Delivered && !res.Signal.Duplicate {
+		s.exec.wake()
+	}
+	return res, nil
+}
+
 // BroadcastRequest is an event sent to a whole tenant.
 type BroadcastRequest struct {
 	Event   string

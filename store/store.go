@@ -435,6 +435,14 @@ type SignalResult struct {
 	Duplicate bool // SignalID was taken already; nothing changed, Delivered is the first sending's
 }
 
+// SignalWithStartResult is what a signal-with-start did: the run the key names (created or
+// found) and what became of the event.
+type SignalWithStartResult struct {
+	Run     Run
+	Created bool
+	Signal  SignalResult
+}
+
 // BroadcastParams is one event sent to a tenant.
 type BroadcastParams struct {
 	TenantID string
@@ -641,6 +649,13 @@ type Store interface {
 	// terminal run is ErrConflict. With a SignalID the run has seen before, nothing changes,
 	// whatever the run's status: the result is the first sending's, marked Duplicate.
 	Signal(ctx context.Context, p SignalParams) (SignalResult, error)
+	// SignalWithStart sends an event to the run r.IdempotencyKey names (required), creating
+	// that run first, pending, when there is none or it has ended (Terminal): the key then moves
+	// to the new run and the ended run keeps no key. The run is found or created and the event
+	// delivered or kept for it in one transaction, so a new run holds the event before its first
+	// activation. r is resolved (Version, Digest, RetentionDays) as for CreateRun; sig's RunID
+	// is ignored and its other fields are read as Signal reads them.
+	SignalWithStart(ctx context.Context, r NewRun, sig SignalParams) (SignalWithStartResult, error)
 	// Broadcast keeps the event for the tenant and, in the same transaction, resolves every run
 	// of the tenant waiting on a step it matches and creates the runs it triggers.
 	Broadcast(ctx context.Context, p BroadcastParams) (BroadcastResult, error)

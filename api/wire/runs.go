@@ -75,6 +75,27 @@ type StartRun struct {
 	RetentionDays  int             `json:"retentionDays,omitempty"`
 }
 
+// SignalWithStart is POST /v1/workflows/{name}/signal-with-start's body: the event goes to
+// the run IdempotencyKey names, which is started with Input (and Version, RetentionDays) first
+// if there is none or it has ended.
+type SignalWithStart struct {
+	IdempotencyKey string          `json:"idempotencyKey"`
+	Input          json.RawMessage `json:"input,omitempty"`
+	Version        string          `json:"version,omitempty"`
+	RetentionDays  int             `json:"retentionDays,omitempty"`
+	Event          string          `json:"event"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	SignalID       string          `json:"signalId,omitempty"`
+}
+
+// SignalWithStartResult answers POST /v1/workflows/{name}/signal-with-start: the run (Created
+// when this request started it) and what became of the event.
+type SignalWithStartResult struct {
+	Run     Run          `json:"run"`
+	Created bool         `json:"created"`
+	Signal  SignalResult `json:"signal"`
+}
+
 // Step kinds: the verb that made a journal entry.
 const (
 	StepKindRun   = "run"

@@ -19,36 +19,79 @@ func (s *Store) Signal(ctx context.Context, p store.SignalParams) (_ store.Signa
 	var res store.SignalResult
 	err = s.write(ctx, "signal run "+p.RunID, func(w *wtx) error {
 		res = store.SignalResult{}
-		var status string
-		if err := w.queryRow("run_status", p.TenantID, p.RunID).Scan(&status); err != nil {
-			return notFound(err)
-		}
-		if p.SignalID != "" {
-			err := w.queryRow("signal_id", p.RunID, p.SignalID).Scan(&res.Delivered)
-			if err == nil {
-				res.Duplicate = true
-				return nil
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-		}
-		if store.RunStatus(status).Terminal() {
-			return fmt.Errorf("%w: the run is already %s", store.ErrConflict, status)
-		}
-		if err := s.deliverOrKeep(w, p, body, &res); err != nil {
-			return err
-		}
-		if p.SignalID != "" {
-			_, err := w.exec("record_signal_id", p.RunID, p.SignalID, res.Delivered)
-			return err
-		}
-		return nil
+		return s.signalIn(w, p, body, &res)
 	})
 	if err != nil {
 		return store.SignalResult{}, fmt.Errorf("signal run %s: %w", p.RunID, err)
 	}
 	return res, nil
+}
+
+// SignalWithStart finds the run the key names, or creates it, and signals it, in one write.
+// See store.Store.
+func (s *Store) SignalWithStart(ctx context.Context, n store.NewRun, sig store.SignalParams) (_ store.SignalWithStartResult, err error) {
+	defer classify(&err)
+	if n.IdempotencyKey == "" {
+		return store.SignalWithStartResult{}, errors.New("signal with start: the run has no idempotency key")
+	}
+	body, err := jsonOrNull(sig.Payload)
+	if err != nil {
+		return store.SignalWithStartResult{}, fmt.Errorf("signal with start %s: payload: %w", n.Workflow, err)
+	}
+	var res store.SignalWithStartResult
+	err = s.write(ctx, "signal with start "+n.Workflow, func(w *wtx) error {
+		res = store.SignalWithStartResult{}
+		run, found, err := w.runByKey(n)
+		if err != nil {
+			return err
+		}
+		if found && run.Status.Terminal() {
+			if _, err := w.exec("release_run_key", run.ID, n.IdempotencyKey); err != nil {
+				return err
+			}
+		}
+		if !found || run.Status.Terminal() {
+			if run, res.Created, err = w.createRun(n); err != nil {
+				return err
+			}
+		}
+		res.Run = run
+		sig.TenantID, sig.RunID = n.TenantID, run.ID
+		return s.signalIn(w, sig, body, &res.Signal)
+	})
+	if err != nil {
+		return store.SignalWithStartResult{}, fmt.Errorf("signal with start %s: %w", n.Workflow, err)
+	}
+	return res, nil
+}
+
+// signalIn is Signal within the write w: Signal's own, or SignalWithStart's.
+func (s *Store) signalIn(w *wtx, p store.SignalParams, body string, res *store.SignalResult) error {
+	var status string
+	if err := w.queryRow("run_status", p.TenantID, p.RunID).Scan(&status); err != nil {
+		return notFound(err)
+	}
+	if p.SignalID != "" {
+		err := w.queryRow("signal_id", p.RunID, p.SignalID).Scan(&res.Delivered)
+		if err == nil {
+			res.Duplicate = true
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+	}
+	if store.RunStatus(status).Terminal() {
+		return fmt.Errorf("%w: the run is already %s", store.ErrConflict, status)
+	}
+	if err := s.deliverOrKeep(w, p, body, res); err != nil {
+		return err
+	}
+	if p.SignalID != "" {
+		_, err := w.exec("record_signal_id", p.RunID, p.SignalID, res.Delivered)
+		return err
+	}
+	return nil
 }
 
 // deliverOrKeep resolves the run's first waiting step (by seq) on the event whose match the

@@ -16,6 +16,11 @@ func (s *Store) Signal(ctx context.Context, p store.SignalParams) (_ store.Signa
 	if !validUUID(p.RunID) {
 		return store.SignalResult{}, fmt.Errorf("signal run %q: %w", p.RunID, store.ErrNotFound)
 	}
+	return s.signalOn(ctx, s.on("signal"), p)
+}
+
+// signalOn is Signal on q: the pool, or a transaction of SignalWithStart's.
+func (s *Store) signalOn(ctx context.Context, q querier, p store.SignalParams) (_ store.SignalResult, err error) {
 	b := &pgx.Batch{}
 	b.Queue(s.q("lock_run"), p.TenantID, p.RunID)
 	b.Queue(s.q("signal"), p.TenantID, p.RunID, p.Event, jsonOrNull(p.Payload), p.MaxBuffered, s.wakeChannel, nullIfEmpty(p.SignalID))
@@ -26,7 +31,7 @@ func (s *Store) Signal(ctx context.Context, p store.SignalParams) (_ store.Signa
 		earlier         *bool
 	)
 	err = func() (err error) {
-		br := s.on("signal").SendBatch(ctx, b)
+		br := q.SendBatch(ctx, b)
 		defer func() {
 			if cerr := br.Close(); err == nil && cerr != nil {
 				err = cerr
@@ -48,6 +53,59 @@ func (s *Store) Signal(ctx context.Context, p store.SignalParams) (_ store.Signa
 		return store.SignalResult{}, fmt.Errorf("signal run %s: %w: the run already keeps %d events that no wait has consumed", p.RunID, store.ErrLimit, pending)
 	}
 	return store.SignalResult{Delivered: delivered}, nil
+}
+
+// SignalWithStart finds the run the key names, or creates it, and signals it, in one
+// transaction. See store.Store.
+func (s *Store) SignalWithStart(ctx context.Context, n store.NewRun, sig store.SignalParams) (_ store.SignalWithStartResult, err error) {
+	defer classify(&err)
+	if n.IdempotencyKey == "" {
+		return store.SignalWithStartResult{}, errors.New("signal with start: the run has no idempotency key")
+	}
+	var res store.SignalWithStartResult
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		res = store.SignalWithStartResult{}
+		// A plain start or another signal-with-start can take the key between the lock and
+		// the insert (the insert then returns no row, after waiting for the other to commit):
+		// the next round finds that run.
+		for range 3 {
+			var id, status string
+			err := tx.QueryRow(ctx, s.q("lock_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey).Scan(&id, &status)
+			switch {
+			case err == nil && !store.RunStatus(status).Terminal():
+				run, err := scanRun(tx.QueryRow(ctx, s.q("get_run"), n.TenantID, id))
+				if err != nil {
+					return err
+				}
+				res.Run = run
+			case err == nil:
+				if _, err := tx.Exec(ctx, s.q("release_run_key"), id, n.IdempotencyKey); err != nil {
+					return err
+				}
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+			if res.Run.ID == "" {
+				run, err := scanRun(tx.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
+					jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel))
+				if errors.Is(err, pgx.ErrNoRows) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				res.Run, res.Created = run, true
+			}
+			sig.TenantID, sig.RunID = n.TenantID, res.Run.ID
+			res.Signal, err = s.signalOn(ctx, tx, sig)
+			return err
+		}
+		return fmt.Errorf("%w: the idempotency key %q kept changing hands", store.ErrConflict, n.IdempotencyKey)
+	})
+	if err != nil {
+		return store.SignalWithStartResult{}, fmt.Errorf("signal with start %s: %w", n.Workflow, err)
+	}
+	return res, nil
 }
 
 // Broadcast keeps the event, resolves every waiting run of the tenant it matches and creates

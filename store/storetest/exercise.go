@@ -55,6 +55,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Leased", leasedTests},
 		{"Fencing", fencingTests},
 		{"Waits", waitTests},
+		{"SignalWithStart", signalWithStartTests},
 		{"Broadcast", broadcastTests},
 		{"Notices", noticeTests},
 		{"Tenancy", tenancyTests},
