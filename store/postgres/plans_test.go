@@ -98,7 +98,10 @@ func planCases() []planCase {
 			return []any{f.waiting, 2, leaseMs, nil, "step-2"}
 		}},
 		{name: "signal (after lock_run)", query: "signal", before: []string{"lock_run"}, args: func(f planFixture) []any {
-			return []any{f.tenant, f.waiting, "verify", `{"ok":true}`, 100, "plan_wake"}
+			return []any{f.tenant, f.waiting, "verify", `{"ok":true}`, 100, "plan_wake", nil}
+		}},
+		{name: "signal with a signal id (after lock_run)", query: "signal", before: []string{"lock_run"}, args: func(f planFixture) []any {
+			return []any{f.tenant, f.waiting, "verify", `{"ok":true}`, 100, "plan_wake", "sig-1"}
 		}},
 	}
 }
