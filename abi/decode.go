@@ -18,7 +18,8 @@ import (
 const MaxRetentionDays = math.MaxInt32
 
 // DecodeStepOptions reads step_run's opts: empty means all defaults; otherwise a StepOptions
-// JSON whose retry policy, if any, is valid (RetryPolicy.Validate).
+// JSON whose retry policy, if any, is valid (RetryPolicy.Validate) and whose timeoutMs is not
+// negative; a timeout past MaxDelay is returned as MaxDelay.
 func DecodeStepOptions(raw []byte) (StepOptions, error) {
 	var o StepOptions
 	if len(raw) == 0 {
@@ -32,6 +33,10 @@ func DecodeStepOptions(raw []byte) (StepOptions, error) {
 			return StepOptions{}, err
 		}
 	}
+	if o.TimeoutMs < 0 {
+		return StepOptions{}, fmt.Errorf("timeoutMs is %d; want 0 (no timeout) or more", o.TimeoutMs)
+	}
+	o.TimeoutMs = min(o.TimeoutMs, MaxDelay.Milliseconds())
 	return o, nil
 }
 

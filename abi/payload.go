@@ -130,6 +130,10 @@ func (p RetryPolicy) Delay(failedAttempts int, r float64) time.Duration {
 // StepOptions is step_run's opts JSON (DecodeStepOptions). Empty opts (len 0) mean all defaults.
 type StepOptions struct {
 	Retry *RetryPolicy `json:"retry,omitempty"`
+	// TimeoutMs > 0 bounds each attempt of the step's callback: past it the host stops the
+	// guest, journals the attempt as failed with CodeTimeout and retries it by the policy
+	// (ABI.md §4.4). At most MaxDelay; 0 is no bound but the activation's wall time.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
 
 // WaitOptions is wait_event's opts JSON (DecodeWaitOptions).
@@ -170,7 +174,7 @@ var (
 	HostCodes = []string{
 		CodeWorkflowError, CodeTrap, CodeDeadline, CodeABIViolation, CodePayloadTooLarge,
 		CodeNondeterministic, CodeCancelled, CodeNoResult, CodeUnknownWorkflow, CodeStepLimit,
-		CodeMemoryLimit, CodeNotStorable, CodeStoreRefused, CodeNoProgress,
+		CodeMemoryLimit, CodeNotStorable, CodeStoreRefused, CodeNoProgress, CodeTimeout,
 	}
 	CapabilityCodes = []string{
 		CodeOutsideStep, CodeHTTPDenied, CodeHTTPFailed, CodeHTTPTimeout, CodeHTTPTooLarge,
@@ -193,6 +197,9 @@ const (
 	CodeMemoryLimit      = "memory_limit"     // the module needs more memory than the run's limit allows
 	CodeStoreRefused     = "store_refused"    // the store refused a value the run wrote (ABI.md §5)
 	CodeNoProgress       = "no_progress"      // activated too often in a row without journal progress (ABI.md §5)
+	// CodeTimeout: a step attempt's callback ran past the step's timeoutMs, or past the
+	// activation's wall-time limit; the attempt fails with it and is retried by the policy.
+	CodeTimeout = "timeout"
 	// CodeNotStorable: a JSON value the guest wrote (a step output, the run's output, a wait's
 	// match) breaks CheckJSON, so no store could keep it. A step output fails the step (final,
 	// never retried: the same code writes the same value); the others fail the run.

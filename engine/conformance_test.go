@@ -133,6 +133,29 @@ var conformanceScenarios = []conformanceScenario{
 		}
 		return tr
 	}},
+	{"StepAttemptTimesOut", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// The first attempt never returns: the host stops it at its timeout, journals it as
+		// timed out and retries the step, whose second attempt returns.
+		run := h.start("timeouts", map[string]any{"hangAttempts": 1, "timeoutMs": 200})
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "slow-call")
+		if s := tr.Steps[0]; s.Status != store.StepCompleted || s.Attempt != 2 || fmt.Sprint(tr.Output) != "map[attempt:2]" {
+			t.Fatalf("want slow-call completed on attempt 2 and the run's output saying so: %+v", tr)
+		}
+		return tr
+	}},
+	{"StepTimesOutOnEveryAttempt", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// Every attempt hangs: the step's final failure, code timeout, reaches the workflow,
+		// which completes saying so.
+		run := h.start("timeouts", map[string]any{"hangAttempts": 5, "timeoutMs": 100, "attempts": 2})
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "slow-call")
+		if s := tr.Steps[0]; s.Status != store.StepFailed || s.Attempt != 2 ||
+			s.Error != "timeout: the step's attempt ran past its timeout of 100ms" || fmt.Sprint(tr.Output) != "map[failed:timeout]" {
+			t.Fatalf("want slow-call failed with timeout on attempt 2 and the workflow told: %+v", tr)
+		}
+		return tr
+	}},
 	{"OnboardingTimesOut", func(t *testing.T, h *harness, _ store.Store) transcript {
 		run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 100})
 		tr := h.transcript(h.await(run.ID, settle))

@@ -215,8 +215,8 @@ func TestGuestFaultMetrics(t *testing.T) {
 	if _, err := o.engine.SetTenantLimits(context.Background(), store.DefaultTenant, store.Limits{ActivationTimeoutMs: 300}); err != nil {
 		t.Fatal(err)
 	}
-	if r := o.await(o.start("slow-step", map[string]any{"ms": 2000}).ID, settle); r.Status != store.StatusFailed {
-		t.Fatalf("slow-step: %s, want failed", r.Status)
+	if r := o.await(o.start("spin", nil).ID, settle); r.Status != store.StatusFailed {
+		t.Fatalf("spin: %s, want failed", r.Status)
 	}
 	got := o.quietScrape()
 	for k, v := range map[string]float64{

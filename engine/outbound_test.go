@@ -153,3 +153,36 @@ func TestMaxHTTPRedirectsReachesTheHost(t *testing.T) {
 		t.Fatalf("two redirects with the default bound: %s %s %+v", run.Status, run.Output, run.Error)
 	}
 }
+
+// TestAStepTimeoutCancelsTheRequestInFlight: a step whose attempt times out while its guest
+// waits on an outbound request has that request cancelled (the server sees its context end)
+// and its attempt journaled as timed out (ABI.md §4.4).
+func TestAStepTimeoutCancelsTheRequestInFlight(t *testing.T) {
+	t.Parallel()
+	cancelled := make(chan bool, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+			cancelled <- true
+		case <-time.After(30 * time.Second):
+			cancelled <- false
+			fmt.Fprint(w, "too late")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	h := setup(t, harnessOptions{allowPrivateHosts: true, limits: store.Limits{AllowedHosts: []string{srv.URL}}})
+	h.deploy("capabilities.wasm", false)
+	run := h.start("http-fetch", map[string]any{"url": srv.URL + "/slow", "timeoutMs": 300})
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != "timeout" {
+		t.Fatalf("run %s %+v, want failed with the step's timeout", r.Status, r.Error)
+	}
+	if !<-cancelled {
+		t.Fatal("the server's request ran its course: the timeout did not cancel it")
+	}
+	steps := h.steps(run.ID)
+	if len(steps) != 1 || steps[0].Status != store.StepFailed || steps[0].Error == nil || steps[0].Error.Code != "timeout" ||
+		steps[0].Error.Message != "the step's attempt ran past its timeout of 300ms" {
+		t.Fatalf("journal %+v, want the fetch step failed with its timeout", steps)
+	}
+}

@@ -246,6 +246,27 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 	return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(&info)}, nil
 }
 
+// StepInterrupted journals the attempt the host stopped (its timeout, or the activation's
+// wall time) as a failed attempt with info, retried by the step's policy. See host.Handler.
+func (p *pass) StepInterrupted(ctx context.Context, info abi.ErrorInfo) error {
+	st := p.inStep
+	if st == nil {
+		return &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "an attempt timed out with no running step"}}
+	}
+	data, _ := json.Marshal(info)
+	r, err := p.StepDone(ctx, abi.OutcomeError, data)
+	if err != nil {
+		return err // suspended until the retry's backoff, or the store's error
+	}
+	if r.Status != abi.StatusStepFailed {
+		return fmt.Errorf("engine: a timed-out attempt of step %q was answered %d", st.key, r.Status)
+	}
+	// No attempt left: the failure is held for commit, and the guest that would have been
+	// told cannot go on. The run goes on at once in a new pass, which replays it the failure.
+	now := p.now()
+	return p.suspend(ctx, st.key, fmt.Sprintf("step %q timed out on its last attempt", st.key), nil, &now)
+}
+
 func (p *pass) Sleep(ctx context.Context, name string, d time.Duration) (host.Reply, error) {
 	return p.parkable(ctx, name, func() (host.Reply, error) {
 		return p.sleep(ctx, name, func(t time.Time) time.Time { return t.Add(d) })

@@ -201,7 +201,10 @@ func TestTenantLimitsApplyToActivations(t *testing.T) {
 		code     string
 		contains string
 	}{
-		{"activation time", store.Limits{ActivationTimeoutMs: 300}, "slow-step", map[string]any{"ms": 2000}, abi.CodeDeadline, ""},
+		{"activation time", store.Limits{ActivationTimeoutMs: 300}, "spin", nil, abi.CodeDeadline, "300ms"},
+		// In a step callback the attempt is blamed, not the run (ABI.md §4.4): each attempt
+		// ran out of time, and the step's final failure failed the run.
+		{"activation time in a step", store.Limits{ActivationTimeoutMs: 300}, "slow-step", map[string]any{"ms": 2000}, abi.CodeTimeout, "wall-time limit of 300ms"},
 		{"output size", store.Limits{MaxOutputBytes: 100}, "echo", map[string]any{"pad": strings.Repeat("x", 200)}, abi.CodePayloadTooLarge, "100"},
 		{"step output size", store.Limits{MaxStepOutputBytes: 20}, "onboarding", map[string]any{"email": "long-address@example.com"}, abi.CodePayloadTooLarge, "20"},
 		{"steps per run", store.Limits{MaxStepsPerRun: 5}, "steps", map[string]any{"n": 8}, abi.CodeStepLimit, "5 steps"},

@@ -65,7 +65,7 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 		// stack grown (unbounded recursion grows it to 100 MB before it overflows), and that
 		// stack lives with the instance (RATIONALE.md, "Memory after hostile guests").
 		var ge *GuestError
-		pooled.faulted = errors.As(err, &ge)
+		pooled.faulted = errors.As(err, &ge) || st.interrupted
 		cm.release(context.WithoutCancel(ctx), pooled)
 	}()
 	code, base := "", []byte(nil)
@@ -161,6 +161,10 @@ func (st *state) classify(ctx, gctx context.Context, fn string, err error) error
 		return st.abort
 	case st.fault != nil:
 		return st.fault
+	case ctx.Err() == nil && st.interruptedAttempt(gctx) != "":
+		// Whatever the guest did as it was stopped mid-callback (a trap, a reply to a request
+		// cut short), the attempt ran out of time.
+		return st.attemptTimedOut(ctx, st.interruptedAttempt(gctx))
 	case errors.As(err, &ge):
 		return ge
 	case ctx.Err() != nil:

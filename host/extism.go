@@ -349,7 +349,7 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 			stats.MemoryBytes = uint64(inst.mod.Memory().Size())
 		}
 		var ge *GuestError
-		inst.faulted = errors.As(err, &ge) // as natively (Activate)
+		inst.faulted = errors.As(err, &ge) || st.interrupted // as natively (Activate)
 		p.release(context.WithoutCancel(ctx), gctx, inst)
 	}()
 	inst.plug.SetLogger(func(level extism.LogLevel, msg string) { st.extismLog(gctx, level, msg) })

@@ -36,6 +36,13 @@ type Handler interface {
 	Sleep(ctx context.Context, name string, d time.Duration) (Reply, error)
 	SleepUntil(ctx context.Context, name string, until time.Time) (Reply, error)
 	WaitEvent(ctx context.Context, name string, opts abi.WaitOptions) (Reply, error)
+	// StepInterrupted is called instead of StepDone when the host stopped the running step's
+	// callback (its attempt timeout, or the activation's wall time: ABI.md §4.4), with info
+	// (code abi.CodeTimeout) as the attempt's error. It journals the attempt as StepDone
+	// journals a retryable error and returns the error the pass ends with: a suspension until
+	// the retry's backoff or, with no attempt left, until the run goes on with the step's final
+	// failure. The guest cannot continue: its instance is discarded.
+	StepInterrupted(ctx context.Context, info abi.ErrorInfo) error
 	// Now is the guest's clock outside step callbacks: the time of the latest journal entry
 	// reached so far in this pass.
 	Now() time.Time

@@ -29,7 +29,13 @@ type memHandler struct {
 	seen    map[string]int
 	open    string
 	ran     []string
+	// timedOut are the attempts the host stopped (StepInterrupted), by step key.
+	timedOut map[string]abi.ErrorInfo
 }
+
+// errTimedOutForTest ends a pass whose attempt the host stopped, as the engine's suspension
+// would.
+var errTimedOutForTest = errors.New("the attempt timed out; the pass ends")
 
 func newMemHandler() *memHandler {
 	return &memHandler{clock: journalStart, journal: map[string][]byte{}, seen: map[string]int{}}
@@ -77,6 +83,14 @@ func (h *memHandler) SleepUntil(_ context.Context, name string, _ time.Time) (ho
 func (h *memHandler) WaitEvent(_ context.Context, name string, _ abi.WaitOptions) (host.Reply, error) {
 	h.key(name)
 	return host.Reply{Status: abi.StatusTimeout}, nil
+}
+
+func (h *memHandler) StepInterrupted(_ context.Context, info abi.ErrorInfo) error {
+	if h.timedOut == nil {
+		h.timedOut = map[string]abi.ErrorInfo{}
+	}
+	h.timedOut[h.open] = info
+	return errTimedOutForTest
 }
 
 func (h *memHandler) Now() time.Time { return h.clock }
@@ -135,7 +149,7 @@ func TestLoadDescribesTheExamples(t *testing.T) {
 	for _, w := range m.Description.Workflows {
 		names = append(names, w.Name+"@"+w.Version)
 	}
-	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,order-saga@1,steps@1" {
+	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,order-saga@1,steps@1,timeouts@1" {
 		t.Fatalf("workflows %s", got)
 	}
 	if m.ABIVersion != abi.Version || len(m.Digest) != 64 {

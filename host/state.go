@@ -25,9 +25,13 @@ type state struct {
 	limits  Limits
 	logger  *slog.Logger
 
-	inStep  bool   // a step callback is running: real clock and randomness
-	pending []byte // reply data waiting for take
-	hasPend bool
+	inStep  bool          // a step callback is running: real clock and randomness
+	attempt *attemptTimer // the running callback's timeout, if its step has one (attempts.go)
+	// interrupted is set when the guest was stopped mid-callback (attempts.go): its instance
+	// is not kept.
+	interrupted bool
+	pending     []byte // reply data waiting for take
+	hasPend     bool
 
 	result *Result       // set by complete or fail
 	fault  *GuestError   // the guest broke the ABI; the pass ends with it

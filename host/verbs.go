@@ -170,6 +170,7 @@ func (st *state) stepRun(ctx context.Context, mem api.Memory, nameArg, optsArg s
 	r, err := st.handler.StepRun(ctx, name, opts)
 	if err == nil && r.Status == abi.StatusExecute {
 		st.inStep = true
+		st.startAttempt(time.Duration(opts.TimeoutMs) * time.Millisecond)
 	}
 	return st.answer(r, err)
 }
@@ -180,6 +181,10 @@ func (st *state) stepDone(ctx context.Context, mem api.Memory, outcome abi.Outco
 	}
 	if outcome != abi.OutcomeOK && outcome != abi.OutcomeError {
 		st.violation("%s: outcome %d is neither 0 (ok) nor 1 (error)", abi.FuncStepDone, outcome)
+	}
+	if limit, timedOut := st.endAttempt(); timedOut {
+		// The timeout fired first: the guest is being stopped, and this result is dropped.
+		st.stop(st.attemptTimedOut(context.WithoutCancel(ctx), timeoutMessage(limit)))
 	}
 	st.inStep = false
 	var info abi.ErrorInfo

@@ -190,7 +190,8 @@ type StepContext struct {
 }
 
 type stepConfig struct {
-	Retry *RetryPolicy `json:"retry,omitempty"`
+	Retry     *RetryPolicy `json:"retry,omitempty"`
+	TimeoutMs int64        `json:"timeoutMs,omitempty"`
 }
 
 // StepOption adjusts one step.
@@ -198,6 +199,15 @@ type StepOption func(*stepConfig)
 
 // WithRetry sets the step's retry policy, over the workflow's.
 func WithRetry(p RetryPolicy) StepOption { return func(c *stepConfig) { c.Retry = &p } }
+
+// WithTimeout bounds each attempt of the step: an attempt whose fn has not returned within d
+// is stopped by the host where it is (an outbound request in flight is cancelled), fails with
+// the code "timeout" and is retried by the step's policy (abi/ABI.md §4.4). Nothing fn did
+// after the timeout reaches the journal. d is rounded down to milliseconds; under one
+// millisecond is no timeout.
+func WithTimeout(d time.Duration) StepOption {
+	return func(c *stepConfig) { c.TimeoutMs = d.Milliseconds() }
+}
 
 // Step runs fn as a durable step: its result is journaled and on replay returned without
 // running fn again. An error from fn is retried by the step's policy; once attempts are spent
@@ -213,7 +223,7 @@ func Step[T any](ctx *Context, name string, fn func(sc *StepContext) (T, error),
 		o(&cfg)
 	}
 	var optsJSON []byte
-	if cfg.Retry != nil {
+	if cfg.Retry != nil || cfg.TimeoutMs > 0 {
 		optsJSON, _ = json.Marshal(cfg)
 	}
 	status, data := callStepRun([]byte(name), optsJSON)

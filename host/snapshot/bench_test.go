@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -100,6 +101,10 @@ func (h *handler) SleepUntil(context.Context, string, time.Time) (host.Reply, er
 
 func (h *handler) WaitEvent(context.Context, string, abi.WaitOptions) (host.Reply, error) {
 	return host.Reply{Status: abi.StatusTimeout}, nil
+}
+
+func (h *handler) StepInterrupted(context.Context, abi.ErrorInfo) error {
+	return errors.New("the benchmark's steps have no timeout")
 }
 
 func (h *handler) Now() time.Time      { return h.clock }

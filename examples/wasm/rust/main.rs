@@ -1,8 +1,8 @@
 //! The example workflows in Rust: the same workflows as examples/wasm/go (same names, versions,
 //! steps, inputs, outputs and errors), so that engine/conformance_test.go can require the same
 //! transcripts of both. onboarding (steps, a sleep, retries, a wait for an event with a match and
-//! a timeout), order-saga (compensation), poll (a repeated step name) and steps (N steps, for
-//! crash tests and benchmarks).
+//! a timeout), order-saga (compensation), poll (a repeated step name), steps (N steps, for
+//! crash tests and benchmarks) and timeouts (attempts the host stops at their timeout).
 //!
 //! Build: testdata/build-rust.sh (builds guest-sdk/rust as an rlib and links it with --extern).
 
@@ -11,11 +11,13 @@ mod poll;
 mod saga;
 mod sha256;
 mod steps;
+mod timeouts;
 
 // Declared in the order of the Go module, whose init functions run by file name.
 wfhost::workflows![
     onboarding::workflow(),
     poll::workflow(),
     saga::workflow(),
-    steps::workflow()
+    steps::workflow(),
+    timeouts::workflow()
 ];

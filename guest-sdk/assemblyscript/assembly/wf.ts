@@ -50,6 +50,12 @@ export class RetryPolicy {
 export class StepOptions {
   /** retry is the step's retry policy, over the workflow's, field by field. */
   retry: RetryPolicy | null = null;
+  /**
+   * timeoutMs bounds each attempt: an attempt whose fn has not returned within it is stopped
+   * by the host where it is, fails with the code "timeout" and is retried by the step's policy
+   * (abi/ABI.md §4.4); 0 is no timeout.
+   */
+  timeoutMs: i64 = 0;
 }
 
 /** WaitOptions adjusts a waitForEvent. */
@@ -240,9 +246,14 @@ export class Context {
   step<A>(name: string, arg: A, fn: StepFn<A>, opts: StepOptions | null = null): Result {
     let optsJSON = "";
     let policy: RetryPolicy | null = null;
-    if (opts != null && opts.retry != null) {
-      policy = opts.retry;
-      optsJSON = stringify(Value.object().set("retry", policy!.toJSON()));
+    if (opts != null && (opts.retry != null || opts.timeoutMs > 0)) {
+      const o = Value.object();
+      if (opts.retry != null) {
+        policy = opts.retry;
+        o.set("retry", policy!.toJSON());
+      }
+      if (opts.timeoutMs > 0) o.setInt("timeoutMs", opts.timeoutMs);
+      optsJSON = stringify(o);
     }
     const nb = String.UTF8.encode(name);
     const ob = String.UTF8.encode(optsJSON);

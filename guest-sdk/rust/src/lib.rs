@@ -105,6 +105,45 @@ impl ToJson for RetryPolicy {
     }
 }
 
+/// StepOptions adjust one step (`Context::step_with_options`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepOptions {
+    /// retry is the step's retry policy, over the workflow's field by field.
+    pub retry: Option<RetryPolicy>,
+    /// timeout bounds each attempt: an attempt whose callback has not returned within it is
+    /// stopped by the host where it is, fails with the code "timeout" and is retried by the
+    /// step's policy (abi/ABI.md §4.4). Sent in whole milliseconds; zero is no timeout.
+    pub timeout: Duration,
+}
+
+impl StepOptions {
+    pub fn new() -> StepOptions {
+        StepOptions::default()
+    }
+    pub fn retry(mut self, p: RetryPolicy) -> StepOptions {
+        self.retry = Some(p);
+        self
+    }
+    pub fn timeout(mut self, d: Duration) -> StepOptions {
+        self.timeout = d;
+        self
+    }
+}
+
+/// The ABI's StepOptions JSON; empty options are sent as none.
+impl ToJson for StepOptions {
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        if let Some(r) = &self.retry {
+            m.insert("retry".into(), r.to_json());
+        }
+        if millis(self.timeout) > 0 {
+            m.insert("timeoutMs".into(), millis(self.timeout).to_json());
+        }
+        Value::Object(m)
+    }
+}
+
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
@@ -293,6 +332,25 @@ impl Context {
     {
         let opts = object! { "retry" => retry };
         self.run_step(name, opts.to_json_string().into_bytes(), f)
+    }
+
+    /// step_with_options is `step` with its own options: a retry policy, an attempt timeout.
+    pub fn step_with_options<T, F>(
+        &self,
+        name: &str,
+        opts: StepOptions,
+        f: F,
+    ) -> Result<T, StepError>
+    where
+        T: ToJson + FromJson,
+        F: FnOnce(&StepContext) -> Result<T, Error>,
+    {
+        let raw = if opts == StepOptions::default() {
+            Vec::new()
+        } else {
+            opts.to_json().to_json_string().into_bytes()
+        };
+        self.run_step(name, raw, f)
     }
 
     fn run_step<T, F>(&self, name: &str, opts: Vec<u8>, f: F) -> Result<T, StepError>

@@ -4,6 +4,7 @@ import "./onboarding";
 import "./poll";
 import "./saga";
 import "./steps";
+import "./timeouts";
 
 // The ABI's exports (abi/ABI.md §3) come from the SDK.
 export * from "wfhost-as/exports";

@@ -212,10 +212,13 @@ export class Step {
   }
 }
 
-// step begins the durable step name.
-export function step(name: string, retry: Retry | null = null): Step {
+// step begins the durable step name; timeoutMs > 0 bounds each attempt (abi/ABI.md §4.4).
+export function step(name: string, retry: Retry | null = null, timeoutMs: i64 = 0): Step {
   const nameBlock = toBlock(name);
-  const optsBlock = retry == null ? <u64>0 : toBlock('{"retry":' + retry.toJSON() + "}");
+  const opts = new Obj();
+  if (retry != null) opts.raw("retry", retry.toJSON());
+  if (timeoutMs > 0) opts.int("timeoutMs", timeoutMs);
+  const optsBlock = retry == null && timeoutMs <= 0 ? <u64>0 : toBlock(opts.toString());
   const r = new Reply(host_step_run(nameBlock, optsBlock));
   release(nameBlock);
   release(optsBlock);

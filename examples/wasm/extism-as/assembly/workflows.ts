@@ -1,5 +1,5 @@
-// The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll and
-// steps, with the same names, versions, step keys, inputs, outputs and errors.
+// The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll,
+// steps and timeouts, with the same names, versions, step keys, inputs, outputs and errors.
 
 import { Obj, Value, quote } from "./json";
 // The AssemblyScript example's SHA-256: the same user ids as every other example.
@@ -11,6 +11,7 @@ export const workflows: Workflow[] = [
   new Workflow("poll", "1", 0, [], poll),
   new Workflow("order-saga", "1", 90, [], orderSaga),
   new Workflow("steps", "1", 0, [], steps),
+  new Workflow("timeouts", "1", 0, [], timeouts),
 ];
 
 function onboarding(input: Value): Result {
@@ -126,4 +127,25 @@ function steps(input: Value): Result {
     if (sleepMs > 0 && i < n - 1) sleep("pause", sleepMs);
   }
   return Result.ok(new Obj().int("sum", sum).toString());
+}
+
+// timeouts runs one step whose first hangAttempts attempts never return: the host stops each
+// at its timeout and retries the step (abi/ABI.md §4.4). With every attempt hung, the
+// workflow sees the step's failure and completes saying so.
+function timeouts(input: Value): Result {
+  const hangAttempts = input.getInt("hangAttempts");
+  const attempts = input.getInt("attempts");
+  const s = step("slow-call", new Retry(attempts != 0 ? <i32>attempts : 3, "fixed", 1), input.getInt("timeoutMs"));
+  if (s.mustRun()) {
+    if (<i64>s.attempt <= hangAttempts) spin();
+    s.ok(s.attempt.toString());
+  }
+  if (s.failed()) return Result.ok(new Obj().str("failed", s.error!.code).toString());
+  return Result.ok(new Obj().int("attempt", <i64>s.output!.n).toString());
+}
+
+// spin never returns: a callback stuck in a loop, which only the host can stop.
+function spin(): void {
+  let spins: i64 = 0;
+  while (spins >= 0) spins++;
 }

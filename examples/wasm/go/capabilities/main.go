@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	wf "github.com/wfhost/wfhost/guest-sdk/go"
 	"github.com/wfhost/wfhost/guest-sdk/go/wfhttp"
@@ -23,6 +24,8 @@ type fetchInput struct {
 	// ExitAfter ends the guest (a trap) right after the request, before the step's result
 	// reaches the journal.
 	ExitAfter bool `json:"exitAfter"`
+	// TimeoutMs is the fetch step's attempt timeout (abi/ABI.md §4.4); 0: none.
+	TimeoutMs int64 `json:"timeoutMs"`
 }
 
 type fetched struct {
@@ -69,7 +72,7 @@ func init() {
 				defer resp.Body.Close()
 				body, _ := io.ReadAll(resp.Body)
 				return fetched{Status: resp.StatusCode, Body: string(body)}, nil
-			})
+			}, wf.WithTimeout(time.Duration(in.TimeoutMs)*time.Millisecond))
 		}})
 
 	// secret-leak tries every way a secret could escape: it logs it, prints it, returns it
