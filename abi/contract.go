@@ -30,6 +30,10 @@ const (
 	// FuncSecretGet is a tenant secret's value, only inside a step callback; StatusOK with the
 	// value's bytes, or StatusError.
 	FuncSecretGet = "secret_get"
+	// FuncEventSend sends an event (an EventSend JSON) to one run of the tenant or to the
+	// whole tenant, only inside a step callback; StatusOK with an EventSent JSON, or
+	// StatusError saying why not.
+	FuncEventSend = "event_send"
 )
 
 // Guest exports. Their signatures are GuestExports' and ExtismExports' rows below.
@@ -123,6 +127,7 @@ var HostFuncs = []HostFunc{
 	{Name: FuncFail, Params: params(data("data"))},
 	{Name: FuncHTTPRequest, Params: params(data("req")), Reply: true},
 	{Name: FuncSecretGet, Params: params(data("name")), Reply: true},
+	{Name: FuncEventSend, Params: params(data("req")), Reply: true},
 }
 
 // Native is the function's signature in ImportModule: each Data span a (ptr, len) pair of i32s.

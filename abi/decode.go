@@ -147,3 +147,25 @@ func (d Description) Validate() error {
 	}
 	return nil
 }
+
+// DecodeEventSend reads event_send's req: an EventSend JSON naming exactly one of a run and
+// the whole tenant, an event name (CheckName) and a payload that is any JSON value CheckJSON
+// accepts (absent: {}). A payload that breaks CheckJSON wraps ErrNotStorable.
+func DecodeEventSend(raw []byte) (EventSend, error) {
+	var r EventSend
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return EventSend{}, fmt.Errorf("the request is not an EventSend JSON: %v", err)
+	}
+	if (r.RunID == "") == !r.Broadcast {
+		return EventSend{}, fmt.Errorf("the request names %s: want exactly one of runId and broadcast", map[bool]string{true: "both a run and the tenant", false: "neither a run nor the tenant"}[r.Broadcast])
+	}
+	if err := CheckName("event", r.Event); err != nil {
+		return EventSend{}, err
+	}
+	if p := bytes.TrimSpace(r.Payload); len(p) == 0 {
+		r.Payload = json.RawMessage("{}")
+	} else if err := CheckJSON(p); err != nil {
+		return EventSend{}, fmt.Errorf("payload: %w", err)
+	}
+	return r, nil
+}

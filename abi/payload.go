@@ -136,6 +136,32 @@ type StepOptions struct {
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
 
+// EventSend is event_send's req JSON (DecodeEventSend): an event for one run of the tenant
+// (RunID) or for the whole tenant (Broadcast), exactly one of them.
+type EventSend struct {
+	RunID     string          `json:"runId,omitempty"`
+	Broadcast bool            `json:"broadcast,omitempty"`
+	Event     string          `json:"event"`
+	Payload   json.RawMessage `json:"payload,omitempty"` // any JSON value; absent is {}
+}
+
+// EventSent is event_send's StatusOK data: what became of the event. To a run: State
+// (EventDelivered or EventBuffered). To the tenant: the waiting runs it Resolved and the runs
+// it Started. Duplicate is set when the same send was made before (the step's callback ran
+// again): nothing changed, and the rest is the first sending's, as far as the host knows it.
+type EventSent struct {
+	State     string   `json:"state,omitempty"`
+	Resolved  int      `json:"resolved,omitempty"`
+	Started   []string `json:"started,omitempty"`
+	Duplicate bool     `json:"duplicate,omitempty"`
+}
+
+// EventSent states.
+const (
+	EventDelivered = "delivered" // a wait of the run took it
+	EventBuffered  = "buffered"  // kept for the run's next matching wait
+)
+
 // WaitOptions is wait_event's opts JSON (DecodeWaitOptions).
 type WaitOptions struct {
 	// Event is the event name to wait for; required.
@@ -178,7 +204,7 @@ var (
 	}
 	CapabilityCodes = []string{
 		CodeOutsideStep, CodeHTTPDenied, CodeHTTPFailed, CodeHTTPTimeout, CodeHTTPTooLarge,
-		CodeSecretNotFound,
+		CodeSecretNotFound, CodeEventRefused,
 	}
 )
 
@@ -212,6 +238,7 @@ const (
 	CodeHTTPTimeout    = "http_timeout"     // no complete response within the request's time
 	CodeHTTPTooLarge   = "http_too_large"   // the request or the response body is over its limit
 	CodeSecretNotFound = "secret_not_found" // the tenant has no secret of that name
+	CodeEventRefused   = "event_refused"    // no such run, the run ended, its buffer is full, the event too large (§4.13)
 )
 
 // Secret values (ABI.md §4.12). A value shorter than MinSecretBytes would turn redaction into

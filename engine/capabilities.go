@@ -2,7 +2,11 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"log/slog"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -28,13 +32,63 @@ func (x *Executor) outboundPolicy(l store.Limits) *host.Outbound {
 // the store's reads and the audit trail, not its journal writes, which go through the pass's
 // journal, nor the outbound metric, which its observer counts.
 type capabilities struct {
-	store store.Store
-	keys  *envelope.Keyring
-	log   *slog.Logger // the engine's, not the run's: audit failures are the operator's
+	store  store.Store
+	keys   *envelope.Keyring
+	log    *slog.Logger // the engine's, not the run's: audit failures are the operator's
+	events eventService
 }
 
 func (x *Executor) capabilities() capabilities {
-	return capabilities{store: x.cfg.Store, keys: x.cfg.SecretKeys, log: x.cfg.Logger}
+	return capabilities{store: x.cfg.Store, keys: x.cfg.SecretKeys, log: x.cfg.Logger, events: x.events}
+}
+
+var _ host.EventSender = (*pass)(nil)
+
+// eventService sends events as a client would: the Service, whose checks and limits apply to
+// a workflow's sends as to the API's.
+type eventService interface {
+	Signal(ctx context.Context, tenantID string, req SignalRequest) (store.SignalResult, error)
+	Broadcast(ctx context.Context, tenantID string, req BroadcastRequest) (store.BroadcastResult, error)
+}
+
+// SendEvent sends a step callback's event (host.EventSender) within the run's tenant. Its id
+// is derived from the run, the step's key and the send's index n in the callback, so a
+// callback that runs again makes the same sends as duplicates (ABI.md §4.13). A refusal the
+// workflow can act on (no such run, the run ended, a full buffer, a payload over the limit,
+// a name or id the checks refuse) is returned as refused; anything else stops the pass.
+func (p *pass) SendEvent(ctx context.Context, req abi.EventSend, n int) (abi.EventSent, string, error) {
+	if p.caps.events == nil || p.inStep == nil {
+		return abi.EventSent{}, "no events can be sent from this activation", nil
+	}
+	sum := sha256.Sum256([]byte(p.run.ID + "\x00" + p.inStep.key + "\x00" + strconv.Itoa(n)))
+	id := "wf-" + hex.EncodeToString(sum[:16])
+	tenant := p.run.TenantID
+	var sent abi.EventSent
+	var err error
+	if req.Broadcast {
+		var res store.BroadcastResult
+		res, err = p.caps.events.Broadcast(ctx, tenant, BroadcastRequest{Event: req.Event, Payload: req.Payload, EventID: id})
+		sent = abi.EventSent{Resolved: res.Resolved, Duplicate: res.Duplicate}
+		for _, r := range res.Started {
+			sent.Started = append(sent.Started, r.ID)
+		}
+	} else {
+		var res store.SignalResult
+		res, err = p.caps.events.Signal(ctx, tenant, SignalRequest{RunID: req.RunID, Event: req.Event, Payload: req.Payload, SignalID: id})
+		sent = abi.EventSent{State: abi.EventBuffered, Duplicate: res.Duplicate}
+		if res.Delivered {
+			sent.State = abi.EventDelivered
+		}
+	}
+	switch {
+	case err == nil:
+		p.log.Info("step sent an event", "step", p.inStep.key, "event", req.Event, "to_run", req.RunID, "broadcast", req.Broadcast, "duplicate", sent.Duplicate)
+		return sent, "", nil
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrLimit),
+		errors.Is(err, ErrInvalid), errors.Is(err, ErrTooLarge):
+		return abi.EventSent{}, err.Error(), nil
+	}
+	return abi.EventSent{}, "", err
 }
 
 // Secret gives a step callback its tenant's secret (host.SecretSource), opened. A value

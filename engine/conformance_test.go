@@ -156,6 +156,34 @@ var conformanceScenarios = []conformanceScenario{
 		}
 		return tr
 	}},
+	{"RelaySignalsAWaitingRun", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A workflow sends the event another run of the tenant waits for, from a step.
+		target := h.start("onboarding", map[string]any{"email": "Relay@Example.com", "delayMs": 10, "verifyTimeoutMs": 60000})
+		h.awaitStep(target.ID, "await-verify", store.StepWaiting, settle)
+		relay := h.start("relay", map[string]any{"runId": target.ID, "event": "verify",
+			"payload": map[string]any{"userId": h.userID(target.ID), "via": "relay"}})
+		tr := h.transcript(h.await(relay.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "notify")
+		if fmt.Sprint(tr.Output) != "map[state:delivered]" {
+			t.Fatalf("relay's output %v, want the event delivered", tr.Output)
+		}
+		done := h.await(target.ID, settle)
+		if done.Status != store.StatusCompleted || !strings.Contains(string(done.Output), "verified via relay") {
+			t.Fatalf("the target run: %s %s, want it verified by the relayed event", done.Status, done.Output)
+		}
+		return tr
+	}},
+	{"RelayRefused", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// An event for a run the tenant does not have is refused; the step fails with the
+		// host's code, and so does the run.
+		run := h.start("relay", map[string]any{"runId": "00000000-0000-4000-8000-000000000000", "event": "verify"})
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusFailed, "notify")
+		if s := tr.Steps[0]; s.Status != store.StepFailed || !strings.HasPrefix(s.Error, "event_refused: ") || !strings.HasPrefix(tr.Error, "event_refused: ") {
+			t.Fatalf("want notify and the run failed with event_refused: %+v", tr)
+		}
+		return tr
+	}},
 	{"OnboardingTimesOut", func(t *testing.T, h *harness, _ store.Store) transcript {
 		run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 100})
 		tr := h.transcript(h.await(run.ID, settle))

@@ -47,7 +47,9 @@ func New(cfg Config) (*Engine, error) {
 		waiters: &waiters{},
 	}
 	x := newExecutor(sh, acq)
-	return &Engine{Executor: x, Service: &Service{shared: sh, exec: x}}, nil
+	svc := &Service{shared: sh, exec: x}
+	x.events = svc
+	return &Engine{Executor: x, Service: svc}, nil
 }
 
 // shared is what the Executor and the Service both read: the settings, the telemetry and the

@@ -21,6 +21,9 @@ import (
 // hand-back retrier) share one lifecycle: they run from Start to Stop. Safe for concurrent use.
 type Executor struct {
 	*shared
+	// events sends the events step callbacks send (event_send), as the API's signals and
+	// broadcasts are sent: the engine's Service, set by New.
+	events  eventService
 	starved atomic.Bool // the claimer stopped because every slot was taken
 	// unclaimable is set while the store says runs are due that the last claim did not take
 	// (a tenant at its concurrency cap, mostly): a slot freed here may let one be taken.

@@ -27,6 +27,7 @@ type state struct {
 
 	inStep  bool          // a step callback is running: real clock and randomness
 	attempt *attemptTimer // the running callback's timeout, if its step has one (attempts.go)
+	sends   int           // the running callback's event_send calls so far (events.go)
 	// interrupted is set when the guest was stopped mid-callback (attempts.go): its instance
 	// is not kept.
 	interrupted bool

@@ -84,6 +84,9 @@ var verbs = map[string]verb{
 	abi.FuncSecretGet: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
 		return st.secretGet(ctx, mem, a[0].span)
 	},
+	abi.FuncEventSend: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.eventSend(ctx, mem, a[0].span)
+	},
 }
 
 // maxLogBytes bounds one guest log message; longer ones are cut.
@@ -169,7 +172,7 @@ func (st *state) stepRun(ctx context.Context, mem api.Memory, nameArg, optsArg s
 	}
 	r, err := st.handler.StepRun(ctx, name, opts)
 	if err == nil && r.Status == abi.StatusExecute {
-		st.inStep = true
+		st.inStep, st.sends = true, 0
 		st.startAttempt(time.Duration(opts.TimeoutMs) * time.Millisecond)
 	}
 	return st.answer(r, err)

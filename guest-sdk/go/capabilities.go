@@ -62,6 +62,49 @@ func (sc *StepContext) Secret(name string) (string, error) {
 	return string(data), nil
 }
 
+// EventSent is what became of an event a step sent: to a run, State is "delivered" (a wait
+// of the run took it) or "buffered" (kept for its next matching wait); to the tenant, the
+// waiting runs it Resolved and the runs it Started. Duplicate says the callback made this
+// send before, in an earlier attempt: nothing changed.
+type EventSent struct {
+	State     string   `json:"state,omitempty"`
+	Resolved  int      `json:"resolved,omitempty"`
+	Started   []string `json:"started,omitempty"`
+	Duplicate bool     `json:"duplicate,omitempty"`
+}
+
+// Signal sends event with payload to the run runID of the same tenant, as a client's signal
+// would (abi/ABI.md §4.13). It works only inside a step callback, and lands once however
+// often the callback runs, as long as it makes its sends in the same order. An error with the
+// code "event_refused" says the event was not taken: no such run, the run ended, its buffer
+// is full, or the payload is over the tenant's limit.
+func (sc *StepContext) Signal(runID, event string, payload any) (EventSent, error) {
+	return sendEvent(map[string]any{"runId": runID, "event": event, "payload": payload})
+}
+
+// Broadcast sends event with payload to the whole tenant, as a client's broadcast would:
+// it resolves the runs waiting on it and starts the workflows it triggers. Only inside a step
+// callback, and once however often the callback runs, as Signal.
+func (sc *StepContext) Broadcast(event string, payload any) (EventSent, error) {
+	return sendEvent(map[string]any{"broadcast": true, "event": event, "payload": payload})
+}
+
+func sendEvent(req map[string]any) (EventSent, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return EventSent{}, &Error{Code: "invalid_event", Message: "encode the event: " + err.Error(), NonRetryable: true}
+	}
+	status, data := callEventSend(b)
+	if status == statusError {
+		return EventSent{}, decodeHostError(data)
+	}
+	var sent EventSent
+	if err := json.Unmarshal(data, &sent); err != nil {
+		return EventSent{}, &Error{Code: "event_refused", Message: "the host's answer is not valid JSON: " + err.Error()}
+	}
+	return sent, nil
+}
+
 func decodeHostError(data []byte) error {
 	var info errorInfo
 	if err := json.Unmarshal(data, &info); err != nil || info.Message == "" {

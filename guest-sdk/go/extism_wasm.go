@@ -39,6 +39,9 @@ func hostHTTPRequest(req uint64) uint64
 //go:wasmimport extism:host/user secret_get
 func hostSecretGet(name uint64) uint64
 
+//go:wasmimport extism:host/user event_send
+func hostEventSend(req uint64) uint64
+
 // block copies b into a new Extism memory block; offset 0 stands for no data.
 func block(b []byte) pdk.Memory {
 	if len(b) == 0 {
@@ -118,6 +121,12 @@ func callSecretGet(name []byte) (int32, []byte) {
 	n := block(name)
 	defer n.Free()
 	return reply(hostSecretGet(n.Offset()))
+}
+
+func callEventSend(req []byte) (int32, []byte) {
+	r := block(req)
+	defer r.Free()
+	return reply(hostEventSend(r.Offset()))
 }
 
 // The plug-in functions of abi/ABI.md §9, each () -> i32.

@@ -41,6 +41,9 @@ func hostHTTPRequest(reqPtr, reqLen uint32) uint64
 //go:wasmimport wfhost secret_get
 func hostSecretGet(namePtr, nameLen uint32) uint64
 
+//go:wasmimport wfhost event_send
+func hostEventSend(reqPtr, reqLen uint32) uint64
+
 // addr is the memory offset of b's first byte (0 for an empty slice).
 func addr(b []byte) uint32 {
 	if len(b) == 0 {
@@ -89,4 +92,8 @@ func callHTTPRequest(req []byte) (int32, []byte) {
 
 func callSecretGet(name []byte) (int32, []byte) {
 	return take(hostSecretGet(addr(name), uint32(len(name))))
+}
+
+func callEventSend(req []byte) (int32, []byte) {
+	return take(hostEventSend(addr(req), uint32(len(req))))
 }

@@ -19,3 +19,4 @@ func callComplete(_ []byte)                           { noHost() }
 func callFail(_ []byte)                               { noHost() }
 func callHTTPRequest(_ []byte) (int32, []byte)        { noHost(); return 0, nil }
 func callSecretGet(_ []byte) (int32, []byte)          { noHost(); return 0, nil }
+func callEventSend(_ []byte) (int32, []byte)          { noHost(); return 0, nil }

@@ -1,13 +1,14 @@
 //! The example workflows in Rust: the same workflows as examples/wasm/go (same names, versions,
 //! steps, inputs, outputs and errors), so that engine/conformance_test.go can require the same
 //! transcripts of both. onboarding (steps, a sleep, retries, a wait for an event with a match and
-//! a timeout), order-saga (compensation), poll (a repeated step name), steps (N steps, for
+//! a timeout), order-saga (compensation), poll (a repeated step name), relay (an event sent from a step), steps (N steps, for
 //! crash tests and benchmarks) and timeouts (attempts the host stops at their timeout).
 //!
 //! Build: testdata/build-rust.sh (builds guest-sdk/rust as an rlib and links it with --extern).
 
 mod onboarding;
 mod poll;
+mod relay;
 mod saga;
 mod sha256;
 mod steps;
@@ -17,6 +18,7 @@ mod timeouts;
 wfhost::workflows![
     onboarding::workflow(),
     poll::workflow(),
+    relay::workflow(),
     saga::workflow(),
     steps::workflow(),
     timeouts::workflow()

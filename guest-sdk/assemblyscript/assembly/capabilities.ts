@@ -146,6 +146,43 @@ export function secretGet(name: string): SecretResult {
   return new SecretResult(String.UTF8.decode(data), null);
 }
 
+/**
+ * EventResult is what became of an event a step sent (the host's EventSent JSON: to a run,
+ * {"state": "delivered" | "buffered"}; to the tenant, {"resolved": N, "started": [...]};
+ * "duplicate": true for a send an earlier attempt made), or the host's refusal (code
+ * event_refused: no such run, the run ended, its buffer is full, the payload over the limit).
+ */
+export class EventResult {
+  constructor(
+    public value: Value,
+    public error: Failure | null,
+  ) {}
+
+  get ok(): bool {
+    return this.error == null;
+  }
+}
+
+/**
+ * eventSend sends an event within the tenant (abi/ABI.md §4.13): to one run (runId) or, with
+ * runId "", to the whole tenant as a broadcast. It lands once however often the callback runs,
+ * as long as the callback makes its sends in the same order.
+ */
+export function eventSend(runId: string, event: string, payload: Value): EventResult {
+  const req = Value.object().setString("event", event).set("payload", payload);
+  if (runId.length > 0) req.setString("runId", runId);
+  else req.setBool("broadcast", true);
+  const b = String.UTF8.encode(stringify(req));
+  const reply = raw.event_send(changetype<usize>(b), b.byteLength);
+  const status = raw.replyStatus(reply);
+  const data = takeReply(reply);
+  if (status == raw.STATUS_ERROR) return new EventResult(Value.null(), hostFailure(data));
+  if (status != raw.STATUS_OK) return new EventResult(Value.null(), new Failure("event_refused", "unexpected reply status " + status.toString()));
+  const p = parseBytes(data);
+  if (!p.ok) return new EventResult(Value.null(), new Failure("event_refused", "the host's answer is not valid JSON: " + p.error));
+  return new EventResult(p.value, null);
+}
+
 function hostFailure(data: ArrayBuffer): Failure {
   const text = String.UTF8.decode(data);
   const p = parseBytes(data);

@@ -26,5 +26,5 @@ export {
   warn,
 } from "./wf";
 export { nowMs, random, randomBytes } from "./clock";
-export { HttpRequest, HttpResponse, HttpResult, SecretResult, base64Encode, base64Decode } from "./capabilities";
+export { EventResult, HttpRequest, HttpResponse, HttpResult, SecretResult, base64Encode, base64Decode } from "./capabilities";
 import "./abort";

@@ -56,6 +56,9 @@ export declare function http_request(reqPtr: usize, reqLen: u32): u64;
 @external("wfhost", "secret_get")
 export declare function secret_get(namePtr: usize, nameLen: u32): u64;
 
+@external("wfhost", "event_send")
+export declare function event_send(reqPtr: usize, reqLen: u32): u64;
+
 /** replyStatus is the Status of a reply. */
 export function replyStatus(reply: u64): i32 {
   return <i32>(<u32>reply);

@@ -7,7 +7,7 @@ import { Failure, Result } from "./errors";
 import { Kind, parseBytes, quote, stringify, Value } from "./json";
 import { enterStep, leaveStep } from "./state";
 import { takeReply } from "./reply";
-import { HttpRequest, HttpResult, httpRequest, SecretResult, secretGet } from "./capabilities";
+import { EventResult, eventSend, HttpRequest, HttpResult, httpRequest, SecretResult, secretGet } from "./capabilities";
 
 /** Backoff names how the delay between a step's attempts grows. */
 export namespace Backoff {
@@ -214,6 +214,16 @@ export class StepContext {
   /** secret reads one of the tenant's secrets (see capabilities.ts). */
   secret(name: string): SecretResult {
     return secretGet(name);
+  }
+
+  /** signal sends an event to a run of the tenant, once however often the step runs (see capabilities.ts). */
+  signal(runId: string, event: string, payload: Value): EventResult {
+    return eventSend(runId, event, payload);
+  }
+
+  /** broadcast sends an event to the whole tenant, once however often the step runs (see capabilities.ts). */
+  broadcast(event: string, payload: Value): EventResult {
+    return eventSend("", event, payload);
   }
 }
 

@@ -153,6 +153,34 @@ impl StepContext {
     }
 }
 
+impl StepContext {
+    /// signal sends `event` with `payload` to the run `run_id` of the same tenant, as a
+    /// client's signal would (abi/ABI.md §4.13), and returns the host's EventSent
+    /// (`{"state": "delivered" | "buffered", "duplicate": ...}`). It lands once however often the
+    /// callback runs, as long as the callback makes its sends in the same order. An Error with
+    /// code `event_refused` says the event was not taken (no such run, the run ended, its
+    /// buffer is full, the payload over the tenant's limit).
+    pub fn signal<P: ToJson>(&self, run_id: &str, event: &str, payload: &P) -> Result<Value, Error> {
+        send_event(crate::object! { "runId" => run_id.to_string(), "event" => event.to_string(), "payload" => payload.to_json() })
+    }
+
+    /// broadcast sends `event` with `payload` to the whole tenant, as a client's broadcast
+    /// would: it resolves the runs waiting on it and starts the workflows it triggers. The
+    /// EventSent says how many it resolved and which runs it started. Once, as `signal`.
+    pub fn broadcast<P: ToJson>(&self, event: &str, payload: &P) -> Result<Value, Error> {
+        send_event(crate::object! { "broadcast" => true, "event" => event.to_string(), "payload" => payload.to_json() })
+    }
+}
+
+fn send_event(req: Value) -> Result<Value, Error> {
+    let reply = host::event_send(req.to_json_string().as_bytes());
+    if reply.status == host::STATUS_ERROR {
+        return Err(host_error(&reply.data));
+    }
+    Value::parse_bytes(&reply.data)
+        .map_err(|_| Error::new("event_refused", "the host's answer is not valid JSON"))
+}
+
 // host_error reads an ERROR reply's ErrorInfo; anything else is kept whole under host_error.
 fn host_error(data: &[u8]) -> Error {
     match Value::parse_bytes(data) {

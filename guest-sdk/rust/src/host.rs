@@ -42,6 +42,8 @@ mod imports {
         pub fn wfhost_http_request(req_ptr: u32, req_len: u32) -> u64;
         #[link_name = "secret_get"]
         pub fn wfhost_secret_get(name_ptr: u32, name_len: u32) -> u64;
+        #[link_name = "event_send"]
+        pub fn wfhost_event_send(req_ptr: u32, req_len: u32) -> u64;
     }
 
     // stderr, for panic messages only: the host puts the last stderr lines into a trap's
@@ -90,6 +92,9 @@ mod imports {
         outside()
     }
     pub unsafe fn wfhost_secret_get(_: u32, _: u32) -> u64 {
+        outside()
+    }
+    pub unsafe fn wfhost_event_send(_: u32, _: u32) -> u64 {
         outside()
     }
     pub unsafe fn wasi_fd_write(_: u32, _: u32, _: u32, _: u32) -> u32 {
@@ -202,4 +207,8 @@ pub(crate) fn http_request(req: &[u8]) -> Reply {
 pub(crate) fn secret_get(name: &str) -> Reply {
     let n = name.as_bytes();
     collect(unsafe { wfhost_secret_get(ptr(n), len(n)) })
+}
+
+pub(crate) fn event_send(req: &[u8]) -> Reply {
+    collect(unsafe { wfhost_event_send(ptr(req), len(req)) })
 }

@@ -2,6 +2,7 @@
 // so that both modules describe themselves the same way.
 import "./onboarding";
 import "./poll";
+import "./relay";
 import "./saga";
 import "./steps";
 import "./timeouts";

@@ -8,7 +8,8 @@ export const STRING: i32 = 3;
 export const ARRAY: i32 = 4;
 export const OBJECT: i32 = 5;
 
-// Value is a parsed JSON value. An object keeps its members in order, keys[i] naming items[i].
+// Value is a parsed JSON value. An object keeps its members in order, keys[i] naming items[i];
+// a number keeps its text in s as well as its value in n.
 export class Value {
   kind: i32 = NULL;
   b: bool = false;
@@ -116,7 +117,8 @@ class Parser {
     if (this.i == start) return this.fail();
     const v = new Value();
     v.kind = NUMBER;
-    v.n = parseFloat(this.s.substring(start, this.i));
+    v.s = this.s.substring(start, this.i); // as written, for stringifyValue
+    v.n = parseFloat(v.s);
     if (isNaN(v.n)) return this.fail();
     return v;
   }
@@ -230,6 +232,22 @@ export function quote(s: string): string {
   parts.push(s.substring(start));
   parts.push('"');
   return parts.join("");
+}
+
+// stringifyValue writes v back as JSON: numbers as they were written, members in order.
+export function stringifyValue(v: Value): string {
+  if (v.kind == BOOL) return v.b ? "true" : "false";
+  if (v.kind == NUMBER) return v.s;
+  if (v.kind == STRING) return quote(v.s);
+  if (v.kind == ARRAY || v.kind == OBJECT) {
+    const parts: string[] = [];
+    for (let i = 0; i < v.items.length; i++) {
+      const item = stringifyValue(v.items[i]);
+      parts.push(v.kind == OBJECT ? quote(v.keys[i]) + ":" + item : item);
+    }
+    return v.kind == OBJECT ? "{" + parts.join(",") + "}" : "[" + parts.join(",") + "]";
+  }
+  return "null";
 }
 
 // Obj writes a JSON object, member by member.

@@ -20,12 +20,15 @@ declare function host_log(level: i32, msg: u64): void;
 declare function host_complete(output: u64): void;
 @external("extism:host/user", "fail")
 declare function host_fail(info: u64): void;
+@external("extism:host/user", "event_send")
+declare function host_event_send(req: u64): u64;
 
 // Reply statuses (abi/ABI.md §4.1).
 const STATUS_OK: i32 = 0;
 const STATUS_EXECUTE: i32 = 1;
 const STATUS_STEP_FAILED: i32 = 2;
 const STATUS_TIMEOUT: i32 = 3;
+const STATUS_ERROR: i32 = 4;
 
 // toBlock copies s (UTF-8) into a new Extism memory block, eight bytes per kernel call where it
 // can (the PDK's Memory.allocateBytes makes one call per byte); 0 stands for no data.
@@ -310,4 +313,23 @@ export class Workflow {
     }
     return o.toString();
   }
+}
+
+// Sent is what event_send answered: the host's EventSent JSON, or its refusal.
+export class Sent {
+  json: string = "";
+  error: ErrorInfo | null = null;
+}
+
+// sendEvent sends an event from inside a step's body (abi/ABI.md §4.13): req is an EventSend
+// JSON, to one run or broadcast to the tenant. It lands once however often the body runs.
+export function sendEvent(req: string): Sent {
+  const block = toBlock(req);
+  const r = new Reply(host_event_send(block));
+  release(block);
+  const out = new Sent();
+  if (r.status == STATUS_OK) out.json = r.data;
+  else if (r.status == STATUS_ERROR) out.error = ErrorInfo.decode(r.data);
+  else out.error = ErrorInfo.of("event_refused", "unexpected reply status " + r.status.toString());
+  return out;
 }

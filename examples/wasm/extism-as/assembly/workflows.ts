@@ -1,14 +1,15 @@
 // The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll,
-// steps and timeouts, with the same names, versions, step keys, inputs, outputs and errors.
+// relay, steps and timeouts, with the same names, versions, step keys, inputs, outputs and errors.
 
-import { Obj, Value, quote } from "./json";
+import { Obj, Value, quote, stringifyValue } from "./json";
 // The AssemblyScript example's SHA-256: the same user ids as every other example.
 import { hex, sha256 } from "../../assemblyscript/assembly/sha256";
-import { ErrorInfo, Result, Retry, Workflow, log, sleep, step, waitForEvent } from "./wf";
+import { ErrorInfo, Result, Retry, Workflow, log, sendEvent, sleep, step, waitForEvent } from "./wf";
 
 export const workflows: Workflow[] = [
   new Workflow("onboarding", "1", 30, ["user.signed_up"], onboarding),
   new Workflow("poll", "1", 0, [], poll),
+  new Workflow("relay", "1", 0, [], relay),
   new Workflow("order-saga", "1", 90, [], orderSaga),
   new Workflow("steps", "1", 0, [], steps),
   new Workflow("timeouts", "1", 0, [], timeouts),
@@ -148,4 +149,24 @@ function timeouts(input: Value): Result {
 function spin(): void {
   let spins: i64 = 0;
   while (spins >= 0) spins++;
+}
+
+// relay sends one event, to a run or to the whole tenant, from a step (abi/ABI.md §4.13): the
+// send lands once however often the step runs, and its outcome is the run's output. A refused
+// event (no such run, the run ended) fails the run with the code event_refused.
+function relay(input: Value): Result {
+  const p = input.get("payload");
+  const payload = p != null ? stringifyValue(p) : "null";
+  const req = new Obj().str("event", input.getString("event")).raw("payload", payload);
+  if (input.getBool("broadcast")) req.bool("broadcast", true);
+  else req.str("runId", input.getString("runId"));
+  // The Go module declares one attempt for the workflow's steps; this one has one step.
+  const s = step("notify", new Retry(1, "", 0));
+  if (s.mustRun()) {
+    const sent = sendEvent(req.toString());
+    if (sent.error != null) s.err(sent.error!.code, sent.error!.message);
+    else s.ok(sent.json);
+  }
+  if (s.failed()) return Result.failedStep(s);
+  return Result.ok(stringifyValue(s.output!));
 }
