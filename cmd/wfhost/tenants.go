@@ -116,7 +116,7 @@ func tenantsCommand() *cli.Command {
 						return err
 					}
 					if limits == nil {
-						return fmt.Errorf("--limits is required: a JSON object, {} to clear the tenant's own limits")
+						return usagef("--limits is required: a JSON object, {} to clear the tenant's own limits")
 					}
 					raw, err := adminCall(c, "PATCH", tenantPath(a[0]), map[string]any{"limits": limits})
 					if err != nil {
