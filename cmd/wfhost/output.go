@@ -228,7 +228,7 @@ func yamlScalar(v any, indent int) string {
 	case bool:
 		return strconv.FormatBool(t)
 	case json.Number:
-		return t.String()
+		return yamlNumber(t.String())
 	case string:
 		return yamlString(t, indent)
 	case *object:
@@ -237,6 +237,23 @@ func yamlScalar(v any, indent int) string {
 		return "[]"
 	}
 	return fmt.Sprint(v)
+}
+
+// yamlNumber is a JSON number as YAML 1.1 reads a number too: an exponent needs a dot in the
+// mantissa and a sign ("1e3" is a string to a 1.1 parser, 1.0e+3 a float).
+func yamlNumber(n string) string {
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return n
+	}
+	mantissa, exp := n[:i], n[i+1:]
+	if !strings.Contains(mantissa, ".") {
+		mantissa += ".0"
+	}
+	if exp[0] != '+' && exp[0] != '-' {
+		exp = "+" + exp
+	}
+	return mantissa + n[i:i+1] + exp
 }
 
 // plainYAML is a string YAML reads back as that string without quotes. Anything else (one
