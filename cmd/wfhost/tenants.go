@@ -22,7 +22,7 @@ import (
 
 func limitsFlag(required bool) cli.Flag {
 	return &cli.StringFlag{Name: "limits", Required: required, EnvVars: []string{"WFHOST_LIMITS"},
-		Usage: `the tenant's own limits, a JSON object such as {"concurrency": 5, "memoryPages": 256}; unset ones follow the daemon's defaults`}
+		Usage: `the tenant's own limits, a JSON object such as {"concurrency": 5, "memoryPages": 256}; unset ones follow the daemon's defaults (@FILE or - reads it from a file or stdin)`}
 }
 
 func tenantsCommand() *cli.Command {

@@ -157,7 +157,7 @@ func startCommand() *cli.Command {
 	return &cli.Command{
 		Name: "start", Usage: "start a run of a workflow", ArgsUsage: "WORKFLOW",
 		Flags: clientFlags(
-			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the run's input, JSON"},
+			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the run's input: JSON, @FILE to read it from a file, or - from stdin"},
 			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version (default: the latest)"},
 			&cli.StringFlag{Name: "idempotency-key", EnvVars: []string{"WFHOST_IDEMPOTENCY_KEY"}, Usage: "start at most one run per key; a repeated start returns the first run"},
 			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep the finished run this many days (default: the workflow's, else the daemon's)"},
@@ -459,7 +459,7 @@ func printRuns(w *tabwriter.Writer, p wire.RunPage) {
 }
 
 func payloadFlag() cli.Flag {
-	return &cli.StringFlag{Name: "payload", EnvVars: []string{"WFHOST_PAYLOAD"}, Usage: "the event's payload, JSON (default: {})"}
+	return &cli.StringFlag{Name: "payload", EnvVars: []string{"WFHOST_PAYLOAD"}, Usage: "the event's payload: JSON, @FILE to read it from a file, or - from stdin (default: {})"}
 }
 
 func signalCommand() *cli.Command {
