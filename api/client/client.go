@@ -28,7 +28,27 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
+	return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Detail())
+}
+
+// Detail is Message without the words of Code said again: the server's messages wrap its
+// sentinel errors ("conflict: workflow ...", "create tenant t: conflict: it exists", "run r:
+// not found"), and "conflict (HTTP 409): conflict: workflow ..." says it twice. The first
+// repetition goes, at the start, in the middle or at the end.
+func (e *Error) Detail() string {
+	words := strings.ReplaceAll(e.Code, "_", " ")
+	msg, lower := e.Message, strings.ToLower(e.Message)
+	switch {
+	case words == "":
+	case strings.HasPrefix(lower, words+": "):
+		msg = msg[len(words)+2:]
+	case strings.Contains(lower, ": "+words+": "):
+		i := strings.Index(lower, ": "+words+": ")
+		msg = msg[:i] + msg[i+len(words)+2:]
+	case strings.HasSuffix(lower, ": "+words):
+		msg = msg[:len(msg)-len(words)-2]
+	}
+	return msg
 }
 
 // Do sends a request and returns the raw JSON response body, which decodes into the answer's

@@ -32,3 +32,24 @@ func TestDoSendsTheMediaTypeOfItsBody(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorSaysItsCodeOnce: the server's messages wrap its sentinel errors, so the code's
+// words are often in the message too; Error says them once, wherever they were.
+func TestErrorSaysItsCodeOnce(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		code, message, want string
+	}{
+		{"conflict", "conflict: workflow w version 1 is bound to module abc", "conflict (HTTP 409): workflow w version 1 is bound to module abc"},
+		{"conflict", "create tenant acme: conflict: it exists", "conflict (HTTP 409): create tenant acme: it exists"},
+		{"not_found", "run r1 of workflow w: not found", "not_found (HTTP 409): run r1 of workflow w"},
+		{"invalid_request", "invalid request: input is not JSON", "invalid_request (HTTP 409): input is not JSON"},
+		{"unauthorized", "the bearer token is unknown or revoked", "unauthorized (HTTP 409): the bearer token is unknown or revoked"},
+		{"conflict", "conflict", "conflict (HTTP 409): conflict"}, // nothing else to say
+	} {
+		e := &Error{Status: 409, Code: c.code, Message: c.message}
+		if got := e.Error(); got != c.want {
+			t.Errorf("%q: %q, want %q", c.message, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -25,10 +26,6 @@ func urlFlag() cli.Flag {
 	return &cli.StringFlag{Name: "url", Value: "http://127.0.0.1:8080", EnvVars: []string{"WFHOST_URL"}, Usage: "the daemon's API address"}
 }
 
-func jsonOutputFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "json", EnvVars: []string{"WFHOST_JSON"}, Usage: "print the server's JSON response instead of a table"}
-}
-
 func tenantTokenFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "a tenant's bearer token (default: the one a local daemon keeps in --data-dir/token)"},
@@ -43,12 +40,12 @@ func adminTokenFlag() cli.Flag {
 // clientFlags are the flags of a command that calls tenant routes.
 func clientFlags(extra ...cli.Flag) []cli.Flag {
 	flags := append([]cli.Flag{urlFlag()}, tenantTokenFlags()...)
-	return append(append(flags, jsonOutputFlag()), extra...)
+	return append(append(flags, outputFlags()...), extra...)
 }
 
 // adminFlags are the flags of a command that calls admin routes only.
 func adminFlags(extra ...cli.Flag) []cli.Flag {
-	return append([]cli.Flag{urlFlag(), adminTokenFlag(), jsonOutputFlag()}, extra...)
+	return append(append([]cli.Flag{urlFlag(), adminTokenFlag()}, outputFlags()...), extra...)
 }
 
 // tenantClient calls tenant routes with --token, or else the token a local daemon wrote to its
@@ -62,24 +59,43 @@ func tenantClient(c *cli.Context) (*client.Client, error) {
 		}
 	}
 	if token == "" {
-		return nil, fmt.Errorf("no tenant token: pass --token or set WFHOST_TOKEN (a local daemon keeps one in %s)", tokenFile(c.String("data-dir")))
+		return nil, &authError{fmt.Sprintf("no tenant token: pass --token or set WFHOST_TOKEN (a local daemon keeps one in %s)", tokenFile(c.String("data-dir")))}
 	}
-	return &client.Client{BaseURL: c.String("url"), Token: token}, nil
+	base, err := apiURL(c)
+	if err != nil {
+		return nil, err
+	}
+	return &client.Client{BaseURL: base, Token: token}, nil
 }
 
 // adminClient calls admin routes with --admin-token.
 func adminClient(c *cli.Context) (*client.Client, error) {
 	token := c.String("admin-token")
 	if token == "" {
-		return nil, fmt.Errorf("%s needs the admin token: pass --admin-token or set WFHOST_ADMIN_TOKEN", c.Command.FullName())
+		return nil, &authError{fmt.Sprintf("%s needs the admin token: pass --admin-token or set WFHOST_ADMIN_TOKEN", c.Command.FullName())}
 	}
-	return &client.Client{BaseURL: c.String("url"), Token: token}, nil
+	base, err := apiURL(c)
+	if err != nil {
+		return nil, err
+	}
+	return &client.Client{BaseURL: base, Token: token}, nil
+}
+
+// apiURL is --url, checked: a request to anything else fails in net/http with a message about
+// protocol schemes, and would be taken for the daemon being down.
+func apiURL(c *cli.Context) (string, error) {
+	s := c.String("url")
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", usagef("--url must be the daemon's address, such as http://127.0.0.1:8080: %q", s)
+	}
+	return s, nil
 }
 
 // args returns exactly len(names) positional arguments or a usage error naming them.
 func args(c *cli.Context, names ...string) ([]string, error) {
 	if c.NArg() != len(names) {
-		return nil, fmt.Errorf("%s needs %d argument(s): %s", c.Command.FullName(), len(names), strings.Join(names, " "))
+		return nil, usagef("%s needs %d argument(s): %s", c.Command.FullName(), len(names), strings.Join(names, " "))
 	}
 	return c.Args().Slice(), nil
 }
@@ -87,21 +103,53 @@ func args(c *cli.Context, names ...string) ([]string, error) {
 // optionalArg returns the one optional positional argument, "" when there is none.
 func optionalArg(c *cli.Context, name string) (string, error) {
 	if c.NArg() > 1 {
-		return "", fmt.Errorf("%s takes at most one argument: [%s]", c.Command.FullName(), name)
+		return "", usagef("%s takes at most one argument: [%s]", c.Command.FullName(), name)
 	}
 	return c.Args().First(), nil
 }
 
-// jsonFlag parses a flag that holds JSON, so a typo fails here and not as a server error.
+// jsonFlag parses a flag that holds JSON, so a typo fails here and not as a server error. As
+// in curl and the GitHub CLI, "@FILE" reads the JSON from a file and "-" from stdin: a value
+// of megabytes does not fit in a shell's argument list.
 func jsonFlag(c *cli.Context, name string) (json.RawMessage, error) {
 	s := c.String(name)
 	if s == "" {
 		return nil, nil
 	}
-	if !json.Valid([]byte(s)) {
-		return nil, fmt.Errorf("--%s is not valid JSON: %s", name, s)
+	b, from, err := flagContent(c, s)
+	if err != nil {
+		return nil, usagef("--%s %s: %v", name, s, err)
 	}
-	return json.RawMessage(s), nil
+	if from == "" {
+		if !json.Valid(b) {
+			return nil, usagef("--%s is not valid JSON: %s", name, s)
+		}
+		return json.RawMessage(b), nil
+	}
+	b = bytes.TrimSpace(b)
+	if err := json.Unmarshal(b, new(json.RawMessage)); err != nil {
+		// The content is not quoted back: it may be megabytes.
+		return nil, usagef("--%s %s: %s is not valid JSON: %v", name, s, from, err)
+	}
+	return json.RawMessage(b), nil
+}
+
+// flagContent is a flag's value: the file's bytes for "@FILE", stdin's for "-", else the
+// value itself (from ""). No JSON text starts with "@" or is "-", so neither is ambiguous.
+func flagContent(c *cli.Context, s string) (b []byte, from string, err error) {
+	switch {
+	case s == "-":
+		in := c.App.Reader
+		if in == nil {
+			in = os.Stdin
+		}
+		b, err = io.ReadAll(in)
+		return b, "stdin", err
+	case strings.HasPrefix(s, "@"):
+		b, err = os.ReadFile(s[1:])
+		return b, "the file", err
+	}
+	return []byte(s), "", nil
 }
 
 // jsonObjectFlag is jsonFlag for flags whose value must be an object, such as --limits.
@@ -112,7 +160,7 @@ func jsonObjectFlag(c *cli.Context, name string) (json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return nil, fmt.Errorf("--%s must be a JSON object such as {\"concurrency\": 5}: %s", name, raw)
+		return nil, usagef("--%s must be a JSON object such as {\"concurrency\": 5}: %s", name, truncate(string(raw), 200))
 	}
 	return raw, nil
 }
@@ -133,7 +181,7 @@ func timeFlag(c *cli.Context, name string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, fmt.Errorf("--%s must be an RFC 3339 time (2026-01-02T15:04:05Z), a date (2026-01-02) or a duration ago (90m): %q", name, s)
+	return time.Time{}, usagef("--%s must be an RFC 3339 time (2026-01-02T15:04:05Z), a date (2026-01-02) or a duration ago (90m): %q", name, s)
 }
 
 // repeatable is a flag that may be given many times, each value kept whole. It is a
@@ -165,10 +213,10 @@ func keyValuesFlag(c *cli.Context, name string) ([][2]string, error) {
 	for _, s := range r.values {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok {
-			return nil, fmt.Errorf("--%s %q is not key=value", name, s)
+			return nil, usagef("--%s %q is not key=value", name, s)
 		}
 		if k == "" {
-			return nil, fmt.Errorf("--%s %q has no key before '='", name, s)
+			return nil, usagef("--%s %q has no key before '='", name, s)
 		}
 		pairs = append(pairs, [2]string{k, v})
 	}
@@ -187,21 +235,11 @@ func newTable(c *cli.Context) *tabwriter.Writer {
 	return tabwriter.NewWriter(out(c), 0, 4, 2, ' ', 0)
 }
 
-// printJSON prints the server's JSON indented, keeping its key order and numbers as sent.
-func printJSON(c *cli.Context, raw json.RawMessage) error {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, bytes.TrimSpace(raw), "", "  "); err != nil {
-		return fmt.Errorf("the server's response is not JSON: %w", err)
-	}
-	buf.WriteByte('\n')
-	_, err := out(c).Write(buf.Bytes())
-	return err
-}
-
-// render prints raw as is under --json, or else decodes it into a T and prints that for people.
+// render prints raw as is under --output json (as YAML under yaml), or else decodes it into a T
+// and prints that for people.
 func render[T any](c *cli.Context, raw json.RawMessage, human func(w *tabwriter.Writer, v T)) error {
-	if c.Bool("json") {
-		return printJSON(c, raw)
+	if structured(c) {
+		return printDocument(c, raw)
 	}
 	var v T
 	if err := json.Unmarshal(raw, &v); err != nil {

@@ -35,6 +35,12 @@ const testAdminToken = "cli-test-admin-token"
 // serve starts the API with an admin token on a schema of the test's own, and returns its URL.
 func serve(t *testing.T) string {
 	t.Helper()
+	return serveWith(t, func(*api.Config) {})
+}
+
+// serveWith is serve with the API's configuration changed by configure.
+func serveWith(t *testing.T, configure func(*api.Config)) string {
+	t.Helper()
 	ctx := context.Background()
 	rt := testenv.Runtime(t)
 	schema := testenv.Schema(t, "wfhost_cli")
@@ -53,8 +59,10 @@ func serve(t *testing.T) string {
 	if err := eng.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Config{Service: eng.Service, Store: st, AdminToken: testAdminToken,
-		Ready: func(ctx context.Context) error { return st.Ping(ctx) }}))
+	cfg := api.Config{Service: eng.Service, Store: st, AdminToken: testAdminToken,
+		Ready: func(ctx context.Context) error { return st.Ping(ctx) }}
+	configure(&cfg)
+	srv := httptest.NewServer(api.New(cfg))
 	t.Cleanup(func() {
 		srv.Close()
 		eng.Stop()

@@ -4,19 +4,45 @@
 // flags cover every engine setting, every tenant limit's default (limits.go) and every
 // outbound bound; their defaults are internal/defaults', read through the engine and the host.
 //
-// The client commands print tables for people and, with --json, the server's JSON:
+// The client commands print tables for people; with --output json (or --json) the server's
+// JSON, with --output yaml the same as YAML:
 //
 //	deploy FILE.wasm [--replace]
 //	modules list
 //	workflows list
-//	start WORKFLOW [--input JSON] [--version V] [--idempotency-key K] [--retention-days N] [--wait [--timeout D]]
+//	start WORKFLOW [--input JSON|@FILE|-] [--version V] [--idempotency-key K] [--retention-days N] [--wait [--timeout D]]
 //	runs list [WORKFLOW] [--workflow W] [--status S] [--since T] [--until T] [--input key.path=value]... [--limit N] [--cursor C] [--all]
 //	runs get|steps|cancel WORKFLOW RUN_ID
-//	signal WORKFLOW RUN_ID EVENT [--payload JSON]
-//	events send EVENT [--payload JSON] [--id EVENT_ID]
+//	signal WORKFLOW RUN_ID EVENT [--payload JSON|@FILE|-]
+//	events send EVENT [--payload JSON|@FILE|-] [--id EVENT_ID]
 //	tenants create ID [--limits JSON] | list | get [ID] | set-limits ID --limits JSON
 //	tokens create [--name N] | list | revoke TOKEN_ID, each with [--tenant ID]
+//	version
+//	completion bash|zsh|fish
 //
 // Tenant commands authenticate with --token (default: the token a local daemon keeps in its
-// data directory); tenants and --tenant use --admin-token. Flags may follow the arguments.
+// data directory); tenants and --tenant use --admin-token. Flags may follow the arguments,
+// and --url, --token and --output (-o) may also come before the command (args.go). A JSON
+// flag's value "@FILE" is read from the file, "-" from stdin.
+//
+// A failure prints one line on stderr ("wfhost: ..."), or under --output json one object,
+// {"error": {"code", "message", "http_status", "exit_code"}} (YAML under --output yaml), and
+// exits with its class's code; classify (errors.go) is the one mapping:
+//
+//	0  success
+//	1  other: the server refused the request (400, 413, 429), or answered what the CLI cannot read
+//	2  usage: unknown command or flag, missing argument, bad flag value, unreadable @FILE
+//	3  auth: no token, or the server refused it (401, 403)
+//	4  not found (404): no such workflow, run, tenant or token
+//	5  conflict (409): a run already ended, a version bound to another module (deploy --replace)
+//	6  run failed: start --wait saw the run end failed, cancelled or nondeterministic
+//	7  timeout: start --wait gave up after --timeout, the run still going
+//	8  unavailable: the daemon could not be reached, or answered 5xx (503 while its store is down)
+//
+// Shell completion is urfave/cli's: the scripts `wfhost completion SHELL` prints run
+// `wfhost WORDS... --generate-bash-completion`, which prints what may come next.
+//
+// Imports: what it wires (api, api/client, api/wire, engine, host, store and its two
+// implementations, internal/defaults, internal/envelope), urfave/cli, Prometheus and the
+// OpenTelemetry SDK; nothing imports it.
 package main

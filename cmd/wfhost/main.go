@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 
@@ -14,18 +14,28 @@ func main() {
 	// The host runtime compiles uploads in a copy of this process started in a hidden worker
 	// mode (host/compileworker.go); such a copy compiles, answers and exits here.
 	host.ServeCompileWorkerIfAsked()
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run is the whole program: it runs the command args name and returns the exit code of its
+// outcome (errors.go), having printed a failure once, on stderr, in the output format asked.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	app := newApp()
-	if err := app.Run(flagsFirst(app, os.Args)); err != nil {
-		fmt.Fprintln(os.Stderr, "wfhost:", err)
-		os.Exit(1)
+	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
+	if err := app.Run(flagsFirst(app, args)); err != nil {
+		return report(stderr, err, errorFormat(args, getenv))
 	}
+	return exitOK
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "wfhost",
 		Usage:   "durable workflows whose bodies are WebAssembly modules",
 		Version: version(),
+		// The client's connection and output flags may come before the command too, as in
+		// `wfhost --url http://host:8080 runs list`; flagsFirst hands them to the command.
+		Flags: globalFlags(),
 		Commands: []*cli.Command{
 			runCommand(),
 			migrateCommand(),
@@ -39,10 +49,24 @@ func newApp() *cli.App {
 			eventsCommand(),
 			tenantsCommand(),
 			tokensCommand(),
+			versionCommand(),
+			completionCommand(),
 		},
-		// Errors are printed once, by main.
+		// Without a command: the help. With a word that is none: a usage error, where
+		// urfave/cli would say "No help topic".
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown command %q (see wfhost --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+		EnableBashCompletion: true,
+		OnUsageError:         onUsageError,
+		// Errors are printed once, by run.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
+	markActions(app.Commands)
+	return app
 }
 
 // version is this build's: the module version `go install` records, else the commit `go build`

@@ -22,7 +22,7 @@ import (
 
 func limitsFlag(required bool) cli.Flag {
 	return &cli.StringFlag{Name: "limits", Required: required, EnvVars: []string{"WFHOST_LIMITS"},
-		Usage: `the tenant's own limits, a JSON object such as {"concurrency": 5, "memoryPages": 256}; unset ones follow the daemon's defaults`}
+		Usage: `the tenant's own limits, a JSON object such as {"concurrency": 5, "memoryPages": 256}; unset ones follow the daemon's defaults (@FILE or - reads it from a file or stdin)`}
 }
 
 func tenantsCommand() *cli.Command {
@@ -116,7 +116,7 @@ func tenantsCommand() *cli.Command {
 						return err
 					}
 					if limits == nil {
-						return fmt.Errorf("--limits is required: a JSON object, {} to clear the tenant's own limits")
+						return usagef("--limits is required: a JSON object, {} to clear the tenant's own limits")
 					}
 					raw, err := adminCall(c, "PATCH", tenantPath(a[0]), map[string]any{"limits": limits})
 					if err != nil {

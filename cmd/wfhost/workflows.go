@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -31,7 +32,7 @@ func deployCommand() *cli.Command {
 			}
 			wasm, err := os.ReadFile(a[0])
 			if err != nil {
-				return err
+				return usagef("%v", err)
 			}
 			cl, err := tenantClient(c)
 			if err != nil {
@@ -43,7 +44,7 @@ func deployCommand() *cli.Command {
 			}
 			raw, err := cl.Do(c.Context, "POST", path, wasm)
 			if err != nil {
-				return err
+				return deployError(err, a[0])
 			}
 			return render(c, raw, func(w *tabwriter.Writer, d wire.Deployed) {
 				fmt.Fprintf(w, "module %s (%s)\n\n", d.Digest, byteSize(d.Size))
@@ -54,6 +55,23 @@ func deployCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// deployError words a refused deploy for the CLI: the server's hint names its query
+// parameter ("deploy with replace"), which here is the --replace flag.
+func deployError(err error, file string) error {
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict {
+		return err
+	}
+	msg := apiErr.Message
+	if _, after, ok := strings.Cut(msg, "conflict: "); ok {
+		msg = after // past the server's own context ("deploy: put module: ")
+	}
+	msg, _, _ = strings.Cut(msg, "; deploy with replace")
+	e := *apiErr
+	e.Message = msg + "; to rebind it to this module (a hotfix), run: wfhost deploy --replace " + file
+	return &e
 }
 
 func modulesCommand() *cli.Command {
@@ -139,7 +157,7 @@ func startCommand() *cli.Command {
 	return &cli.Command{
 		Name: "start", Usage: "start a run of a workflow", ArgsUsage: "WORKFLOW",
 		Flags: clientFlags(
-			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the run's input, JSON"},
+			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the run's input: JSON, @FILE to read it from a file, or - from stdin"},
 			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version (default: the latest)"},
 			&cli.StringFlag{Name: "idempotency-key", EnvVars: []string{"WFHOST_IDEMPOTENCY_KEY"}, Usage: "start at most one run per key; a repeated start returns the first run"},
 			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep the finished run this many days (default: the workflow's, else the daemon's)"},
@@ -156,10 +174,10 @@ func startCommand() *cli.Command {
 				return err
 			}
 			if c.Int("retention-days") < 0 {
-				return fmt.Errorf("--retention-days must not be negative: %d", c.Int("retention-days"))
+				return usagef("--retention-days must not be negative: %d", c.Int("retention-days"))
 			}
 			if c.Bool("wait") && c.Duration("timeout") <= 0 {
-				return fmt.Errorf("--timeout must be positive: %v", c.Duration("timeout"))
+				return usagef("--timeout must be positive: %v", c.Duration("timeout"))
 			}
 			cl, err := tenantClient(c)
 			if err != nil {
@@ -188,11 +206,13 @@ func startCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("wait") && r.Status != wire.RunCompleted {
-				msg := fmt.Sprintf("run %s ended %s", r.ID, r.Status)
+				// The run's error, a stack often, is in what was just printed: the command's
+				// error names its code only, so the stack shows once.
+				e := &runEndedError{id: r.ID, status: string(r.Status)}
 				if r.Error != nil {
-					msg += ": " + r.Error.Error()
+					e.code = r.Error.Code
 				}
-				return errors.New(msg)
+				return e
 			}
 			return nil
 		},
@@ -207,7 +227,7 @@ func waitForRun(ctx context.Context, cl *client.Client, workflow, id string, tim
 	for {
 		raw, err := cl.Do(ctx, "GET", client.RunPath(workflow, id), nil)
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("run %s had not ended after %v", id, timeout)
+			return nil, &waitTimeoutError{fmt.Sprintf("run %s had not ended after %v", id, timeout)}
 		}
 		if err != nil {
 			return nil, err
@@ -221,7 +241,7 @@ func waitForRun(ctx context.Context, cl *client.Client, workflow, id string, tim
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("run %s is still %s after %v", id, r.Status, timeout)
+			return nil, &waitTimeoutError{fmt.Sprintf("run %s is still %s after %v", id, r.Status, timeout)}
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, time.Second)
@@ -296,7 +316,12 @@ func runSteps(c *cli.Context) error {
 			case len(s.Output) > 0:
 				result = compactJSON(s.Output)
 			case s.Status == wire.StepWaiting:
-				result = "waiting for " + s.Event + ", until " + optionalTime(s.WakeAt)
+				// The match says which payload the wait takes: the id a signal must carry.
+				result = "waiting for " + s.Event
+				if len(s.Match) > 0 {
+					result += " matching " + compactJSON(s.Match)
+				}
+				result += ", until " + optionalTime(s.WakeAt)
 			case s.WakeAt != nil:
 				result = "until " + timeText(*s.WakeAt)
 			}
@@ -308,7 +333,10 @@ func runSteps(c *cli.Context) error {
 			if s.Attempt > 0 {
 				attempt = strconv.Itoa(s.Attempt)
 			}
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Seq, s.Key, s.Kind, s.Status, attempt, ms, truncate(result, 80))
+			if s.Status != wire.StepWaiting { // a wait's match is short, and what a signal must carry
+				result = truncate(result, 80)
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Seq, s.Key, s.Kind, s.Status, attempt, ms, result)
 		}
 	})
 }
@@ -339,7 +367,7 @@ func listRuns(c *cli.Context) error {
 	}
 	if f := c.String("workflow"); f != "" {
 		if workflow != "" && workflow != f {
-			return fmt.Errorf("the workflow is named twice: %q and --workflow %q", workflow, f)
+			return usagef("the workflow is named twice: %q and --workflow %q", workflow, f)
 		}
 		workflow = f
 	}
@@ -363,12 +391,12 @@ func listRuns(c *cli.Context) error {
 	}
 	for _, kv := range filters {
 		if strings.HasPrefix(kv[0], ".") || strings.HasSuffix(kv[0], ".") || strings.Contains(kv[0], "..") {
-			return fmt.Errorf("--input %s=%s: the key path must be keys separated by single dots", kv[0], kv[1])
+			return usagef("--input %s=%s: the key path must be keys separated by single dots", kv[0], kv[1])
 		}
 		q.Set("input."+kv[0], kv[1])
 	}
 	if c.Int("limit") < 1 {
-		return fmt.Errorf("--limit must be at least 1: %d", c.Int("limit"))
+		return usagef("--limit must be at least 1: %d", c.Int("limit"))
 	}
 	q.Set("limit", strconv.Itoa(c.Int("limit")))
 	cl, err := tenantClient(c)
@@ -431,7 +459,7 @@ func printRuns(w *tabwriter.Writer, p wire.RunPage) {
 }
 
 func payloadFlag() cli.Flag {
-	return &cli.StringFlag{Name: "payload", EnvVars: []string{"WFHOST_PAYLOAD"}, Usage: "the event's payload, JSON (default: {})"}
+	return &cli.StringFlag{Name: "payload", EnvVars: []string{"WFHOST_PAYLOAD"}, Usage: "the event's payload: JSON, @FILE to read it from a file, or - from stdin (default: {})"}
 }
 
 func signalCommand() *cli.Command {
@@ -447,7 +475,11 @@ func signalCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return render(c, raw, func(w *tabwriter.Writer, s wire.SignalResult) {
+			var res wire.SignalResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return fmt.Errorf("decoding the server's response: %w", err)
+			}
+			if err := render(c, raw, func(w *tabwriter.Writer, s wire.SignalResult) {
 				switch s.State {
 				case wire.SignalDelivered:
 					fmt.Fprintf(w, "event %s delivered to run %s\n", s.Event, a[1])
@@ -456,8 +488,49 @@ func signalCommand() *cli.Command {
 				default:
 					fmt.Fprintf(w, "event %s %s for run %s\n", s.Event, s.State, a[1])
 				}
-			})
+			}); err != nil {
+				return err
+			}
+			if res.State == wire.SignalBuffered {
+				explainBuffered(c, a[0], a[1], a[2])
+			}
+			return nil
 		},
+	}
+}
+
+// explainBuffered says why a signal was buffered when the run's journal shows it: a run that
+// waits for this event right now has a wait whose match the payload missed (a wrong id, as a
+// rule), which would otherwise pass unnoticed until the wait times out. Buffering itself is
+// right (a later wait may match), so this is a note, not an error; it is best effort, and a
+// failure to read the journal says nothing.
+func explainBuffered(c *cli.Context, workflow, runID, event string) {
+	raw, err := get(c, client.RunPath(workflow, runID)+"/steps")
+	if err != nil {
+		return
+	}
+	var page wire.StepPage
+	if json.Unmarshal(raw, &page) != nil {
+		return
+	}
+	var others []string
+	for _, s := range page.Steps {
+		if s.Status != wire.StepWaiting {
+			continue
+		}
+		if s.Event == event {
+			match := "any payload"
+			if len(s.Match) > 0 {
+				match = compactJSON(s.Match)
+			}
+			note(c, "the payload does not match what run %s waits for: its wait %q takes %s events matching %s; "+
+				"the event stays buffered until a wait it matches takes it", runID, s.Key, event, match)
+			return
+		}
+		others = append(others, s.Event)
+	}
+	if len(others) > 0 {
+		note(c, "run %s is waiting for %s, not %s", runID, strings.Join(others, ", "), event)
 	}
 }
 
