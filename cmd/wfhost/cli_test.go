@@ -447,3 +447,28 @@ func TestTheBuiltBinary(t *testing.T) {
 	_, out, _ = exit("", "start", "--i", "--generate-bash-completion")
 	matches(t, "start's flag completions", out, `(?m)^--input$`, `(?m)^--idempotency-key$`)
 }
+
+// TestSignalIDsAndSignalWithStart: `signal --id` makes a retry change nothing, and
+// `signal-with-start` starts the run a key names with the event kept for it, then signals it
+// while it is open.
+func TestSignalIDsAndSignalWithStart(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("WFHOST_URL", serve(t))
+	t.Setenv("WFHOST_TOKEN", newTenant(t, "acme", ""))
+	expect(t, 0, "deploy", testdata("examples.wasm"))
+	user := onboardingUser("sws@example.com")
+	input := `{"email":"sws@example.com","delayMs":1,"verifyTimeoutMs":600000}`
+
+	r := expect(t, 0, "signal-with-start", "onboarding", "signup-1", "verify", "--input", input, "--payload", `{"userId":"nobody"}`, "--json")
+	var first wire.SignalWithStartResult
+	if err := json.Unmarshal([]byte(r.stdout), &first); err != nil || !first.Created || first.Signal.State != wire.SignalBuffered {
+		t.Fatalf("first signal-with-start: %v %+v\n%s", err, first, r.stdout)
+	}
+	awaitVerify(t, first.Run.ID)
+	r = expect(t, 0, "signal-with-start", "onboarding", "signup-1", "verify", "--payload", `{"userId":"`+user+`"}`, "--id", "v-1")
+	matches(t, "signal-with-start to the open run", r.stdout, `run `+first.Run.ID+` of onboarding@1 is open under key signup-1`, `event verify delivered to it`)
+	// The same signal id again, now as a plain signal to the run: acknowledged, nothing sent.
+	r = expect(t, 0, "signal", "onboarding", first.Run.ID, "verify", "--payload", `{"userId":"`+user+`"}`, "--id", "v-1")
+	matches(t, "a repeated signal id", r.stdout, `signal v-1 was sent to run `+first.Run.ID+` before: nothing changed \(it was delivered then\)`)
+	expectJSONError(t, exitUsage, "usage", 0, "signal-with-start", "onboarding", "signup-1")
+}

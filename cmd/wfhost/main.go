@@ -46,6 +46,7 @@ func newApp() *cli.App {
 			startCommand(),
 			runsCommand(),
 			signalCommand(),
+			signalWithStartCommand(),
 			eventsCommand(),
 			tenantsCommand(),
 			tokensCommand(),

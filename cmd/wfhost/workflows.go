@@ -465,13 +465,18 @@ func payloadFlag() cli.Flag {
 func signalCommand() *cli.Command {
 	return &cli.Command{
 		Name: "signal", Usage: "send an event to one run", ArgsUsage: "WORKFLOW RUN_ID EVENT",
-		Flags: clientFlags(payloadFlag()),
+		Flags: clientFlags(payloadFlag(),
+			&cli.StringFlag{Name: "id", EnvVars: []string{"WFHOST_SIGNAL_ID"}, Usage: "the signal's id: sending an id to the run again changes nothing (safe retries)"}),
 		Action: func(c *cli.Context) error {
 			a, err := args(c, "WORKFLOW", "RUN_ID", "EVENT")
 			if err != nil {
 				return err
 			}
-			raw, err := sendEvent(c, client.RunPath(a[0], a[1])+"/signals/"+url.PathEscape(a[2]))
+			path := client.RunPath(a[0], a[1]) + "/signals/" + url.PathEscape(a[2])
+			if id := c.String("id"); id != "" {
+				path += "?signalId=" + url.QueryEscape(id)
+			}
+			raw, err := sendEvent(c, path)
 			if err != nil {
 				return err
 			}
@@ -480,10 +485,12 @@ func signalCommand() *cli.Command {
 				return fmt.Errorf("decoding the server's response: %w", err)
 			}
 			if err := render(c, raw, func(w *tabwriter.Writer, s wire.SignalResult) {
-				switch s.State {
-				case wire.SignalDelivered:
+				switch {
+				case s.Duplicate:
+					fmt.Fprintf(w, "signal %s was sent to run %s before: nothing changed (it was %s then)\n", s.SignalID, a[1], s.State)
+				case s.State == wire.SignalDelivered:
 					fmt.Fprintf(w, "event %s delivered to run %s\n", s.Event, a[1])
-				case wire.SignalBuffered:
+				case s.State == wire.SignalBuffered:
 					fmt.Fprintf(w, "event %s buffered for run %s until one of its waits takes it\n", s.Event, a[1])
 				default:
 					fmt.Fprintf(w, "event %s %s for run %s\n", s.Event, s.State, a[1])
@@ -491,7 +498,7 @@ func signalCommand() *cli.Command {
 			}); err != nil {
 				return err
 			}
-			if res.State == wire.SignalBuffered {
+			if res.State == wire.SignalBuffered && !res.Duplicate {
 				explainBuffered(c, a[0], a[1], a[2])
 			}
 			return nil
@@ -531,6 +538,61 @@ func explainBuffered(c *cli.Context, workflow, runID, event string) {
 	}
 	if len(others) > 0 {
 		note(c, "run %s is waiting for %s, not %s", runID, strings.Join(others, ", "), event)
+	}
+}
+
+func signalWithStartCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "signal-with-start",
+		Usage:     "send an event to the run a key names, starting it first unless one with the key is open",
+		ArgsUsage: "WORKFLOW KEY EVENT",
+		Flags: clientFlags(payloadFlag(),
+			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the input of the run if it is started: JSON, @FILE to read it from a file, or - from stdin"},
+			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version of a started run (default: the latest)"},
+			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep a started run this many days once finished (default: the workflow's, else the daemon's)"},
+			&cli.StringFlag{Name: "id", EnvVars: []string{"WFHOST_SIGNAL_ID"}, Usage: "the signal's id: sending it again while the run is open changes nothing (safe retries)"}),
+		Action: func(c *cli.Context) error {
+			a, err := args(c, "WORKFLOW", "KEY", "EVENT")
+			if err != nil {
+				return err
+			}
+			if c.Int("retention-days") < 0 {
+				return usagef("--retention-days must not be negative: %d", c.Int("retention-days"))
+			}
+			input, err := jsonFlag(c, "input")
+			if err != nil {
+				return err
+			}
+			payload, err := jsonFlag(c, "payload")
+			if err != nil {
+				return err
+			}
+			cl, err := tenantClient(c)
+			if err != nil {
+				return err
+			}
+			body := wire.SignalWithStart{IdempotencyKey: a[1], Input: input, Version: c.String("version"),
+				RetentionDays: c.Int("retention-days"), Event: a[2], Payload: payload, SignalID: c.String("id")}
+			raw, err := cl.Do(c.Context, "POST", "/v1/workflows/"+url.PathEscape(a[0])+"/signal-with-start", body)
+			if err != nil {
+				return err
+			}
+			return render(c, raw, func(w *tabwriter.Writer, r wire.SignalWithStartResult) {
+				if r.Created {
+					fmt.Fprintf(w, "started run %s of %s@%s (key %s)\n", r.Run.ID, r.Run.Workflow, r.Run.Version, a[1])
+				} else {
+					fmt.Fprintf(w, "run %s of %s@%s is open under key %s\n", r.Run.ID, r.Run.Workflow, r.Run.Version, a[1])
+				}
+				switch {
+				case r.Signal.Duplicate:
+					fmt.Fprintf(w, "signal %s was sent to it before: nothing changed\n", r.Signal.SignalID)
+				case r.Signal.State == wire.SignalDelivered:
+					fmt.Fprintf(w, "event %s delivered to it\n", r.Signal.Event)
+				default:
+					fmt.Fprintf(w, "event %s kept for it until one of its waits takes it\n", r.Signal.Event)
+				}
+			})
+		},
 	}
 }
 
