@@ -187,11 +187,13 @@ func (p *prober) stop(t *testing.T, down, up time.Time) []string {
 }
 
 // cutOff are the runs whose activation the outage cut off, as the daemon logged them: a pass
-// that failed on the store, or a run's end the store did not take.
+// that failed on the store, a run's end the store did not take, or a parked pass whose resume
+// the store did not take (with the runs' sleeps, most passes are parked at any instant, and an
+// outage may land on nothing but those).
 func cutOff(d *daemon) []string {
 	seen := map[string]bool{}
 	var ids []string
-	for _, prefix := range []string{"activation failed", "record run result", "record the run's result"} {
+	for _, prefix := range []string{"activation failed", "record run result", "record the run's result", "resume a parked run; leaving it to a claim"} {
 		for _, rec := range d.logRecords(prefix) {
 			if id, _ := rec["run"].(string); id != "" && !seen[id] {
 				seen[id] = true
