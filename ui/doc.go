@@ -9,5 +9,8 @@
 // the page with textContent and DOM calls, never innerHTML. RATIONALE.md says why there is no
 // front-end framework and no build step.
 //
+// ui/browsertest holds its browser tests (Playwright driving Chromium against a daemon built
+// from the tree; make test/console), which are JavaScript, not part of this Go package.
+//
 // Imports: the standard library only, so api can mount it without a cycle.
 package ui
