@@ -162,7 +162,7 @@ test('filter the runs list by workflow, status and input', async () => {
   await page.getByRole('heading', { name: 'Runs of steps' }).waitFor();
   await page.getByRole('list', { name: 'Runs by status of steps' }).getByRole('link', { name: /completed/ }).click();
   await page.waitForURL(/status=completed/);
-  await page.locator('table.runs tbody tr a').first().waitFor();
+  await page.locator('ul.counts a[aria-current="true"]', { hasText: 'completed' }).waitFor();
   const workflows = await page.locator('table.runs tbody td.c1').allTextContents();
   assert.ok(workflows.length > 0 && workflows.every((w) => w.startsWith('steps')), `rows: ${workflows}`);
   const statuses = await page.locator('table.runs tbody td.c2').allTextContents();
@@ -172,6 +172,15 @@ test('filter the runs list by workflow, status and input', async () => {
     await page.locator('table.runs tbody tr a').first().waitFor();
     await page.screenshot({ path: join(shots, 'console-runs.png') });
   }
+});
+
+test('the runs list refreshes itself: a run started elsewhere appears and moves on', async () => {
+  await signIn();
+  await page.locator('table.runs tbody tr a').first().waitFor();
+  const run = await daemon.api('POST', '/workflows/steps/runs', { input: { n: 2, sleepMs: 200 }, idempotencyKey: 'live-refresh' });
+  const row = page.locator('table.runs tbody tr', { has: page.getByRole('link', { name: run.id }) });
+  await row.waitFor();
+  await row.locator('.badge', { hasText: 'completed' }).waitFor();
 });
 
 test('run data that looks like markup shows as text and runs nothing', async () => {

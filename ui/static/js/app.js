@@ -12,10 +12,17 @@ import { parseHash, go } from './nav.js';
 const main = () => document.getElementById('main');
 let cleanup = null;
 
+// Each route renders into a container of its own, and a view that finishes loading after the
+// user has moved on (hash changes do not wait for fetches) writes only into its detached
+// container and is stopped at once, so it can never draw over the page that replaced it.
+let generation = 0;
+
 async function route_() {
   if (cleanup) { cleanup(); cleanup = null; }
+  const gen = ++generation;
   const { parts, query } = parseHash();
-  const el = main();
+  const el = h('div', { class: 'view' });
+  replace(main(), el);
   renderHeader();
   const signedIn = session.token || session.admin;
   if (!signedIn || parts[0] === 'signin') { signInView(el); return; }
@@ -23,30 +30,35 @@ async function route_() {
   for (const a of document.querySelectorAll('#nav a')) {
     if (a.dataset.section === section) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
+  let stop = null;
   try {
     if (section === 'tenants') {
-      cleanup = await tenantsView(el, parts.slice(1), query);
+      stop = await tenantsView(el, parts.slice(1), query);
     } else if (!session.token) {
       replace(el, h('h1', { text: 'Choose a tenant' }),
         h('p', { text: 'The admin token manages tenants; runs and workflows belong to a tenant. Pick one with the tenant switcher at the top, or open the Tenants page.' }));
     } else if (section === 'runs' && parts.length >= 3) {
-      cleanup = await runView(el, parts[1], parts[2]);
+      stop = await runView(el, parts[1], parts[2]);
     } else if (section === 'runs') {
-      cleanup = await runsView(el, query);
+      stop = await runsView(el, query);
     } else if (section === 'workflows') {
-      cleanup = await workflowsView(el);
+      stop = await workflowsView(el);
     } else {
       replace(el, h('h1', { text: 'Not found' }), h('p', {}, 'No such page. ', h('a', { href: '#/runs', text: 'Back to the runs' })));
     }
   } catch (e) {
+    if (gen !== generation) return;
     if (e instanceof ApiError && e.status === 401) {
       toast(`Signed out: ${e.message}`, 'error');
       session.clear();
-      signInView(el);
+      go('#/signin');
       return;
     }
     replace(el, h('h1', { text: 'Something went wrong' }), h('p', { class: 'error', role: 'alert', text: e.message }));
+    return;
   }
+  if (gen !== generation) { if (stop) stop(); return; }
+  cleanup = stop;
 }
 
 function renderHeader() {

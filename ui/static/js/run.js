@@ -4,6 +4,9 @@ import { h, replace, badge, when, duration, jsonBlock, toast, confirmDialog, fie
 import { call, enc, ApiError } from './api.js';
 
 const REFRESH_MS = 2000;
+// A run may have up to 100,000 journal entries (--max-steps-per-run): the timeline draws this
+// many at first, and more on request, so a long run's page stays quick to draw and to use.
+const SHOWN = 300;
 const ENDED = new Set(['completed', 'failed', 'cancelled', 'nondeterministic']);
 
 export async function runView(el, workflow, id) {
@@ -12,6 +15,7 @@ export async function runView(el, workflow, id) {
   let timer = null;
   let last = '';
   const open = new Set(); // the steps whose details are open, kept across refreshes
+  const shown = { n: SHOWN }; // how many journal entries the timeline draws, raised by "Show more"
 
   const headerEl = h('section', { 'aria-labelledby': 'run-title' });
   const ioEl = h('section', { class: 'io', 'aria-label': 'Input and result' });
@@ -51,11 +55,17 @@ export async function runView(el, workflow, id) {
         renderIO(ioEl, run);
         renderOutbound(outboundEl, outbound.outbound);
       }
-      renderTimeline(timelineEl, run, steps.steps, open);
+      renderTimeline(timelineEl, run, steps.steps, open, shown, () => { last = ''; load(); });
       last = snapshot;
       if (focusedId) { const f = document.getElementById(focusedId); if (f && f !== document.activeElement) f.focus(); }
     }
-    if (!ended && !stopped) timer = setTimeout(() => load().catch(() => {}), REFRESH_MS);
+    if (!ended && !stopped) timer = setTimeout(tick, REFRESH_MS);
+  }
+  // tick refreshes a live run, but not while its tab is hidden.
+  function tick() {
+    if (stopped) return;
+    if (document.hidden) { timer = setTimeout(tick, REFRESH_MS); return; }
+    load().catch(() => { if (!stopped) timer = setTimeout(tick, REFRESH_MS); });
   }
   await load();
   return () => { stopped = true; clearTimeout(timer); };
@@ -131,7 +141,8 @@ function renderIO(el, run) {
 // progress. The parts after now (a sleep's or a backoff's remaining time, a wait's timeout) are
 // drawn to the end of the scale and named in the text, so a 24-hour timeout does not squash
 // the rest of the run into a pixel.
-function renderTimeline(el, run, steps, open) {
+function renderTimeline(el, run, allSteps, open, shown, redraw) {
+  const steps = allSteps.slice(0, shown.n);
   const now = Date.now();
   const t0 = new Date(run.startedAt || run.createdAt).getTime();
   let t1 = run.completedAt ? new Date(run.completedAt).getTime() : now;
@@ -177,7 +188,11 @@ function renderTimeline(el, run, steps, open) {
     h('h2', { id: 'tl-title', text: 'Timeline' }),
     steps.length === 0
       ? h('p', { class: 'muted', text: run.status === 'pending' ? 'The run has not started yet.' : 'The journal is empty.' })
-      : h('div', { class: 'timeline' }, axis, h('ol', { class: 'steps', 'aria-label': 'Journal entries in order' }, items)));
+      : h('div', { class: 'timeline' }, axis, h('ol', { class: 'steps', 'aria-label': 'Journal entries in order' }, items)),
+    allSteps.length > steps.length
+      ? h('p', {}, h('button', { type: 'button', class: 'secondary', text: `Show ${Math.min(allSteps.length - steps.length, 1000)} more of ${allSteps.length - steps.length} hidden entries`,
+        on: { click: () => { shown.n += 1000; redraw(); } } }))
+      : null);
 }
 
 // describe says in words what the bar shows: how long, how many attempts, what it waits for

@@ -121,6 +121,9 @@ export async function runsView(el, query) {
   older.addEventListener('click', () => { cursors.push(cursor); cursor = next; load(); });
   live.addEventListener('change', schedule);
 
+  // The first page is fetched before the view replaces the last one, so a filter change never
+  // shows an empty table in between.
+  await load();
   replace(el,
     h('div', { class: 'title-row' }, h('h1', { text: workflow ? `Runs of ${workflow}` : 'Runs' }), startForm(workflows, workflow)),
     countList,
@@ -134,7 +137,6 @@ export async function runsView(el, query) {
         tbody)),
     h('div', { class: 'pager' }, newer, older,
       h('label', { class: 'live', for: 'live' }, live, ' Live refresh'), status));
-  await load();
   return () => { stopped = true; clearTimeout(timer); };
 }
 
