@@ -217,6 +217,20 @@ test('the admin token manages tenants and switches to one', async () => {
   await page.locator('table.runs tbody tr a').first().waitFor();
 });
 
+test('a tenant sees its limits and keeps its secrets write-only', async () => {
+  await signIn();
+  await page.getByRole('link', { name: 'Tenant', exact: true }).click();
+  await page.getByRole('heading', { name: 'Tenant default' }).waitFor();
+  await page.getByRole('row', { name: /Max steps per run/ }).waitFor();
+  await page.getByLabel('Secret name').fill('smtp-password');
+  await page.getByLabel('Value', { exact: true }).fill('hunter2-not-shown');
+  await page.getByRole('button', { name: 'Save secret' }).click();
+  await page.getByRole('cell', { name: 'smtp-password', exact: true }).waitFor();
+  assert.ok(!(await page.locator('main').textContent()).includes('hunter2-not-shown'));
+  const { secrets } = await daemon.api('GET', '/secrets');
+  assert.deepEqual(secrets.map((x) => x.name), ['smtp-password']);
+});
+
 test('deploy a module by upload', async () => {
   await signIn();
   await page.getByRole('link', { name: 'Workflows' }).click();

@@ -7,6 +7,7 @@ import { runsView } from './runs.js';
 import { runView } from './run.js';
 import { workflowsView } from './workflows.js';
 import { tenantsView } from './tenants.js';
+import { settingsView } from './settings.js';
 import { parseHash, go } from './nav.js';
 
 const main = () => document.getElementById('main');
@@ -43,6 +44,8 @@ async function route_() {
       stop = await runsView(el, query);
     } else if (section === 'workflows') {
       stop = await workflowsView(el);
+    } else if (section === 'tenant') {
+      stop = await settingsView(el);
     } else {
       replace(el, h('h1', { text: 'Not found' }), h('p', {}, 'No such page. ', h('a', { href: '#/runs', text: 'Back to the runs' })));
     }
@@ -67,6 +70,7 @@ function renderHeader() {
   const signedIn = !!(session.token || session.admin);
   nav.hidden = !signedIn;
   document.getElementById('nav-tenants').hidden = !session.admin;
+  document.getElementById('nav-tenant').hidden = !session.token;
   if (!signedIn) { replace(who); return; }
   const out = h('button', { type: 'button', class: 'secondary small', text: 'Sign out', on: { click: () => { session.clear(); go('#/signin'); } } });
   if (!session.admin) {

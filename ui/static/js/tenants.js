@@ -4,7 +4,7 @@ import { h, replace, when, toast, field, confirmDialog, jsonBlock } from './dom.
 import { call, enc, session } from './api.js';
 import { go } from './nav.js';
 
-const LIMITS = [
+export const LIMITS = [
   ['memoryPages', 'Memory pages (64 KiB each) per instance'],
   ['activationTimeoutMs', 'Activation timeout (ms)'],
   ['concurrency', 'Concurrent activations'],
@@ -50,7 +50,7 @@ export async function tenantsView(el, parts) {
 }
 
 // showSecret shows a new token's secret once: the API never shows it again.
-async function showSecret(title, secret) {
+export async function showSecret(title, secret) {
   await confirmDialog({ title, message: 'The token\'s secret is shown only now. Copy it somewhere safe.', confirm: 'Done',
     body: [h('pre', { class: 'secret', tabindex: '0' }, h('code', { text: secret }))] });
 }
