@@ -109,7 +109,9 @@ test('signal a waiting run from the console', async () => {
 
   await page.getByRole('button', { name: 'Send a signal…' }).click();
   const dialog = page.getByRole('dialog', { name: 'Send a signal' });
-  await dialog.getByLabel('Event').fill('verify');
+  // The form starts from what the run waits for.
+  assert.equal(await dialog.getByLabel('Event').inputValue(), 'verify');
+  assert.deepEqual(JSON.parse(await dialog.getByLabel('Payload (JSON)').inputValue()), { userId });
   await dialog.getByLabel('Payload (JSON)').fill(JSON.stringify({ userId, via: 'console' }));
   await dialog.getByRole('button', { name: 'Send signal' }).click();
 
@@ -129,6 +131,16 @@ test('cancel a run from the console, after confirming', async () => {
   await signIn();
   await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
   await runStatus().filter({ hasText: 'running' }).waitFor();
+
+  // By keyboard: Enter on the button opens the confirmation, Escape closes it and gives the
+  // focus back; nothing is cancelled.
+  const cancel = page.getByRole('button', { name: 'Cancel run…' });
+  await cancel.focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog', { name: 'Cancel this run?' }).waitFor();
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Cancel run…');
 
   // Dismissing the confirmation changes nothing.
   await page.getByRole('button', { name: 'Cancel run…' }).click();

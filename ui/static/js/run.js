@@ -51,7 +51,7 @@ export async function runView(el, workflow, id) {
         if (prev.status !== run.status) liveEl.textContent = `Run is now ${run.status}`;
       }
       if (snapshot !== last) {
-        renderHeader(headerEl, run, base, load);
+        renderHeader(headerEl, run, steps.steps, base, load);
         renderIO(ioEl, run);
         renderOutbound(outboundEl, outbound.outbound);
       }
@@ -71,7 +71,7 @@ export async function runView(el, workflow, id) {
   return () => { stopped = true; clearTimeout(timer); };
 }
 
-function renderHeader(el, run, base, reload) {
+function renderHeader(el, run, steps, base, reload) {
   const ended = ENDED.has(run.status);
   const start = run.startedAt ? new Date(run.startedAt) : null;
   const end = run.completedAt ? new Date(run.completedAt) : null;
@@ -89,12 +89,15 @@ function renderHeader(el, run, base, reload) {
     fact('Retention', `${run.retentionDays} days`),
     fact('Updated', when(run.updatedAt)));
 
-  const signalBtn = h('button', { type: 'button', class: 'secondary', text: 'Send a signal…', disabled: ended });
-  const cancelBtn = h('button', { type: 'button', class: 'danger', text: 'Cancel run…', disabled: ended });
+  // Ids let a redraw give the focus back to the button that had it.
+  const signalBtn = h('button', { type: 'button', id: 'run-signal', class: 'secondary', text: 'Send a signal…', disabled: ended });
+  const cancelBtn = h('button', { type: 'button', id: 'run-cancel', class: 'danger', text: 'Cancel run…', disabled: ended });
   signalBtn.addEventListener('click', async () => {
-    const event = h('input', { name: 'event', required: true, autocomplete: 'off' });
+    // A run that waits says for what: the form starts from that event and its match.
+    const waiting = steps.find((st) => st.kind === 'wait' && st.status === 'waiting');
+    const event = h('input', { name: 'event', required: true, autocomplete: 'off', value: waiting ? waiting.event : '' });
     const payload = h('textarea', { name: 'payload', rows: '5', spellcheck: 'false', class: 'mono' });
-    payload.value = '{}';
+    payload.value = waiting && waiting.match !== undefined ? JSON.stringify(waiting.match, null, 2) : '{}';
     const v = await confirmDialog({
       title: 'Send a signal', message: `Send an event to run ${run.id}. A wait of the run for this event takes it, or it is kept until one does.`,
       confirm: 'Send signal', body: [field('Event', event), field('Payload (JSON)', payload)],
