@@ -30,6 +30,12 @@ func Handler() http.Handler {
 		// The files change with the binary, which has no build time to put in a Last-Modified:
 		// no-cache makes the browser revalidate, so a new daemon never runs yesterday's scripts.
 		h.Set("Cache-Control", "no-cache")
+		// The console is its files, not a file browser: a directory other than the console's
+		// own (whose index.html is the page) is not listed.
+		if strings.HasSuffix(r.URL.Path, "/") && r.URL.Path != Prefix {
+			http.NotFound(w, r)
+			return
+		}
 		fileServer.ServeHTTP(w, r)
 	})
 }

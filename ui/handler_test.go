@@ -75,13 +75,15 @@ func TestServedWithSecurityHeaders(t *testing.T) {
 			t.Errorf("GET %s: %d to %q, want a redirect to %s", path, res.StatusCode, res.Header.Get("Location"), to)
 		}
 	}
-	res, err := client.Get(srv.URL + "/ui/no-such-file.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusNotFound {
-		t.Errorf("GET /ui/no-such-file.js: %d, want 404", res.StatusCode)
+	for _, path := range []string{"/ui/no-such-file.js", "/ui/js/"} {
+		res, err := client.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, res.StatusCode)
+		}
 	}
 }
 

@@ -126,6 +126,19 @@ test('signal a waiting run from the console', async () => {
   }
 });
 
+test('a failed run shows its attempts and the error that ended it', async () => {
+  // The welcome mail fails on every one of its 5 attempts (20 ms apart): the step and the run fail.
+  const run = await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'fails@example.com', delayMs: 10, failWelcome: 99 } });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  await runStatus().filter({ hasText: 'failed' }).waitFor();
+  const step = page.locator('ol.steps > li', { hasText: 'send-welcome' });
+  assert.match(await step.locator('summary').textContent(), /failed.*5 attempts/);
+  await step.locator('summary').click();
+  assert.match(await step.getByRole('figure', { name: 'Error' }).textContent(), /"code": "smtp_unavailable"/);
+  assert.match(await page.locator('section.io').getByRole('figure', { name: 'Error' }).textContent(), /smtp_unavailable/);
+});
+
 test('cancel a run from the console, after confirming', async () => {
   const { run } = await waitingOnboarding('cancel@example.com');
   await signIn();
