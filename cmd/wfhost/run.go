@@ -403,16 +403,16 @@ func printTryIt(c *cli.Context, log *slog.Logger, addr string, deployed []string
 	steps := fmt.Sprintf("%s runs steps %s RUN_ID%s", bin, workflow, extra)
 	// The web console signs in with the same token the CLI reads: say where it is.
 	console := "http://" + addr + "/ui"
-	tokenAt := "the --token you gave"
+	signIn := "sign in with the --token you gave"
 	if c.String("token") == "" {
-		tokenAt = tokenFile(c.String("data-dir"))
+		signIn = "sign in with the token in " + tokenFile(c.String("data-dir"))
 	}
 	if c.String("log-format") == "json" {
-		log.Info("try it", "start", start, "list", watch, "journal", steps, "console", console, "console_token", tokenAt)
+		log.Info("try it", "start", start, "list", watch, "journal", steps, "console", console, "console_sign_in", signIn)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "\nTry it, in another terminal:\n  %s\n  %s\n  %s\nor in a browser: %s (sign in with the token in %s)\n\n",
-		start, watch, steps, console, tokenAt)
+	fmt.Fprintf(os.Stderr, "\nTry it, in another terminal:\n  %s\n  %s\n  %s\nor in a browser: %s (%s)\n\n",
+		start, watch, steps, console, signIn)
 }
 
 // snapshotConfig turns the host's snapshots on when they are asked for and wasm-opt is found;
