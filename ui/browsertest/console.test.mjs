@@ -256,6 +256,18 @@ test('a tenant sees its limits and keeps its secrets write-only', async () => {
   assert.deepEqual(secrets.map((x) => x.name), ['smtp-password']);
 });
 
+test('revoking the token the console signed in with signs it out', async () => {
+  const tok = await daemon.api('POST', '/tokens', { name: 'short-lived' });
+  await signIn(tok.secret);
+  await page.getByRole('link', { name: 'Tenant', exact: true }).click();
+  await page.getByRole('button', { name: `Revoke token ${tok.id}` }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'the revoked token is still kept');
+  // The page's next read with the revoked token was a 401, as it should be.
+  problems = problems.filter((p) => !p.includes('status of 401'));
+});
+
 test('deploy a module by upload', async () => {
   await signIn();
   await page.getByRole('link', { name: 'Workflows' }).click();
