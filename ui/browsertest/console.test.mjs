@@ -240,6 +240,16 @@ test('the admin token manages tenants and switches to one', async () => {
   await page.getByRole('dialog').getByRole('button', { name: 'Create token and switch' }).click();
   await page.getByRole('heading', { name: 'Runs' }).waitFor();
   await page.locator('table.runs tbody tr a').first().waitFor();
+
+  // Signing out revokes the token the switcher made.
+  const adminGet = async (path) => (await fetch(`${daemon.url}/v1${path}`, { headers: { Authorization: `Bearer ${daemon.admin}` } })).json();
+  const consoleTokens = async () => (await adminGet('/tenants/default/tokens')).tokens.filter((t) => t.name === 'console');
+  const made = await consoleTokens();
+  assert.equal(made.length, 1);
+  assert.equal(made[0].revokedAt, undefined);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  assert.ok((await consoleTokens())[0].revokedAt, 'the console token is still live after sign-out');
 });
 
 test('a tenant sees its limits and keeps its secrets write-only', async () => {

@@ -20,13 +20,13 @@ export const session = {
     sessionStorage.removeItem(TENANT);
   },
   setAdmin(token) { sessionStorage.setItem(ADMIN, token); },
-  // tokens the admin made for the tenant switcher, by tenant id
+  // the tokens the admin's tenant switcher made, by tenant id: {id, secret}
   switchTokens() {
     try { return JSON.parse(sessionStorage.getItem('wfhost.switch') || '{}'); } catch { return {}; }
   },
-  rememberSwitch(tenant, token) {
+  rememberSwitch(tenant, id, secret) {
     const m = this.switchTokens();
-    m[tenant] = token;
+    m[tenant] = { id, secret };
     sessionStorage.setItem('wfhost.switch', JSON.stringify(m));
   },
   clear() { sessionStorage.clear(); },

@@ -72,7 +72,7 @@ function renderHeader() {
   document.getElementById('nav-tenants').hidden = !session.admin;
   document.getElementById('nav-tenant').hidden = !session.token;
   if (!signedIn) { replace(who); return; }
-  const out = h('button', { type: 'button', class: 'secondary small', text: 'Sign out', on: { click: () => { session.clear(); go('#/signin'); } } });
+  const out = h('button', { type: 'button', class: 'secondary small', text: 'Sign out', on: { click: signOut } });
   if (!session.admin) {
     replace(who, h('span', { class: 'muted' }, 'tenant ', h('strong', { text: session.tenant })), out);
     return;
@@ -92,7 +92,8 @@ function renderHeader() {
 // keeps it for this tab only, and lists it on the Tenants page, where it can be revoked.
 async function switchTenant(tenant, select) {
   if (!tenant) { session.clearTenant(); go('#/tenants'); return; }
-  let token = session.switchTokens()[tenant];
+  const made = session.switchTokens()[tenant];
+  let token = made && made.secret;
   if (!token) {
     const ok = await confirmDialog({
       title: `Act as tenant ${tenant}?`,
@@ -103,7 +104,7 @@ async function switchTenant(tenant, select) {
     try {
       const tok = await call('POST', `/tenants/${enc(tenant)}/tokens`, { admin: true, body: { name: 'console' } });
       token = tok.secret;
-      session.rememberSwitch(tenant, token);
+      session.rememberSwitch(tenant, tok.id, tok.secret);
     } catch (e) {
       toast(e.message, 'error');
       select.value = session.tenant;
@@ -113,6 +114,20 @@ async function switchTenant(tenant, select) {
   session.setTenant(token, tenant);
   toast(`Acting as tenant ${tenant}`);
   go('#/runs');
+}
+
+// signOut forgets the tokens; the admin's sign-out also revokes the tokens its tenant switcher
+// made, so acting as a tenant leaves no live token behind.
+async function signOut() {
+  if (session.admin) {
+    const made = Object.entries(session.switchTokens());
+    const results = await Promise.allSettled(made.map(([tenant, t]) =>
+      call('DELETE', `/tenants/${enc(tenant)}/tokens/${enc(t.id)}`, { admin: true })));
+    const failed = results.filter((r) => r.status === 'rejected').length;
+    if (failed) toast(`${failed} console token${failed === 1 ? '' : 's'} could not be revoked: see the Tenants page`, 'error');
+  }
+  session.clear();
+  go('#/signin');
 }
 
 function signInView(el) {
