@@ -14,7 +14,8 @@ export async function runView(el, workflow, id) {
   let stopped = false;
   let timer = null;
   let every = REFRESH_MS;
-  let last = '';
+  let last = '';        // the data last drawn, to draw an ended run again only when it changed
+  let lastStatus = '';  // announced to screen readers when it changes
   const open = new Set(); // the steps whose details are open, kept across refreshes
   const shown = { n: SHOWN }; // how many journal entries the timeline draws, raised by "Show more"
 
@@ -47,16 +48,14 @@ export async function runView(el, workflow, id) {
     // when something changed (it no longer does).
     if (snapshot !== last || !ended) {
       const focusedId = document.activeElement && document.activeElement.id;
-      if (last && snapshot !== last) {
-        const prev = JSON.parse(last)[0];
-        if (prev.status !== run.status) liveEl.textContent = `Run is now ${run.status}`;
-      }
+      if (lastStatus && lastStatus !== run.status) liveEl.textContent = `Run is now ${run.status}`;
+      lastStatus = run.status;
       if (snapshot !== last) {
-        renderHeader(headerEl, run, steps.steps, base, load);
+        renderHeader(headerEl, run, steps.steps, base, () => load().catch(() => {}));
         renderIO(ioEl, run);
         renderOutbound(outboundEl, outbound.outbound);
       }
-      renderTimeline(timelineEl, run, steps.steps, open, shown, () => { last = ''; load(); });
+      renderTimeline(timelineEl, run, steps.steps, open, shown, () => { last = ''; load().catch(() => {}); });
       last = snapshot;
       if (focusedId) { const f = document.getElementById(focusedId); if (f && f !== document.activeElement) f.focus(); }
     }
@@ -197,7 +196,7 @@ function renderTimeline(el, run, allSteps, open, shown, redraw) {
       ? h('p', { class: 'muted', text: run.status === 'pending' ? 'The run has not started yet.' : 'The journal is empty.' })
       : h('div', { class: 'timeline' }, axis, h('ol', { class: 'steps', 'aria-label': 'Journal entries in order' }, items)),
     allSteps.length > steps.length
-      ? h('p', {}, h('button', { type: 'button', class: 'secondary', text: `Show ${Math.min(allSteps.length - steps.length, 1000)} more of ${allSteps.length - steps.length} hidden entries`,
+      ? h('p', {}, h('button', { type: 'button', id: 'show-more', class: 'secondary', text: `Show ${Math.min(allSteps.length - steps.length, 1000)} more of ${allSteps.length - steps.length} hidden entries`,
         on: { click: () => { shown.n += 1000; redraw(); } } }))
       : null);
 }

@@ -9,7 +9,7 @@ const REFRESH_MS = 3000;
 const PAGE = 50;
 const COUNTS_EVERY = 5; // list refreshes per counts refresh: every 15 s
 
-// filterQuery turns the console's URL query into the API's: the same names, with input
+// apiQuery turns the console's URL query into the API's: the same names, with input
 // filters written one per line as path=value in "input" (input.customer.id=42 in the API).
 function apiQuery(q, cursor) {
   const out = new URLSearchParams();
@@ -38,8 +38,9 @@ export async function runsView(el, query) {
   // The counts come from GET /v1/workflows, which counts every run of the tenant (about half a
   // second at 100,000 runs on the embedded store): the list does not wait for them.
   const workflowsCall = call('GET', '/workflows');
+  workflowsCall.catch(() => {}); // handled in loadCounts, which awaits it after the first page
   const workflow = query.get('workflow') || '';
-  let cursors = [];    // the cursors of the pages before this one, for "Newer"
+  const cursors = [];  // the cursors of the pages before this one, for "Newer"
   let cursor = '';     // this page's cursor; '' is the first page
   let timer = null;
   let stopped = false;
