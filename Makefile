@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export TEST_DATABASE_URL
 BIN := bin/wfhost
 
-.PHONY: help build test test/go test/sdks test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/scale bench/go bench/peers clean
+.PHONY: help build test test/go test/sdks test/console console/screenshots test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/scale bench/go bench/peers clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -15,13 +15,21 @@ help: ## list the targets
 build: ## build bin/wfhost
 	$(ROOT) $(GO) build -o $(BIN) ./cmd/wfhost
 
-test: test/sdks test/go ## every test: the guest SDKs' own, then Go's with -race against the Postgres in TEST_DATABASE_URL
+test: test/sdks test/go test/console ## every test: the guest SDKs' own, Go's with -race against the Postgres in TEST_DATABASE_URL, then the console's in Chromium
 
 test/go: ## the Go tests, with the race detector
 	$(ROOT) $(GO) test -race -count=1 -timeout 15m ./...
 
 test/sdks: ## the guest SDKs' unit tests that run outside wasm (Rust with Debian's rustc: .ci/toolchain-rust.sh)
 	bash guest-sdk/rust/test.sh
+
+test/console: build ## the web console's browser tests: Playwright and Debian's Chromium against bin/wfhost (.ci/toolchain-console.sh installs them)
+	@test -d ui/browsertest/node_modules/playwright-core || { echo "ui/browsertest needs npm ci: run .ci/toolchain-console.sh"; exit 1; }
+	cd ui/browsertest && WFHOST_CONSOLE_BINARY=$(CURDIR)/$(BIN) npm test --silent
+
+console/screenshots: build ## retake docs/console-runs.png and docs/console-run.png (the README's) with the browser tests
+	mkdir -p docs
+	cd ui/browsertest && WFHOST_CONSOLE_BINARY=$(CURDIR)/$(BIN) WFHOST_CONSOLE_SCREENSHOTS=$(CURDIR)/docs npm test --silent
 
 test/race: test/go ## same as test/go (Go tests always run with -race)
 

@@ -12,6 +12,8 @@
 // something (the engine's Service satisfies it), and a Reader for the reads it serves as the
 // store has them (any store.Store). It never names the concrete engine type.
 //
-// Imports: engine, store (types and sentinels), abi, api/wire, prometheus and the standard
+// It also serves the web console's static files at /ui (package ui), and redirects / there.
+//
+// Imports: engine, store (types and sentinels), abi, api/wire, ui, prometheus and the standard
 // library; never host internals or a store implementation.
 package api

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/ui"
 )
 
 // Config configures the API handler.
@@ -68,6 +69,11 @@ func New(cfg Config) *Handler {
 	})
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{}))
+	// The web console: static files, outside the route table and the OpenAPI document because
+	// they are not API; the console calls the routes above with the token it was given.
+	h.mux.Handle("GET /ui/", ui.Handler())
+	h.mux.Handle("GET /ui", ui.Redirect())
+	h.mux.Handle("GET /{$}", ui.Redirect())
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such route: "+r.Method+" "+r.URL.Path)
 	})

@@ -401,11 +401,18 @@ func printTryIt(c *cli.Context, log *slog.Logger, addr string, deployed []string
 	start := fmt.Sprintf("%s start %s --input '%s' --wait%s", bin, workflow, input, extra)
 	watch := fmt.Sprintf("%s runs list --workflow %s%s", bin, workflow, extra)
 	steps := fmt.Sprintf("%s runs steps %s RUN_ID%s", bin, workflow, extra)
+	// The web console signs in with the same token the CLI reads: say where it is.
+	console := "http://" + addr + "/ui"
+	signIn := "sign in with the --token you gave"
+	if c.String("token") == "" {
+		signIn = "sign in with the token in " + tokenFile(c.String("data-dir"))
+	}
 	if c.String("log-format") == "json" {
-		log.Info("try it", "start", start, "list", watch, "journal", steps)
+		log.Info("try it", "start", start, "list", watch, "journal", steps, "console", console, "console_sign_in", signIn)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "\nTry it, in another terminal:\n  %s\n  %s\n  %s\n\n", start, watch, steps)
+	fmt.Fprintf(os.Stderr, "\nTry it, in another terminal:\n  %s\n  %s\n  %s\nor in a browser: %s (%s)\n\n",
+		start, watch, steps, console, signIn)
 }
 
 // snapshotConfig turns the host's snapshots on when they are asked for and wasm-opt is found;

@@ -1,0 +1,310 @@
+// Browser tests of the console: Playwright drives Debian's Chromium (headless) against a wfhost
+// daemon built from this tree, on the embedded store, with the example workflows deployed.
+// Run them with `make test/console` (or `npm test` here after `npm ci`). CHROMIUM names another
+// browser binary; WFHOST_CONSOLE_SCREENSHOTS=<dir> saves the README's two screenshots there.
+import { test, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startDaemon } from './daemon.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const shots = process.env.WFHOST_CONSOLE_SCREENSHOTS;
+const TIMEOUT = 15000;
+
+let daemon, browser, context, page, problems;
+
+before(async () => {
+  daemon = await startDaemon();
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    // Containers and CI run as root, where Chromium's sandbox cannot start.
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await daemon?.stop();
+});
+
+// Each test has its own context, so its own sessionStorage: it signs in afresh.
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context.setDefaultTimeout(TIMEOUT);
+  page = await context.newPage();
+  problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  // The console makes no request beyond the daemon: no CDN, no web font.
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (u.origin !== daemon.url && u.protocol !== 'data:') problems.push(`external request: ${r.url()}`);
+  });
+});
+
+afterEach(async () => {
+  await context.close();
+  assert.deepEqual(problems, [], 'the page logged errors or reached outside the daemon');
+});
+
+async function signIn(token = daemon.token) {
+  await page.goto(`${daemon.url}/ui/`);
+  await page.getByLabel('Token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  if (token === daemon.admin) {
+    // Sign-in tries the token on a tenant route first; Chromium logs the 401 the admin token
+    // gets there, which is the expected answer, not a fault of the page.
+    problems = problems.filter((p) => !p.includes('status of 401'));
+  }
+}
+
+// statusOfRun is the run page's status badge.
+const runStatus = () => page.locator('dl.facts dd .badge').first();
+
+// waitingOnboarding starts an onboarding run through the API and returns it once it waits for
+// its verify event, with the user id the event must carry.
+async function waitingOnboarding(email, extra = {}) {
+  const run = await daemon.api('POST', '/workflows/onboarding/runs', { input: { email, delayMs: 300, verifyTimeoutMs: 600000, ...extra } });
+  const deadline = Date.now() + TIMEOUT;
+  for (;;) {
+    const { steps } = await daemon.api('GET', `/workflows/onboarding/runs/${run.id}/steps`);
+    const wait = steps.find((s) => s.kind === 'wait' && s.status === 'waiting');
+    if (wait) return { run, userId: wait.match.userId };
+    if (Date.now() > deadline) throw new Error(`run ${run.id} never waited: ${JSON.stringify(steps)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('start a run from the console and watch it complete on the timeline', async () => {
+  await signIn();
+  await page.getByRole('button', { name: 'Start a run' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Start a run' });
+  await dialog.getByLabel('Workflow').selectOption('steps');
+  await dialog.getByLabel('Input (JSON)').fill('{"n": 3, "sleepMs": 400}');
+  await dialog.getByRole('button', { name: 'Start', exact: true }).click();
+
+  await page.waitForURL(/#\/runs\/steps\//);
+  const steps = page.getByRole('list', { name: 'Journal entries in order' }).locator(':scope > li');
+  // While it runs, the timeline grows: a sleep shows until when it sleeps.
+  await page.getByText(/SLEEP/i).first().waitFor();
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  await page.waitForFunction(() => document.querySelectorAll('ol.steps > li').length === 5);
+  assert.deepEqual(await steps.locator('.key').allTextContents(), ['s', 'pause', 's#1', 'pause#1', 's#2']);
+  assert.match(await page.getByRole('figure', { name: 'Output' }).textContent(), /"sum": 3/);
+
+  // A step opens to its output, formatted.
+  await steps.first().locator('summary').click();
+  assert.match(await steps.first().locator('figure', { hasText: 'Output' }).textContent(), /0/);
+});
+
+test('signal a waiting run from the console', async () => {
+  // The welcome mail fails twice first: the timeline shows its attempts.
+  const { run, userId } = await waitingOnboarding('signal@example.com', { failWelcome: 2 });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  await page.getByText(/waiting for event “verify” matching .*until/).waitFor();
+
+  await page.getByRole('button', { name: 'Send a signal…' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Send a signal' });
+  // The form starts from what the run waits for.
+  assert.equal(await dialog.getByLabel('Event').inputValue(), 'verify');
+  assert.deepEqual(JSON.parse(await dialog.getByLabel('Payload (JSON)').inputValue()), { userId });
+  await dialog.getByLabel('Payload (JSON)').fill(JSON.stringify({ userId, via: 'console' }));
+  await dialog.getByRole('button', { name: 'Send signal' }).click();
+
+  await page.getByRole('status').filter({ hasText: 'Signal verify: delivered' }).waitFor();
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  assert.match(await page.getByRole('figure', { name: 'Output' }).textContent(), /verified via console/);
+  assert.match(await page.locator('ol.steps > li', { hasText: 'send-welcome' }).textContent(), /3 attempts/);
+  if (shots) {
+    await page.locator('ol.steps > li', { hasText: 'await-verify' }).locator('summary').click();
+    await page.locator('#toast').evaluate((el) => { el.hidden = true; });
+    await page.screenshot({ path: join(shots, 'console-run.png'), fullPage: true });
+  }
+});
+
+test('a failed run shows its attempts and the error that ended it', async () => {
+  // The welcome mail fails on every one of its 5 attempts (20 ms apart): the step and the run fail.
+  const run = await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'fails@example.com', delayMs: 10, failWelcome: 99 } });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  await runStatus().filter({ hasText: 'failed' }).waitFor();
+  const step = page.locator('ol.steps > li', { hasText: 'send-welcome' });
+  assert.match(await step.locator('summary').textContent(), /failed.*5 attempts/);
+  await step.locator('summary').click();
+  assert.match(await step.getByRole('figure', { name: 'Error' }).textContent(), /"code": "smtp_unavailable"/);
+  assert.match(await page.locator('section.io').getByRole('figure', { name: 'Error' }).textContent(), /smtp_unavailable/);
+});
+
+test('cancel a run from the console, after confirming', async () => {
+  const { run } = await waitingOnboarding('cancel@example.com');
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  await runStatus().filter({ hasText: 'running' }).waitFor();
+
+  // By keyboard: Enter on the button opens the confirmation, Escape closes it and gives the
+  // focus back; nothing is cancelled.
+  const cancel = page.getByRole('button', { name: 'Cancel run…' });
+  await cancel.focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog', { name: 'Cancel this run?' }).waitFor();
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Cancel run…');
+
+  // Dismissing the confirmation changes nothing.
+  await page.getByRole('button', { name: 'Cancel run…' }).click();
+  await page.getByRole('dialog', { name: 'Cancel this run?' }).getByRole('button', { name: 'Cancel', exact: true }).click();
+  assert.equal((await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`)).status, 'running');
+
+  await page.getByRole('button', { name: 'Cancel run…' }).click();
+  await page.getByRole('dialog', { name: 'Cancel this run?' }).getByRole('button', { name: 'Cancel run' }).click();
+  await runStatus().filter({ hasText: 'cancelled' }).waitFor();
+  assert.equal((await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`)).status, 'cancelled');
+  assert.ok(await page.getByRole('button', { name: 'Cancel run…' }).isDisabled());
+});
+
+test('filter the runs list by workflow, status and input', async () => {
+  const a = await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'filter-me@example.com', verifyTimeoutMs: 600000 } });
+  await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'someone-else@example.com', verifyTimeoutMs: 600000 } });
+  await daemon.api('POST', '/workflows/steps/runs', { input: { n: 1 } });
+  await signIn();
+  await page.locator('table.runs tbody tr a').first().waitFor();
+
+  await page.getByText('Filters', { exact: true }).click();
+  await page.getByLabel('Workflow', { exact: true }).selectOption('onboarding');
+  await page.getByLabel('Input fields').fill('email=filter-me@example.com');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.waitForURL(/workflow=onboarding/);
+  await page.waitForFunction(() => document.querySelectorAll('table.runs tbody tr a').length === 1);
+  assert.equal(await page.locator('table.runs tbody tr a').textContent(), a.id);
+
+  // The status counts are links to the list filtered by that status.
+  await page.goto(`${daemon.url}/ui/#/runs?workflow=steps`);
+  await page.getByRole('heading', { name: 'Runs of steps' }).waitFor();
+  await page.getByRole('list', { name: 'Runs by status of steps' }).getByRole('link', { name: /completed/ }).click();
+  await page.waitForURL(/status=completed/);
+  await page.locator('ul.counts a[aria-current="true"]', { hasText: 'completed' }).waitFor();
+  const workflows = await page.locator('table.runs tbody td.c1').allTextContents();
+  assert.ok(workflows.length > 0 && workflows.every((w) => w.startsWith('steps')), `rows: ${workflows}`);
+  const statuses = await page.locator('table.runs tbody td.c2').allTextContents();
+  assert.ok(statuses.every((s) => s === 'completed'), `statuses: ${statuses}`);
+  if (shots) {
+    await page.goto(`${daemon.url}/ui/#/runs`);
+    await page.locator('table.runs tbody tr a').first().waitFor();
+    await page.screenshot({ path: join(shots, 'console-runs.png') });
+  }
+});
+
+test('the runs list refreshes itself: a run started elsewhere appears and moves on', async () => {
+  await signIn();
+  await page.locator('table.runs tbody tr a').first().waitFor();
+  const run = await daemon.api('POST', '/workflows/steps/runs', { input: { n: 2, sleepMs: 200 }, idempotencyKey: 'live-refresh' });
+  const row = page.locator('table.runs tbody tr', { has: page.getByRole('link', { name: run.id }) });
+  await row.waitFor();
+  await row.locator('.badge', { hasText: 'completed' }).waitFor();
+});
+
+test('run data that looks like markup shows as text and runs nothing', async () => {
+  const evil = '<img src=x onerror=window.__pwned=1>';
+  const { run, userId } = await waitingOnboarding(`${evil}@example.com`);
+  // The event payload, and so the run's output ("verified via ..."), carries it too.
+  await daemon.api('POST', `/workflows/onboarding/runs/${run.id}/signals/verify`, { userId, via: evil });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  assert.ok((await page.getByRole('figure', { name: 'Output' }).textContent()).includes(`verified via ${evil}`));
+  assert.ok((await page.getByRole('figure', { name: 'Input' }).textContent()).includes(evil));
+  await page.goto(`${daemon.url}/ui/#/runs?workflow=onboarding`);
+  await page.locator('table.runs tbody tr a').first().waitFor();
+  assert.equal(await page.locator('main img').count(), 0, 'an <img> element was made from run data');
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+});
+
+test('the admin token manages tenants and switches to one', async () => {
+  await signIn(daemon.admin);
+  await page.getByRole('heading', { name: 'Tenants' }).waitFor();
+  await page.getByRole('link', { name: 'default' }).click();
+  await page.getByRole('heading', { name: 'Tenant default' }).waitFor();
+  await page.getByLabel('Allowed hosts, one per line').fill('api.example.com');
+  await page.getByRole('button', { name: 'Save limits…' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Save limits' }).click();
+  await page.getByRole('status').filter({ hasText: 'Limits of default saved' }).waitFor();
+  const res = await fetch(`${daemon.url}/v1/tenant`, { headers: { Authorization: `Bearer ${daemon.token}` } });
+  assert.deepEqual((await res.json()).limits.allowedHosts, ['api.example.com']);
+
+  await page.getByLabel('Act as tenant').selectOption('default');
+  await page.getByRole('dialog').getByRole('button', { name: 'Create token and switch' }).click();
+  await page.getByRole('heading', { name: 'Runs' }).waitFor();
+  await page.locator('table.runs tbody tr a').first().waitFor();
+
+  // Signing out revokes the token the switcher made.
+  const adminGet = async (path) => (await fetch(`${daemon.url}/v1${path}`, { headers: { Authorization: `Bearer ${daemon.admin}` } })).json();
+  const consoleTokens = async () => (await adminGet('/tenants/default/tokens')).tokens.filter((t) => t.name === 'console');
+  const made = await consoleTokens();
+  assert.equal(made.length, 1);
+  assert.equal(made[0].revokedAt, undefined);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  assert.ok((await consoleTokens())[0].revokedAt, 'the console token is still live after sign-out');
+});
+
+test('a tenant sees its limits and keeps its secrets write-only', async () => {
+  await signIn();
+  await page.getByRole('link', { name: 'Tenant', exact: true }).click();
+  await page.getByRole('heading', { name: 'Tenant default' }).waitFor();
+  await page.getByRole('row', { name: /Max steps per run/ }).waitFor();
+  await page.getByLabel('Secret name').fill('smtp-password');
+  await page.getByLabel('Value', { exact: true }).fill('hunter2-not-shown');
+  await page.getByRole('button', { name: 'Save secret' }).click();
+  await page.getByRole('cell', { name: 'smtp-password', exact: true }).waitFor();
+  assert.ok(!(await page.locator('main').textContent()).includes('hunter2-not-shown'));
+  const { secrets } = await daemon.api('GET', '/secrets');
+  assert.deepEqual(secrets.map((x) => x.name), ['smtp-password']);
+});
+
+test('revoking the token the console signed in with signs it out', async () => {
+  const tok = await daemon.api('POST', '/tokens', { name: 'short-lived' });
+  await signIn(tok.secret);
+  await page.getByRole('link', { name: 'Tenant', exact: true }).click();
+  await page.getByRole('button', { name: `Revoke token ${tok.id}` }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'the revoked token is still kept');
+  // The page's next read with the revoked token was a 401, as it should be.
+  problems = problems.filter((p) => !p.includes('status of 401'));
+});
+
+test('deploy a module by upload', async () => {
+  await signIn();
+  await page.getByRole('link', { name: 'Workflows' }).click();
+  await page.getByRole('heading', { name: 'Workflows and modules' }).waitFor();
+  // The AssemblyScript build of the examples declares the same workflow versions as the Go
+  // build the daemon deployed: it goes in only with replace.
+  await page.getByLabel('WebAssembly module').setInputFiles(join(root, 'testdata/examples_as.wasm'));
+  await page.getByLabel('Replace versions deployed with other code').check();
+  await page.getByRole('button', { name: 'Upload and deploy' }).click();
+  await page.getByRole('dialog', { name: 'Deploy this module?' }).getByRole('button', { name: 'Deploy' }).click();
+  await page.getByRole('status').filter({ hasText: /^Deployed / }).waitFor();
+  await page.waitForFunction(() => document.querySelectorAll('code.digest').length >= 2);
+});
+
+test('usable on a phone: nothing wider than the screen, every control reachable', async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signIn();
+  await page.locator('table.runs tbody tr a').first().waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the runs page is ${overflow}px wider than the screen`);
+  await page.locator('table.runs tbody tr a').first().click();
+  await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+  const overflow2 = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow2 <= 0, `the run page is ${overflow2}px wider than the screen`);
+  // Keyboard: on a fresh load the first Tab reaches the skip link.
+  await page.reload();
+  await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to content');
+});

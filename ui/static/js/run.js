@@ -1,0 +1,255 @@
+// A run: its header, actions, input/output/error, the timeline of its journal and its outbound
+// HTTP audit trail; refreshed every couple of seconds until the run has ended.
+import { h, replace, badge, when, duration, jsonBlock, toast, confirmDialog, field } from './dom.js';
+import { call, enc, ApiError } from './api.js';
+
+const REFRESH_MS = 2000;
+// A run may have up to 100,000 journal entries (--max-steps-per-run): the timeline draws this
+// many at first, and more on request, so a long run's page stays quick to draw and to use.
+const SHOWN = 300;
+const ENDED = new Set(['completed', 'failed', 'cancelled', 'nondeterministic']);
+
+export async function runView(el, workflow, id) {
+  const base = `/workflows/${enc(workflow)}/runs/${enc(id)}`;
+  let stopped = false;
+  let timer = null;
+  let every = REFRESH_MS;
+  let last = '';        // the data last drawn, to draw an ended run again only when it changed
+  let lastStatus = '';  // announced to screen readers when it changes
+  const open = new Set(); // the steps whose details are open, kept across refreshes
+  const shown = { n: SHOWN }; // how many journal entries the timeline draws, raised by "Show more"
+
+  const headerEl = h('section', { 'aria-labelledby': 'run-title' });
+  const ioEl = h('section', { class: 'io', 'aria-label': 'Input and result' });
+  const timelineEl = h('section', { 'aria-labelledby': 'tl-title' });
+  const outboundEl = h('section', { 'aria-labelledby': 'ob-title' });
+  const liveEl = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite' });
+  replace(el, h('p', {}, h('a', { href: `#/runs?workflow=${enc(workflow)}`, text: `← Runs of ${workflow}` })),
+    headerEl, ioEl, timelineEl, outboundEl, liveEl);
+
+  async function load() {
+    clearTimeout(timer);
+    let run, steps, outbound;
+    try {
+      [run, steps, outbound] = await Promise.all([
+        call('GET', base), call('GET', `${base}/steps`), call('GET', `${base}/outbound`)]);
+    } catch (e) {
+      if (stopped) return;
+      if (e instanceof ApiError && e.status === 404) {
+        replace(el, h('h1', { text: 'Run not found' }), h('p', { text: e.message }), h('p', {}, h('a', { href: '#/runs', text: 'Back to the runs' })));
+        return;
+      }
+      throw e;
+    }
+    if (stopped) return;
+    const ended = ENDED.has(run.status);
+    const snapshot = JSON.stringify([run, steps, outbound]);
+    // A live run's bars grow with the clock, so it is drawn again each time; an ended one only
+    // when something changed (it no longer does).
+    if (snapshot !== last || !ended) {
+      const focusedId = document.activeElement && document.activeElement.id;
+      if (lastStatus && lastStatus !== run.status) liveEl.textContent = `Run is now ${run.status}`;
+      lastStatus = run.status;
+      if (snapshot !== last) {
+        renderHeader(headerEl, run, steps.steps, base, () => load().catch(() => {}));
+        renderIO(ioEl, run);
+        renderOutbound(outboundEl, outbound.outbound);
+      }
+      renderTimeline(timelineEl, run, steps.steps, open, shown, () => { last = ''; load().catch(() => {}); });
+      last = snapshot;
+      if (focusedId) { const f = document.getElementById(focusedId); if (f && f !== document.activeElement) f.focus(); }
+    }
+    // The API reads a journal whole, so a long one is read less often: a millisecond per entry
+    // between reads, from 2 s to 30 s (10,000 entries, 1.9 MB: every 10 s).
+    every = Math.min(Math.max(REFRESH_MS, steps.steps.length), 30000);
+    if (!ended && !stopped) timer = setTimeout(tick, every);
+  }
+  // tick refreshes a live run, but not while its tab is hidden.
+  function tick() {
+    if (stopped) return;
+    if (document.hidden) { timer = setTimeout(tick, every); return; }
+    load().catch(() => { if (!stopped) timer = setTimeout(tick, every); });
+  }
+  await load();
+  return () => { stopped = true; clearTimeout(timer); };
+}
+
+function renderHeader(el, run, steps, base, reload) {
+  const ended = ENDED.has(run.status);
+  const start = run.startedAt ? new Date(run.startedAt) : null;
+  const end = run.completedAt ? new Date(run.completedAt) : null;
+  const dl = h('dl', { class: 'facts' },
+    fact('Status', badge(run.status)),
+    fact('Workflow', h('a', { href: `#/runs?workflow=${enc(run.workflow)}`, text: run.workflow })),
+    fact('Version', run.version),
+    fact('Module digest', h('code', { class: 'mono digest', title: run.moduleDigest, text: run.moduleDigest })),
+    fact('Created', when(run.createdAt)),
+    fact('Started', when(run.startedAt)),
+    fact('Ended', when(run.completedAt)),
+    fact('Duration', start && end ? duration(end - start) : start ? `${duration(Date.now() - start)} so far` : '—'),
+    fact('Activations', String(run.activations)),
+    run.idempotencyKey ? fact('Idempotency key', h('code', { text: run.idempotencyKey })) : null,
+    fact('Retention', `${run.retentionDays} days`),
+    fact('Updated', when(run.updatedAt)));
+
+  // Ids let a redraw give the focus back to the button that had it.
+  const signalBtn = h('button', { type: 'button', id: 'run-signal', class: 'secondary', text: 'Send a signal…', disabled: ended });
+  const cancelBtn = h('button', { type: 'button', id: 'run-cancel', class: 'danger', text: 'Cancel run…', disabled: ended });
+  signalBtn.addEventListener('click', async () => {
+    // A run that waits says for what: the form starts from that event and its match.
+    const waiting = steps.find((st) => st.kind === 'wait' && st.status === 'waiting');
+    const event = h('input', { name: 'event', required: true, autocomplete: 'off', value: waiting ? waiting.event : '' });
+    const payload = h('textarea', { name: 'payload', rows: '5', spellcheck: 'false', class: 'mono' });
+    payload.value = waiting && waiting.match !== undefined ? JSON.stringify(waiting.match, null, 2) : '{}';
+    const v = await confirmDialog({
+      title: 'Send a signal', message: `Send an event to run ${run.id}. A wait of the run for this event takes it, or it is kept until one does.`,
+      confirm: 'Send signal', body: [field('Event', event), field('Payload (JSON)', payload)],
+    });
+    if (!v) return;
+    try {
+      const res = await call('POST', `${base}/signals/${enc(v.event)}`, { body: v.payload.trim() || '{}' });
+      toast(`Signal ${res.event}: ${res.state}`);
+      reload();
+    } catch (e) { toast(e.message, 'error'); }
+  });
+  cancelBtn.addEventListener('click', async () => {
+    const v = await confirmDialog({
+      title: 'Cancel this run?', message: `Run ${run.id} of ${run.workflow} stops at its next durable boundary and ends as cancelled. This cannot be undone.`,
+      confirm: 'Cancel run', danger: true,
+    });
+    if (!v) return;
+    try {
+      const r = await call('DELETE', base);
+      toast(`Run ${r.id} is ${r.status}`);
+      reload();
+    } catch (e) { toast(e.message, 'error'); }
+  });
+
+  replace(el,
+    h('div', { class: 'title-row' },
+      h('h1', { id: 'run-title' }, h('span', { class: 'muted', text: `${run.workflow} · ` }), h('span', { class: 'mono', text: run.id })),
+      h('div', { class: 'actions', role: 'group', 'aria-label': 'Run actions' }, signalBtn, cancelBtn)),
+    dl);
+}
+
+function fact(term, ...value) {
+  return h('div', {}, h('dt', { text: term }), h('dd', {}, value));
+}
+
+function renderIO(el, run) {
+  replace(el,
+    jsonBlock('Input', run.input ?? null),
+    run.output !== undefined ? jsonBlock('Output', run.output) : null,
+    run.error ? jsonBlock('Error', run.error) : null);
+}
+
+// A step's bar on the timeline: from when it started to when it ended, or to now while it is in
+// progress. The parts after now (a sleep's or a backoff's remaining time, a wait's timeout) are
+// drawn to the end of the scale and named in the text, so a 24-hour timeout does not squash
+// the rest of the run into a pixel.
+function renderTimeline(el, run, allSteps, open, shown, redraw) {
+  const steps = allSteps.slice(0, shown.n);
+  const now = Date.now();
+  const t0 = new Date(run.startedAt || run.createdAt).getTime();
+  let t1 = run.completedAt ? new Date(run.completedAt).getTime() : now;
+  for (const s of steps) {
+    const e = s.completedAt ? new Date(s.completedAt).getTime() : now;
+    if (e > t1) t1 = e;
+  }
+  const span = Math.max(t1 - t0, 1);
+  const pct = (t) => `${(Math.min(Math.max(t - t0, 0), span) / span * 100).toFixed(3)}%`;
+  const width = (a, b) => `${Math.max((Math.min(b, t1) - Math.max(a, t0)) / span * 100, 0.4).toFixed(3)}%`;
+
+  const axis = h('div', { class: 'axis', 'aria-hidden': 'true' },
+    [0, 0.25, 0.5, 0.75, 1].map((f) => h('span', { class: `tick t${f * 100}`, text: `+${duration(span * f)}` })));
+
+  const items = steps.map((s) => {
+    const start = new Date(s.startedAt).getTime();
+    const end = s.completedAt ? new Date(s.completedAt).getTime() : now;
+    const wake = s.wakeAt ? new Date(s.wakeAt) : null;
+    const bar = h('span', { class: `bar k-${s.kind} st-${s.status}` });
+    bar.style.left = pct(start);
+    bar.style.width = width(start, end);
+    const track = h('span', { class: 'track', 'aria-hidden': 'true' }, bar);
+    if (!s.completedAt && wake && wake.getTime() > now) {
+      // The remaining time: a sleep's, a backoff's or a wait's timeout, hatched to the end.
+      const rest = h('span', { class: `bar pending-part k-${s.kind}` });
+      rest.style.left = pct(now);
+      rest.style.width = `calc(100% - ${pct(now)})`;
+      track.appendChild(rest);
+    }
+    const id = `step-${s.seq}`;
+    const det = h('details', { class: 'step', id: `${id}-d`, open: open.has(s.seq) || undefined },
+      h('summary', { id },
+        h('span', { class: 'what' },
+          h('span', { class: `kind k-${s.kind}`, text: s.kind }), ' ',
+          h('span', { class: 'key mono', text: s.key })),
+        track,
+        h('span', { class: 'about' }, badge(s.status), ' ', describe(s, now))),
+      stepDetails(s));
+    det.addEventListener('toggle', () => { if (det.open) open.add(s.seq); else open.delete(s.seq); });
+    return h('li', {}, det);
+  });
+  replace(el,
+    h('h2', { id: 'tl-title', text: 'Timeline' }),
+    steps.length === 0
+      ? h('p', { class: 'muted', text: run.status === 'pending' ? 'The run has not started yet.' : 'The journal is empty.' })
+      : h('div', { class: 'timeline' }, axis, h('ol', { class: 'steps', 'aria-label': 'Journal entries in order' }, items)),
+    allSteps.length > steps.length
+      ? h('p', {}, h('button', { type: 'button', id: 'show-more', class: 'secondary', text: `Show ${Math.min(allSteps.length - steps.length, 1000)} more of ${allSteps.length - steps.length} hidden entries`,
+        on: { click: () => { shown.n += 1000; redraw(); } } }))
+      : null);
+}
+
+// describe says in words what the bar shows: how long, how many attempts, what it waits for
+// and until when.
+function describe(s, now) {
+  const parts = [];
+  if (s.durationMs !== undefined) parts.push(duration(s.durationMs));
+  else parts.push(`${duration(now - new Date(s.startedAt).getTime())} so far`);
+  const until = s.wakeAt ? new Date(s.wakeAt).toLocaleString() : '';
+  if (s.kind === 'run') {
+    if (s.attempt > 1 || s.status === 'retrying') parts.push(`${s.attempt} attempt${s.attempt === 1 ? '' : 's'}`);
+    if (s.status === 'retrying' && until) parts.push(`backing off, next attempt at ${until}`);
+  } else if (s.kind === 'sleep') {
+    if (until) parts.push(s.status === 'sleeping' ? `until ${until}` : `was until ${until}`);
+  } else if (s.kind === 'wait') {
+    let what = `for event “${s.event}”`;
+    if (s.match && Object.keys(s.match).length) what += ` matching ${JSON.stringify(s.match)}`;
+    parts.push(s.status === 'waiting' ? `waiting ${what}${until ? ` until ${until}` : ', no timeout'}` : what);
+  }
+  return h('span', { class: 'desc', text: parts.join(' · ') });
+}
+
+function stepDetails(s) {
+  const kids = [];
+  const facts = h('dl', { class: 'facts small' },
+    fact('Sequence', String(s.seq)), fact('Started', when(s.startedAt)), fact('Ended', when(s.completedAt)),
+    s.wakeAt ? fact(s.kind === 'run' ? 'Next attempt' : s.kind === 'wait' ? 'Times out' : 'Wakes', when(s.wakeAt)) : null,
+    s.attempt ? fact('Attempts', String(s.attempt)) : null,
+    s.event ? fact('Event', h('code', { text: s.event })) : null);
+  kids.push(facts);
+  if (s.match !== undefined) kids.push(jsonBlock('Match', s.match));
+  if (s.output !== undefined) kids.push(jsonBlock(s.kind === 'wait' ? 'Event payload' : 'Output', s.output));
+  if (s.error) kids.push(jsonBlock(s.status === 'retrying' ? 'Last error' : 'Error', s.error));
+  if (s.outbound && s.outbound.length) kids.push(outboundTable(s.outbound, `HTTP requests of ${s.key}`));
+  return h('div', { class: 'step-body' }, kids);
+}
+
+function renderOutbound(el, records) {
+  replace(el, h('h2', { id: 'ob-title', text: 'Outbound HTTP audit' }),
+    records.length ? outboundTable(records, 'Every outbound request and redirect hop the run made') : h('p', { class: 'muted', text: 'The run made no outbound HTTP requests.' }));
+}
+
+function outboundTable(records, caption) {
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'outbound' },
+    h('caption', { text: caption }),
+    h('thead', {}, h('tr', {}, ['At', 'Step', 'Hop', 'Request', 'Status', 'Bytes out/in', 'Time'].map((c) => h('th', { scope: 'col', text: c })))),
+    h('tbody', {}, records.map((o) => h('tr', {},
+      h('td', {}, when(o.at)), h('td', { class: 'mono', text: o.step || '—' }), h('td', { class: 'num', text: String(o.hop) }),
+      h('td', { class: 'mono' }, `${o.method} ${o.scheme ? o.scheme + '://' : ''}${o.host}${o.port ? ':' + o.port : ''}${o.path}`),
+      h('td', {}, o.error ? h('span', { class: 'error', text: o.error }) : String(o.status || '—')),
+      h('td', { class: 'num', text: `${o.bytesOut} / ${o.bytesIn}` }),
+      h('td', { class: 'num', text: duration(o.durationMs) }))))));
+}
+
