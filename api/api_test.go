@@ -174,6 +174,12 @@ func (r response) errorCode(t testing.TB) string {
 
 func call(t testing.TB, srv *httptest.Server, method, path, token string, body []byte) response {
 	t.Helper()
+	return callWith(t, srv, method, path, token, body, nil)
+}
+
+// callWith is call with extra request headers.
+func callWith(t testing.TB, srv *httptest.Server, method, path, token string, body []byte, header map[string]string) response {
+	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +189,9 @@ func call(t testing.TB, srv *httptest.Server, method, path, token string, body [
 	}
 	if len(body) > 0 {
 		req.Header.Set("Content-Type", contentTypeOf(path))
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := srv.Client().Do(req)
 	if err != nil {
@@ -233,20 +242,8 @@ func TestRunLifecycleOverHTTP(t *testing.T) {
 	// A retried signal (the same id, as the Idempotency-Key header) is acknowledged, not sent
 	// again: the buffer stays empty, which the run's end below shows too.
 	repeat := func() response {
-		req, err := http.NewRequest("POST", srv.URL+runPath+"/signals/verify", strings.NewReader(`{"userId":"`+userID+`","via":"retry"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Idempotency-Key", "s-1")
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		return response{resp.StatusCode, out}
+		return callWith(t, srv, "POST", runPath+"/signals/verify", tok, []byte(`{"userId":"`+userID+`","via":"retry"}`),
+			map[string]string{"Idempotency-Key": "s-1"})
 	}
 	if again := repeat(); again.status != 200 || again.json(t)["state"] != "delivered" || again.json(t)["duplicate"] != true {
 		t.Fatalf("repeated signal: %d %s", again.status, again.body)

@@ -112,14 +112,8 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start: %w", err)
 	}
-	input := req.Input
-	if len(input) == 0 {
-		input = json.RawMessage("null")
-	}
-	if len(input) > limits.MaxInputBytes {
-		return store.Run{}, false, fmt.Errorf("start: %w: input is %d bytes, the tenant's limit is %d", ErrTooLarge, len(input), limits.MaxInputBytes)
-	}
-	if err := checkJSON("input", input); err != nil {
+	input, err := checkInput(req.Input, limits)
+	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start: %w", err)
 	}
 	// One statement resolves the workflow and creates the run. A run this host can execute at
@@ -164,6 +158,21 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 		}
 	}
 	return run, isNew, nil
+}
+
+// checkInput checks a new run's input against the tenant's limit and the storable rule, and
+// returns it, null when there is none.
+func checkInput(input json.RawMessage, limits store.Limits) (json.RawMessage, error) {
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	if len(input) > limits.MaxInputBytes {
+		return nil, fmt.Errorf("%w: input is %d bytes, the tenant's limit is %d", ErrTooLarge, len(input), limits.MaxInputBytes)
+	}
+	if err := checkJSON("input", input); err != nil {
+		return nil, err
+	}
+	return input, nil
 }
 
 // checkStart checks a start request's names and numbers; the input is checked once its size is.
@@ -286,14 +295,8 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 	if err != nil {
 		return fail(err)
 	}
-	input := req.Start.Input
-	if len(input) == 0 {
-		input = json.RawMessage("null")
-	}
-	if len(input) > limits.MaxInputBytes {
-		return fail(fmt.Errorf("%w: input is %d bytes, the tenant's limit is %d", ErrTooLarge, len(input), limits.MaxInputBytes))
-	}
-	if err := checkJSON("input", input); err != nil {
+	input, err := checkInput(req.Start.Input, limits)
+	if err != nil {
 		return fail(err)
 	}
 	payload, err := checkEvent(req.Event, req.Payload, limits)
