@@ -200,7 +200,7 @@ var (
 	HostCodes = []string{
 		CodeWorkflowError, CodeTrap, CodeDeadline, CodeABIViolation, CodePayloadTooLarge,
 		CodeNondeterministic, CodeCancelled, CodeNoResult, CodeUnknownWorkflow, CodeStepLimit,
-		CodeMemoryLimit, CodeNotStorable, CodeStoreRefused, CodeNoProgress, CodeTimeout,
+		CodeMemoryLimit, CodeNotStorable, CodeStoreRefused, CodeNoProgress, CodeTimeout, CodeRunTimeout,
 	}
 	CapabilityCodes = []string{
 		CodeOutsideStep, CodeHTTPDenied, CodeHTTPFailed, CodeHTTPTimeout, CodeHTTPTooLarge,
@@ -226,6 +226,8 @@ const (
 	// CodeTimeout: a step attempt's callback ran past the step's timeoutMs, or past the
 	// activation's wall-time limit; the attempt fails with it and is retried by the policy.
 	CodeTimeout = "timeout"
+	// CodeRunTimeout: the run reached its deadline (a start's timeoutMs) before it ended.
+	CodeRunTimeout = "run_timeout"
 	// CodeNotStorable: a JSON value the guest wrote (a step output, the run's output, a wait's
 	// match) breaks CheckJSON, so no store could keep it. A step output fails the step (final,
 	// never retried: the same code writes the same value); the others fail the run.

@@ -100,7 +100,7 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	run, created, err := h.cfg.Service.StartRun(r.Context(), tenant(r), engine.StartRequest{
 		Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
-		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays,
+		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs,
 	})
 	if err != nil {
 		return err
@@ -378,7 +378,7 @@ func (h *Handler) signalWithStart(w http.ResponseWriter, r *http.Request) error 
 	}
 	res, err := h.cfg.Service.SignalWithStart(r.Context(), tenant(r), engine.SignalWithStartRequest{
 		Start: engine.StartRequest{Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
-			IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays},
+			IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs},
 		Event: body.Event, Payload: body.Payload, SignalID: body.SignalID,
 	})
 	if err != nil {

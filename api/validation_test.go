@@ -137,6 +137,13 @@ func clientMistakes(runPath string) []mistake {
 		add(mistake{name: "retentionDays " + n, method: "POST", path: "/v1/workflows/onboarding/runs",
 			body: `{"retentionDays":` + n + `}`, naming: "retentionDays"})
 	}
+	// A workflow deadline: up to abi.MaxDelay, in milliseconds of an int64.
+	for _, n := range []string{"-1", "3153600000001", "9223372036854775808", "1e400", "1.5", `"7"`, "true", "{}"} {
+		add(mistake{name: "timeoutMs " + n, method: "POST", path: "/v1/workflows/onboarding/runs",
+			body: `{"timeoutMs":` + n + `}`, naming: "timeoutMs"})
+		add(mistake{name: "signal-with-start timeoutMs " + n, method: "POST", path: "/v1/workflows/onboarding/signal-with-start",
+			body: `{"idempotencyKey":"k","event":"verify","timeoutMs":` + n + `}`, naming: "timeoutMs"})
+	}
 	limits := []string{"memoryPages", "activationTimeoutMs", "concurrency", "maxModuleBytes", "maxInputBytes",
 		"maxOutputBytes", "maxStepOutputBytes", "maxEventBytes", "maxStepsPerRun", "maxBufferedEvents"}
 	for _, l := range limits {

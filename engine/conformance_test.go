@@ -184,6 +184,39 @@ var conformanceScenarios = []conformanceScenario{
 		}
 		return tr
 	}},
+	{"RunDeadlineWhileWaiting", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A workflow deadline: the run waits for an event for ten minutes, but its start gave
+		// it a second and a half; it is woken at its deadline and failed.
+		run, _, err := h.engine.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "onboarding",
+			Input: json.RawMessage(`{"email":"late@example.com","delayMs":1,"verifyTimeoutMs":600000}`), TimeoutMs: 1500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Deadline == nil || run.Deadline.Sub(run.CreatedAt) < time.Second {
+			t.Fatalf("the run's deadline %v, created %v: want 1.5 s after its start", run.Deadline, run.CreatedAt)
+		}
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusFailed, "create-user", "welcome-delay", "send-welcome", "await-verify")
+		if tr.Error != "run_timeout: the run ran past its deadline" || tr.Steps[3].Status != store.StepWaiting {
+			t.Fatalf("want the run failed with run_timeout at its wait: %+v", tr)
+		}
+		return tr
+	}},
+	{"RunDeadlineInALoop", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A polling loop that would run for a minute, stopped by its deadline at a durable call.
+		run, _, err := h.engine.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "poll",
+			Input: json.RawMessage(`{"until":600,"intervalMs":100}`), TimeoutMs: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := h.await(run.ID, settle)
+		if r.Status != store.StatusFailed || r.Error == nil || r.Error.Code != abi.CodeRunTimeout {
+			t.Fatalf("want the loop failed with run_timeout: %s %+v", r.Status, r.Error)
+		}
+		// How many checks fit in the second differs from pass to pass: the transcript keeps
+		// only the outcome.
+		return transcript{Status: r.Status, Error: errorString(r.Error)}
+	}},
 	{"OnboardingTimesOut", func(t *testing.T, h *harness, _ store.Store) transcript {
 		run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 100})
 		tr := h.transcript(h.await(run.ID, settle))

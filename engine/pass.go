@@ -130,6 +130,11 @@ func (p *pass) parkable(ctx context.Context, name string, call func() (host.Repl
 // next returns the key the guest's step name gets in this pass, and the journal entry at the
 // cursor if the journal has one, checking it is the same step.
 func (p *pass) next(ctx context.Context, name string, kind store.StepKind) (key string, seq int, entry *store.Step, err error) {
+	if p.pastDeadline() {
+		return "", 0, nil, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{
+			Code: abi.CodeRunTimeout, Message: "the run ran past its deadline",
+		}}
+	}
 	n := p.seen[name]
 	p.seen[name] = n + 1
 	key = name
@@ -155,8 +160,26 @@ func (p *pass) next(ctx context.Context, name string, kind store.StepKind) (key 
 	return key, seq, nil, nil
 }
 
-// suspend releases the run until wakeAt (nil: until an event), journaling s first if given.
+// pastDeadline reports whether the run has reached its deadline (a workflow deadline: it is
+// failed at its next durable call).
+func (p *pass) pastDeadline() bool {
+	return p.run.Deadline != nil && !p.now().Before(*p.run.Deadline)
+}
+
+// byDeadline is the time a run suspended until t (nil: until an event) is to be woken: t, or
+// the run's deadline when that comes first, so that a sleeping or waiting run is woken to
+// be failed at it.
+func (p *pass) byDeadline(t *time.Time) *time.Time {
+	if d := p.run.Deadline; d != nil && (t == nil || d.Before(*t)) {
+		return d
+	}
+	return t
+}
+
+// suspend releases the run until wakeAt (nil: until an event), journaling s first if given;
+// no later than the run's deadline.
 func (p *pass) suspend(ctx context.Context, key, reason string, s *store.Step, wakeAt *time.Time) error {
+	wakeAt = p.byDeadline(wakeAt)
 	if err := p.j.suspend(ctx, s, wakeAt); err != nil {
 		return err
 	}
@@ -362,6 +385,9 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 			timeout := t.Add(time.Duration(opts.TimeoutMs) * time.Millisecond)
 			row.WakeAt = &timeout
 		}
+		// The store wakes a waiting run at its wait's timeout: with a deadline sooner, the wait
+		// is journaled to time out at it, where the run is failed before the wait is replayed.
+		row.WakeAt = p.byDeadline(row.WakeAt)
 		resolved, err := p.j.reachWait(ctx, row)
 		if err != nil {
 			return host.Reply{}, err
@@ -379,12 +405,12 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	}
 	if s.Status == store.StepWaiting && (s.WakeAt == nil || t.Before(*s.WakeAt)) {
 		// The journal was read at claim time; an event may have resolved the wait since.
-		row, err := p.j.parkWait(ctx, key, s.WakeAt)
+		row, err := p.j.parkWait(ctx, key, p.byDeadline(s.WakeAt))
 		if err != nil {
 			return host.Reply{}, err
 		}
 		if row == nil {
-			return host.Reply{}, waitSuspended(key, opts.Event, s.WakeAt)
+			return host.Reply{}, waitSuspended(key, opts.Event, p.byDeadline(s.WakeAt))
 		}
 		if row.Status == store.StepCompleted {
 			p.obs.signalled(opts.Event)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
@@ -94,6 +95,19 @@ type StartRequest struct {
 	Input          json.RawMessage
 	IdempotencyKey string
 	RetentionDays  int // 0 takes the workflow's, then the engine's default; clamped to MaxRetentionDays
+	// TimeoutMs > 0 gives the run a deadline that long after its start (a workflow deadline):
+	// past it the run fails with abi.CodeRunTimeout at its next durable call, woken for it if
+	// it sleeps or waits. At most abi.MaxDelay.
+	TimeoutMs int64
+}
+
+// deadline is the deadline of a run started now with req.
+func (s *Service) deadline(req StartRequest) *time.Time {
+	if req.TimeoutMs <= 0 {
+		return nil
+	}
+	d := s.cfg.Clock.Now().Add(time.Duration(req.TimeoutMs) * time.Millisecond).UTC().Truncate(time.Microsecond)
+	return &d
 }
 
 // StartRun creates a run of the workflow, or with an idempotency key already used returns that
@@ -133,7 +147,7 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 	}
 	claim, isNew, err := s.cfg.Store.CreateLeasedRun(ctx, store.NewRun{
 		TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
-		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays,
+		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays, Deadline: s.deadline(req),
 		DefaultRetentionDays: s.cfg.DefaultRetentionDays, MaxRetentionDays: s.cfg.MaxRetentionDays,
 	}, to)
 	turnDone()
@@ -188,6 +202,9 @@ func checkStart(req StartRequest) error {
 	}
 	if req.RetentionDays < 0 || req.RetentionDays > MaxRetentionDaysRequested {
 		return invalid("retentionDays", "must be from 0 (the default) to %d, not %d", MaxRetentionDaysRequested, req.RetentionDays)
+	}
+	if req.TimeoutMs < 0 || req.TimeoutMs > abi.MaxDelay.Milliseconds() {
+		return invalid("timeoutMs", "must be from 0 (no deadline) to %d, not %d", abi.MaxDelay.Milliseconds(), req.TimeoutMs)
 	}
 	return nil
 }
@@ -310,6 +327,7 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 	res, err := s.cfg.Store.SignalWithStart(ctx, store.NewRun{
 		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
 		Input: input, IdempotencyKey: req.Start.IdempotencyKey, RetentionDays: s.retention(req.Start.RetentionDays, wf),
+		Deadline: s.deadline(req.Start),
 	}, store.SignalParams{Event: req.Event, Payload: payload, SignalID: req.SignalID, MaxBuffered: limits.MaxBufferedEvents})
 	if err != nil {
 		return fail(err)

@@ -230,6 +230,8 @@ type NewRun struct {
 	Input          json.RawMessage
 	IdempotencyKey string // "" means none
 	RetentionDays  int
+	// Deadline, when set, is when the run times out (Run.Deadline).
+	Deadline *time.Time
 	// DefaultRetentionDays and MaxRetentionDays are for CreateLeasedRun, which resolves the
 	// workflow itself: the run keeps RetentionDays, else the workflow's, else
 	// DefaultRetentionDays, never more than MaxRetentionDays (0: no ceiling).
@@ -255,6 +257,9 @@ type Run struct {
 	StartedAt      *time.Time // first claim
 	CompletedAt    *time.Time // terminal
 	UpdatedAt      time.Time
+	// Deadline is when the run times out whatever it is doing (a workflow deadline: the
+	// engine fails it with abi.CodeRunTimeout); nil: never.
+	Deadline *time.Time
 }
 
 // StepKind is the verb that made a journal entry.

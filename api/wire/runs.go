@@ -58,6 +58,8 @@ type Run struct {
 	StartedAt   *time.Time `json:"startedAt,omitempty"`
 	CompletedAt *time.Time `json:"completedAt,omitempty"`
 	UpdatedAt   time.Time  `json:"updatedAt"`
+	// Deadline is when the run times out (its start's timeoutMs), if it has one.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // RunPage is one page of a run listing, newest first; NextCursor is "" on the last page.
@@ -73,6 +75,7 @@ type StartRun struct {
 	Version        string          `json:"version,omitempty"`
 	IdempotencyKey string          `json:"idempotencyKey,omitempty"`
 	RetentionDays  int             `json:"retentionDays,omitempty"`
+	TimeoutMs      int64           `json:"timeoutMs,omitempty"`
 }
 
 // SignalWithStart is POST /v1/workflows/{name}/signal-with-start's body: the event goes to
@@ -83,6 +86,7 @@ type SignalWithStart struct {
 	Input          json.RawMessage `json:"input,omitempty"`
 	Version        string          `json:"version,omitempty"`
 	RetentionDays  int             `json:"retentionDays,omitempty"`
+	TimeoutMs      int64           `json:"timeoutMs,omitempty"`
 	Event          string          `json:"event"`
 	Payload        json.RawMessage `json:"payload,omitempty"`
 	SignalID       string          `json:"signalId,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wfhost/wfhost/api"
 	"github.com/wfhost/wfhost/api/wire"
@@ -474,4 +476,19 @@ func TestSignalIDsAndSignalWithStart(t *testing.T) {
 	r = expect(t, 0, "signal", "onboarding", first.Run.ID, "verify", "--payload", `{"userId":"`+user+`"}`, "--id", "v-1")
 	matches(t, "a repeated signal id", r.stdout, `signal v-1 was sent to run `+first.Run.ID+` before: nothing changed \(it was delivered then\)`)
 	expectJSONError(t, exitUsage, "usage", 0, "signal-with-start", "onboarding", "signup-1")
+
+	// A workflow deadline from --run-timeout: the run waits for ten minutes and fails at 1 s.
+	late := runOf(t, expect(t, 0, "start", "onboarding", "--input", `{"email":"late@example.com","delayMs":1,"verifyTimeoutMs":600000}`,
+		"--run-timeout", "1s", "--json"))
+	if late.Deadline == nil || late.Deadline.Sub(late.CreatedAt) < 900*time.Millisecond {
+		t.Fatalf("the run's deadline %v, created %v: want about 1 s after it", late.Deadline, late.CreatedAt)
+	}
+	testenv.Await(t, 30*time.Second, func() error {
+		if r := runJSON[wire.Run](t, "runs", "get", "onboarding", late.ID); r.Status != wire.RunFailed {
+			return fmt.Errorf("run %s is %s, want failed", late.ID, r.Status)
+		}
+		return nil
+	})
+	matches(t, "a run past its deadline", expect(t, 0, "runs", "get", "onboarding", late.ID).stdout, `run_timeout`)
+	expectJSONError(t, exitUsage, "usage", 0, "start", "onboarding", "--run-timeout", "-5s")
 }

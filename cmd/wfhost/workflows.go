@@ -161,6 +161,7 @@ func startCommand() *cli.Command {
 			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version (default: the latest)"},
 			&cli.StringFlag{Name: "idempotency-key", EnvVars: []string{"WFHOST_IDEMPOTENCY_KEY"}, Usage: "start at most one run per key; a repeated start returns the first run"},
 			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep the finished run this many days (default: the workflow's, else the daemon's)"},
+			timeoutFlag(),
 			&cli.BoolFlag{Name: "wait", EnvVars: []string{"WFHOST_WAIT"}, Usage: "wait for the run to end, print it, and fail unless it completed"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, EnvVars: []string{"WFHOST_WAIT_TIMEOUT"}, Usage: "how long --wait waits"},
 		),
@@ -184,8 +185,12 @@ func startCommand() *cli.Command {
 				return err
 			}
 			// Only what was given: the server fills in the rest (latest version, retention).
+			timeout, err := timeoutMs(c)
+			if err != nil {
+				return err
+			}
 			body := wire.StartRun{Input: input, Version: c.String("version"),
-				IdempotencyKey: c.String("idempotency-key"), RetentionDays: c.Int("retention-days")}
+				IdempotencyKey: c.String("idempotency-key"), RetentionDays: c.Int("retention-days"), TimeoutMs: timeout}
 			raw, err := cl.Do(c.Context, "POST", workflowPath(a[0])+"/runs", body)
 			if err != nil {
 				return err
@@ -541,6 +546,21 @@ func explainBuffered(c *cli.Context, workflow, runID, event string) {
 	}
 }
 
+// timeoutFlag is a started run's workflow deadline.
+func timeoutFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "run-timeout", EnvVars: []string{"WFHOST_RUN_TIMEOUT"},
+		Usage: "a deadline for the started run (90s, 2h, ...): past it the run fails with run_timeout (default: none)"}
+}
+
+// timeoutMs is --run-timeout in milliseconds, refused when negative or under a millisecond.
+func timeoutMs(c *cli.Context) (int64, error) {
+	d := c.Duration("run-timeout")
+	if d < 0 || (d > 0 && d < time.Millisecond) {
+		return 0, usagef("--run-timeout must be a positive duration of a millisecond or more, not %v", d)
+	}
+	return d.Milliseconds(), nil
+}
+
 func signalWithStartCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "signal-with-start",
@@ -550,7 +570,8 @@ func signalWithStartCommand() *cli.Command {
 			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the input of the run if it is started: JSON, @FILE to read it from a file, or - from stdin"},
 			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version of a started run (default: the latest)"},
 			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep a started run this many days once finished (default: the workflow's, else the daemon's)"},
-			&cli.StringFlag{Name: "id", EnvVars: []string{"WFHOST_SIGNAL_ID"}, Usage: "the signal's id: sending it again while the run is open changes nothing (safe retries)"}),
+			&cli.StringFlag{Name: "id", EnvVars: []string{"WFHOST_SIGNAL_ID"}, Usage: "the signal's id: sending it again while the run is open changes nothing (safe retries)"},
+			timeoutFlag()),
 		Action: func(c *cli.Context) error {
 			a, err := args(c, "WORKFLOW", "KEY", "EVENT")
 			if err != nil {
@@ -571,8 +592,12 @@ func signalWithStartCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			timeout, err := timeoutMs(c)
+			if err != nil {
+				return err
+			}
 			body := wire.SignalWithStart{IdempotencyKey: a[1], Input: input, Version: c.String("version"),
-				RetentionDays: c.Int("retention-days"), Event: a[2], Payload: payload, SignalID: c.String("id")}
+				RetentionDays: c.Int("retention-days"), TimeoutMs: timeout, Event: a[2], Payload: payload, SignalID: c.String("id")}
 			raw, err := cl.Do(c.Context, "POST", "/v1/workflows/"+url.PathEscape(a[0])+"/signal-with-start", body)
 			if err != nil {
 				return err

@@ -50,11 +50,12 @@ func scanRun(row scanner, extra ...any) (store.Run, error) {
 		input                     string
 		output, errb              sql.NullString
 		available, started, ended sql.NullInt64
+		deadline                  sql.NullInt64
 		created, updated          int64
 	)
 	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &available,
-		&created, &started, &ended, &updated)
+		&created, &started, &ended, &updated, &deadline)
 	if err := row.Scan(dest...); err != nil {
 		return store.Run{}, err
 	}
@@ -66,6 +67,7 @@ func scanRun(row scanner, extra ...any) (store.Run, error) {
 	r.Error = decodeError(errb)
 	r.AvailableAt, r.StartedAt, r.CompletedAt = timePtr(available), timePtr(started), timePtr(ended)
 	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
+	r.Deadline = timePtr(deadline)
 	return r, nil
 }
 

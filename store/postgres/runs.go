@@ -17,7 +17,7 @@ import (
 func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (_ store.Run, _ bool, err error) {
 	defer classify(&err)
 	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
-		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel))
+		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel, n.Deadline))
 	if err == nil {
 		return run, true, nil
 	}
@@ -49,7 +49,7 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 	var epoch int64
 	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_leased_run"), n.TenantID, n.Workflow, n.Version,
 		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays,
-		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel), &epoch)
+		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel, n.Deadline), &epoch)
 	if err == nil {
 		c := store.Claim{Run: run}
 		if epoch > 0 {

@@ -13,6 +13,7 @@ import (
 
 var runTests = []test{
 	{"CreateAndGet", testCreateAndGet},
+	{"DeadlineIsKept", testDeadlineIsKept},
 	{"Idempotency", testIdempotency},
 	{"ConcurrentIdempotency", testConcurrentIdempotency},
 	{"UnknownAndMalformedIDs", testUnknownAndMalformedIDs},
@@ -281,4 +282,27 @@ func ids(runs []store.Run) []string {
 		return nil
 	}
 	return out
+}
+
+// A run's deadline is kept as given, at microsecond precision, and every read of the run
+// returns it: the create, a get, a claim and a listing.
+func testDeadlineIsKept(t *testing.T, f *fixture) {
+	deadline := f.now().Add(90 * time.Minute).Truncate(time.Microsecond)
+	r, created, err := f.s.CreateRun(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: wfName, Version: "v1", Digest: f.digest,
+		Input: json.RawMessage(`{}`), RetentionDays: 7, Deadline: &deadline})
+	ok(t, err)
+	check(t, created, "not created")
+	same := func(what string, got *time.Time) {
+		t.Helper()
+		check(t, got != nil && got.Equal(deadline), "%s: deadline %v, want %v", what, got, deadline)
+	}
+	same("create", r.Deadline)
+	same("get", f.getRun(r.ID).Deadline)
+	same("claim", f.claim(r.ID, longLease).Run.Deadline)
+	runs, _, err := f.s.ListRuns(f.ctx, f.tenant, store.RunFilter{Limit: 10})
+	ok(t, err)
+	check(t, len(runs) == 1, "listed %d runs", len(runs))
+	same("list", runs[0].Deadline)
+	plain := f.run()
+	check(t, plain.Deadline == nil, "a run started without a deadline has %v", plain.Deadline)
 }

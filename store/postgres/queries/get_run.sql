@@ -1,1 +1,1 @@
-SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at FROM runs WHERE tenant_id = $1 AND id = $2
+SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline FROM runs WHERE tenant_id = $1 AND id = $2
