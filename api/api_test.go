@@ -282,7 +282,9 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 func TestBadRequestsGetClearErrors(t *testing.T) {
 	t.Parallel()
 	srv, tok := setup(t)
-	big := bytes.Repeat([]byte("a"), 100<<10)
+	// Past the server's body cap and past what the tenant's input limit (1 MiB) lets a body
+	// grow to (Handler.bodyLimit).
+	big := bytes.Repeat([]byte("a"), 1<<20+100<<10)
 	cases := []struct {
 		name, method, path string
 		body               []byte
@@ -577,5 +579,38 @@ func TestSignalWithStartOverHTTP(t *testing.T) {
 		} else {
 			r.errorCode(t)
 		}
+	}
+}
+
+// TestATenantsLimitsSizeItsRequestBodies: a JSON body may be as large as the tenant's limits
+// allow its input to be (and a little more for the request's own fields), past the 2 MiB every
+// tenant gets; past that it is refused with 413.
+func TestATenantsLimitsSizeItsRequestBodies(t *testing.T) {
+	t.Parallel()
+	e := setupEnv(t, store.Limits{MaxInputBytes: 4 << 20})
+	const token = "default-tenant-token"
+	if err := e.eng.EnsureToken(context.Background(), store.DefaultTenant, token, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eng.Deploy(context.Background(), store.DefaultTenant, testenv.Fixture(t, "examples.wasm"), false); err != nil {
+		t.Fatal(err)
+	}
+	body := func(n int) []byte { return []byte(`{"input":{"pad":"` + strings.Repeat("x", n) + `"}}`) }
+	if r := call(t, e.srv, "POST", "/v1/workflows/steps/runs", token, body(3<<20)); r.status != 201 {
+		t.Fatalf("a 3 MiB input within the tenant's 4 MiB: %d %.300s", r.status, r.body)
+	}
+	if r := call(t, e.srv, "POST", "/v1/workflows/steps/runs", token, body(5<<20)); r.status != 413 {
+		t.Fatalf("a 5 MiB body past the tenant's 4 MiB: %d %.300s", r.status, r.body)
+	}
+	// Every JSON answer says what it is, for the console served from the same origin.
+	req, _ := http.NewRequest("GET", e.srv.URL+"/v1/workflows", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Fatalf("X-Content-Type-Options %q on a JSON answer, want nosniff", got)
 	}
 }

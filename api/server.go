@@ -32,7 +32,8 @@ type Config struct {
 	// AdminToken, when set, authenticates the admin routes (tenants and their tokens). Without
 	// it the admin API is off. Tenant routes authenticate tokens stored per tenant.
 	AdminToken string
-	// MaxBodyBytes bounds JSON bodies; default 2 MiB.
+	// MaxBodyBytes bounds JSON bodies; default 2 MiB. A tenant whose limits allow a larger
+	// input or event may send that much and 64 KiB more (Handler.bodyLimit).
 	MaxBodyBytes int64
 	// MaxModuleBytes bounds module uploads; default 64 MiB (the engine applies its own limit).
 	MaxModuleBytes int64

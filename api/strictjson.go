@@ -27,7 +27,27 @@ import (
 // abi.MaxJSONDepth deep inside the request's own object.
 const maxBodyDepth = abi.MaxJSONDepth + 1
 
-// jsonBody reads a JSON request body, at most h.cfg.MaxBodyBytes of it (413 past that). A body
+// bodyEnvelopeBytes is what a request body may hold beyond the input or payload a tenant's
+// limits allow: the request's own fields around it.
+const bodyEnvelopeBytes = 64 << 10
+
+// bodyLimit is the most of a JSON body a request reads: h.cfg.MaxBodyBytes, or for a tenant
+// whose limits allow a larger input or event, that and bodyEnvelopeBytes, so that what a
+// tenant may start or send fits the request that carries it.
+func (h *Handler) bodyLimit(r *http.Request) int64 {
+	limit := h.cfg.MaxBodyBytes
+	t, _ := r.Context().Value(tenantKey{}).(string)
+	if t == "" || h.cfg.Service == nil {
+		return limit
+	}
+	l, err := h.cfg.Service.Limits(r.Context(), t)
+	if err != nil {
+		return limit
+	}
+	return max(limit, int64(max(l.MaxInputBytes, l.MaxEventBytes))+bodyEnvelopeBytes)
+}
+
+// jsonBody reads a JSON request body, at most h.bodyLimit of it (413 past that). A body
 // must come with Content-Type application/json, with no charset but UTF-8 (415 otherwise). No
 // body at all, or only white space, is nil: the routes whose body is optional take that as
 // empty.
@@ -41,7 +61,7 @@ func (h *Handler) jsonBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 			return nil, err
 		}
 	}
-	body, err := readBody(w, r, h.cfg.MaxBodyBytes)
+	body, err := readBody(w, r, h.bodyLimit(r))
 	if err != nil {
 		return nil, err
 	}
