@@ -614,3 +614,30 @@ func TestATenantsLimitsSizeItsRequestBodies(t *testing.T) {
 		t.Fatalf("X-Content-Type-Options %q on a JSON answer, want nosniff", got)
 	}
 }
+
+// TestAwaitARunWithOneRequest: GET .../runs/{id}?wait=N answers when the run has ended, or
+// after N seconds with the run as it stands; a client needs no polling loop.
+func TestAwaitARunWithOneRequest(t *testing.T) {
+	t.Parallel()
+	srv, tok := setup(t)
+	r := call(t, srv, "POST", "/v1/workflows/steps/runs", tok, []byte(`{"input":{"n":3,"sleepMs":300}}`))
+	if r.status != 201 {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	path := "/v1/workflows/steps/runs/" + r.json(t)["id"].(string)
+	if got := call(t, srv, "GET", path+"?wait=30", tok, nil); got.status != 200 || got.json(t)["status"] != "completed" {
+		t.Fatalf("a long poll of a run that ends within it: %d %s", got.status, got.body)
+	}
+	// A run that waits for an event does not end within a second: the answer is the run as it
+	// stands once the second is over.
+	w := call(t, srv, "POST", "/v1/workflows/onboarding/runs", tok, []byte(`{"input":{"email":"w@example.com","delayMs":1,"verifyTimeoutMs":600000}}`))
+	waiting := "/v1/workflows/onboarding/runs/" + w.json(t)["id"].(string)
+	if got := call(t, srv, "GET", waiting+"?wait=1", tok, nil); got.status != 200 || got.json(t)["status"] == "completed" {
+		t.Fatalf("a long poll that runs out: %d %s", got.status, got.body)
+	}
+	for _, bad := range []string{"-1", "61", "x", "1.5", ""} {
+		if got := call(t, srv, "GET", path+"?wait="+bad, tok, nil); got.status != 400 || !strings.Contains(string(got.body), "wait") {
+			t.Errorf("wait=%q: %d %s, want 400 naming wait", bad, got.status, got.body)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -252,13 +253,51 @@ func (h *Handler) runOf(r *http.Request) (store.Run, error) {
 	return run, nil
 }
 
+// MaxRunWait bounds a long poll of a run (GET .../runs/{id}?wait=N seconds).
+const MaxRunWait = 60 * time.Second
+
+// GET .../runs/{id}, and with wait=N a long poll: the answer comes when the run has ended (or
+// is nondeterministic), or after N seconds with the run as it then stands, so a client awaits
+// a run with one request where it polled.
 func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	run, err := h.runOf(r)
 	if err != nil {
 		return err
 	}
+	wait, err := waitParam(r)
+	if err != nil {
+		return err
+	}
+	if wait > 0 && !run.Status.Terminal() && run.Status != store.StatusNondeterministic {
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		ended, err := h.cfg.Service.AwaitRun(ctx, tenant(r), run.ID)
+		cancel()
+		switch {
+		case err == nil:
+			run = ended
+		case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+			if run, err = h.runOf(r); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
 	writeJSON(w, http.StatusOK, viewRun(run))
 	return nil
+}
+
+// waitParam is a long poll's wait: the wait parameter, whole seconds from 0 to MaxRunWait.
+func waitParam(r *http.Request) (time.Duration, error) {
+	q := r.URL.Query()
+	if !q.Has("wait") {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(q.Get("wait"))
+	if err != nil || n < 0 || time.Duration(n)*time.Second > MaxRunWait {
+		return 0, badRequest("invalid_request", fmt.Sprintf("wait must be whole seconds from 0 to %d, not %q", int(MaxRunWait.Seconds()), q.Get("wait")))
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {

@@ -11,10 +11,11 @@ import (
 // routeQuery lists the query parameters each route takes; a route not listed takes none. A
 // name ending in ".*" stands for every parameter with that prefix (input.customer.id).
 var routeQuery = map[string][]string{
-	"POST /v1/modules":              {"replace"},
-	"GET /v1/workflows/{name}/runs": runListQuery,
-	"GET /v1/runs":                  runListQuery,
-	"POST /v1/events/{event}":       {"eventId"},
+	"POST /v1/modules":                                    {"replace"},
+	"GET /v1/workflows/{name}/runs":                       runListQuery,
+	"GET /v1/runs":                                        runListQuery,
+	"POST /v1/events/{event}":                             {"eventId"},
+	"GET /v1/workflows/{name}/runs/{id}":                  {"wait"},
 	"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {"signalId"},
 }
 

@@ -19,6 +19,7 @@ type Service interface {
 	StartRun(ctx context.Context, tenantID string, req engine.StartRequest) (run store.Run, created bool, err error)
 	ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (runs []store.Run, next string, err error)
 	CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error)
+	AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	Signal(ctx context.Context, tenantID string, req engine.SignalRequest) (store.SignalResult, error)
 	SignalWithStart(ctx context.Context, tenantID string, req engine.SignalWithStartRequest) (store.SignalWithStartResult, error)
 	Broadcast(ctx context.Context, tenantID string, req engine.BroadcastRequest) (store.BroadcastResult, error)

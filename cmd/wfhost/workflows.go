@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wfhost/wfhost/api"
 	"github.com/wfhost/wfhost/api/client"
 	"github.com/wfhost/wfhost/api/wire"
 )
@@ -224,13 +225,21 @@ func startCommand() *cli.Command {
 	}
 }
 
-// waitForRun polls the run, backing off to a second between polls, until it has ended.
+// waitForRun awaits the run's end with long polls (GET ...?wait=N: the server answers when the
+// run has ended or N seconds have passed), so a run is one request where it was a poll every
+// 20 ms to a second; under a second of timeout left, it polls.
 func waitForRun(ctx context.Context, cl *client.Client, workflow, id string, timeout time.Duration) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	delay := 20 * time.Millisecond
 	for {
-		raw, err := cl.Do(ctx, "GET", client.RunPath(workflow, id), nil)
+		path := client.RunPath(workflow, id)
+		if dl, ok := ctx.Deadline(); ok {
+			if secs := min(int(time.Until(dl).Seconds()), int(api.MaxRunWait.Seconds())); secs >= 1 {
+				path += "?wait=" + strconv.Itoa(secs)
+			}
+		}
+		raw, err := cl.Do(ctx, "GET", path, nil)
 		if ctx.Err() != nil {
 			return nil, &waitTimeoutError{fmt.Sprintf("run %s had not ended after %v", id, timeout)}
 		}
