@@ -171,12 +171,9 @@ func startCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			input, err := jsonFlag(c, "input")
+			start, err := startFlags(c)
 			if err != nil {
 				return err
-			}
-			if c.Int("retention-days") < 0 {
-				return usagef("--retention-days must not be negative: %d", c.Int("retention-days"))
 			}
 			if c.Bool("wait") && c.Duration("timeout") <= 0 {
 				return usagef("--timeout must be positive: %v", c.Duration("timeout"))
@@ -185,13 +182,8 @@ func startCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			// Only what was given: the server fills in the rest (latest version, retention).
-			timeout, err := timeoutMs(c)
-			if err != nil {
-				return err
-			}
-			body := wire.StartRun{Input: input, Version: c.String("version"),
-				IdempotencyKey: c.String("idempotency-key"), RetentionDays: c.Int("retention-days"), TimeoutMs: timeout}
+			start.IdempotencyKey = c.String("idempotency-key")
+			body := start
 			raw, err := cl.Do(c.Context, "POST", workflowPath(a[0])+"/runs", body)
 			if err != nil {
 				return err
@@ -555,6 +547,24 @@ func explainBuffered(c *cli.Context, workflow, runID, event string) {
 	}
 }
 
+// startFlags reads what a command that may start a run was told of it: --input, --version,
+// --retention-days and --run-timeout. Only what was given is sent: the server fills in the
+// rest (the latest version, the retention).
+func startFlags(c *cli.Context) (wire.StartRun, error) {
+	input, err := jsonFlag(c, "input")
+	if err != nil {
+		return wire.StartRun{}, err
+	}
+	if c.Int("retention-days") < 0 {
+		return wire.StartRun{}, usagef("--retention-days must not be negative: %d", c.Int("retention-days"))
+	}
+	timeout, err := timeoutMs(c)
+	if err != nil {
+		return wire.StartRun{}, err
+	}
+	return wire.StartRun{Input: input, Version: c.String("version"), RetentionDays: c.Int("retention-days"), TimeoutMs: timeout}, nil
+}
+
 // timeoutFlag is a started run's workflow deadline.
 func timeoutFlag() cli.Flag {
 	return &cli.DurationFlag{Name: "run-timeout", EnvVars: []string{"WFHOST_RUN_TIMEOUT"},
@@ -586,10 +596,7 @@ func signalWithStartCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Int("retention-days") < 0 {
-				return usagef("--retention-days must not be negative: %d", c.Int("retention-days"))
-			}
-			input, err := jsonFlag(c, "input")
+			start, err := startFlags(c)
 			if err != nil {
 				return err
 			}
@@ -601,12 +608,8 @@ func signalWithStartCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			timeout, err := timeoutMs(c)
-			if err != nil {
-				return err
-			}
-			body := wire.SignalWithStart{IdempotencyKey: a[1], Input: input, Version: c.String("version"),
-				RetentionDays: c.Int("retention-days"), TimeoutMs: timeout, Event: a[2], Payload: payload, SignalID: c.String("id")}
+			body := wire.SignalWithStart{IdempotencyKey: a[1], Input: start.Input, Version: start.Version,
+				RetentionDays: start.RetentionDays, TimeoutMs: start.TimeoutMs, Event: a[2], Payload: payload, SignalID: c.String("id")}
 			raw, err := cl.Do(c.Context, "POST", "/v1/workflows/"+url.PathEscape(a[0])+"/signal-with-start", body)
 			if err != nil {
 				return err
