@@ -156,15 +156,19 @@ func (st *state) place(ctx context.Context, inst *instance, b []byte) (uint32, e
 // classify turns the error of a call into the guest into what Activate returns.
 func (st *state) classify(ctx, gctx context.Context, fn string, err error) error {
 	var ge *GuestError
+	timedOut := ""
+	if st.abort == nil && st.fault == nil && ctx.Err() == nil {
+		timedOut = st.interruptedAttempt(gctx)
+	}
 	switch {
 	case st.abort != nil:
 		return st.abort
 	case st.fault != nil:
 		return st.fault
-	case ctx.Err() == nil && st.interruptedAttempt(gctx) != "":
+	case timedOut != "":
 		// Whatever the guest did as it was stopped mid-callback (a trap, a reply to a request
 		// cut short), the attempt ran out of time.
-		return st.attemptTimedOut(ctx, st.interruptedAttempt(gctx))
+		return st.attemptTimedOut(ctx, timedOut)
 	case errors.As(err, &ge):
 		return ge
 	case ctx.Err() != nil:
