@@ -391,15 +391,11 @@ func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	state := wire.SignalBuffered
-	if res.Delivered {
-		state = wire.SignalDelivered
-	}
 	status := http.StatusAccepted
 	if res.Duplicate {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, wire.SignalResult{Event: r.PathValue("event"), SignalID: id, State: state, Duplicate: res.Duplicate})
+	writeJSON(w, status, viewSignal(r.PathValue("event"), id, res))
 	return nil
 }
 
@@ -423,16 +419,12 @@ func (h *Handler) signalWithStart(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	state := wire.SignalBuffered
-	if res.Signal.Delivered {
-		state = wire.SignalDelivered
-	}
 	status := http.StatusOK
 	if res.Created {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, wire.SignalWithStartResult{Run: viewRun(res.Run), Created: res.Created,
-		Signal: wire.SignalResult{Event: body.Event, SignalID: body.SignalID, State: state, Duplicate: res.Signal.Duplicate}})
+		Signal: viewSignal(body.Event, body.SignalID, res.Signal)})
 	return nil
 }
 

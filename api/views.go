@@ -17,6 +17,15 @@ func viewRun(r store.Run) wire.Run {
 	}
 }
 
+// viewSignal is what became of an event sent to one run, with its id when it had one.
+func viewSignal(event, signalID string, res store.SignalResult) wire.SignalResult {
+	state := wire.SignalBuffered
+	if res.Delivered {
+		state = wire.SignalDelivered
+	}
+	return wire.SignalResult{Event: event, SignalID: signalID, State: state, Duplicate: res.Duplicate}
+}
+
 func viewRuns(runs []store.Run) []wire.Run {
 	out := make([]wire.Run, 0, len(runs))
 	for _, r := range runs {

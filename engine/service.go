@@ -260,24 +260,40 @@ func (s *Service) Signal(ctx context.Context, tenantID string, req SignalRequest
 	if err != nil {
 		return store.SignalResult{}, err
 	}
-	payload, err := checkEvent(req.Event, req.Payload, limits)
+	p, err := checkSignal(tenantID, req.RunID, req.Event, req.Payload, req.SignalID, limits)
 	if err != nil {
 		return store.SignalResult{}, err
 	}
-	if err := checkText("signalId", req.SignalID, MaxEventIDBytes); err != nil {
-		return store.SignalResult{}, fmt.Errorf("event %s: %w", req.Event, err)
-	}
 	end := s.obs.signalSent(ctx, tenantID, req.RunID, req.Event)
-	res, err := s.cfg.Store.Signal(ctx, store.SignalParams{TenantID: tenantID, RunID: req.RunID, Event: req.Event,
-		Payload: payload, SignalID: req.SignalID, MaxBuffered: limits.MaxBufferedEvents})
+	res, err := s.cfg.Store.Signal(ctx, p)
 	end(res, err)
 	if err != nil {
 		return store.SignalResult{}, err
 	}
+	s.signalled(res)
+	return res, nil
+}
+
+// checkSignal checks an event for one run (its name, its payload against the tenant's limit,
+// its id) and returns what the store is to be sent.
+func checkSignal(tenantID, runID, event string, payload json.RawMessage, signalID string, limits store.Limits) (store.SignalParams, error) {
+	payload, err := checkEvent(event, payload, limits)
+	if err != nil {
+		return store.SignalParams{}, err
+	}
+	if err := checkText("signalId", signalID, MaxEventIDBytes); err != nil {
+		return store.SignalParams{}, fmt.Errorf("event %s: %w", event, err)
+	}
+	return store.SignalParams{TenantID: tenantID, RunID: runID, Event: event, Payload: payload,
+		SignalID: signalID, MaxBuffered: limits.MaxBufferedEvents}, nil
+}
+
+// signalled wakes this host's claimer for a run an event was just delivered to (a duplicate
+// delivered nothing now).
+func (s *Service) signalled(res store.SignalResult) {
 	if res.Delivered && !res.Duplicate {
 		s.exec.wake()
 	}
-	return res, nil
 }
 
 // SignalWithStartRequest sends an event to the run of a workflow that Start.IdempotencyKey
@@ -305,9 +321,6 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 	if req.Start.IdempotencyKey == "" {
 		return fail(invalid("idempotencyKey", "is required: it is the caller's id for the run to signal or start"))
 	}
-	if err := checkText("signalId", req.SignalID, MaxEventIDBytes); err != nil {
-		return fail(err)
-	}
 	limits, err := s.Limits(ctx, tenantID)
 	if err != nil {
 		return fail(err)
@@ -316,7 +329,8 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 	if err != nil {
 		return fail(err)
 	}
-	payload, err := checkEvent(req.Event, req.Payload, limits)
+	// The run id is the store's to find or make.
+	sig, err := checkSignal(tenantID, "", req.Event, req.Payload, req.SignalID, limits)
 	if err != nil {
 		return fail(err)
 	}
@@ -328,7 +342,7 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
 		Input: input, IdempotencyKey: req.Start.IdempotencyKey, RetentionDays: s.retention(req.Start.RetentionDays, wf),
 		Deadline: s.deadline(req.Start),
-	}, store.SignalParams{Event: req.Event, Payload: payload, SignalID: req.SignalID, MaxBuffered: limits.MaxBufferedEvents})
+	}, sig)
 	if err != nil {
 		return fail(err)
 	}
@@ -337,9 +351,8 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 		s.obs.runStarted(res.Run)
 		s.exec.backlog.Store(true)
 		s.exec.wake()
-	} else if res.Signal.Delivered && !res.Signal.Duplicate {
-		s.exec.wake()
 	}
+	s.signalled(res.Signal)
 	return res, nil
 }
 

@@ -169,8 +169,8 @@ type OutboundPage struct {
 
 // Signal states: what became of an event sent to one run.
 const (
-	SignalDelivered = "delivered" // a wait of the run took it
-	SignalBuffered  = "buffered"  // kept for the run until one of its waits takes it
+	SignalDelivered = abi.EventDelivered // a wait of the run took it
+	SignalBuffered  = abi.EventBuffered  // kept for the run until one of its waits takes it
 )
 
 // SignalResult answers POST .../signals/{event}. A Duplicate (a signal id sent to the run
