@@ -69,17 +69,12 @@ func (s *Store) SignalWithStart(ctx context.Context, n store.NewRun, sig store.S
 		// the insert (the insert then returns no row, after waiting for the other to commit):
 		// the next round finds that run.
 		for range 3 {
-			var id, status string
-			err := tx.QueryRow(ctx, s.q("lock_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey).Scan(&id, &status)
+			run, err := scanRun(tx.QueryRow(ctx, s.q("lock_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
 			switch {
-			case err == nil && !store.RunStatus(status).Terminal():
-				run, err := scanRun(tx.QueryRow(ctx, s.q("get_run"), n.TenantID, id))
-				if err != nil {
-					return err
-				}
+			case err == nil && !run.Status.Terminal():
 				res.Run = run
 			case err == nil:
-				if _, err := tx.Exec(ctx, s.q("release_run_key"), id, n.IdempotencyKey); err != nil {
+				if _, err := tx.Exec(ctx, s.q("release_run_key"), run.ID, n.IdempotencyKey); err != nil {
 					return err
 				}
 			case !errors.Is(err, pgx.ErrNoRows):

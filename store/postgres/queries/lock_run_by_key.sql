@@ -1,3 +1,5 @@
--- Locks the run an idempotency key names, for SignalWithStart: its status cannot change until
--- the transaction ends. $1 tenant, $2 workflow, $3 key.
-SELECT id, status FROM runs WHERE tenant_id = $1 AND workflow = $2 AND idempotency_key = $3 FOR UPDATE
+-- Locks and reads the run an idempotency key names, for SignalWithStart: its status cannot
+-- change until the transaction ends. $1 tenant, $2 workflow, $3 key.
+SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline
+FROM runs WHERE tenant_id = $1 AND workflow = $2 AND idempotency_key = $3
+FOR UPDATE
