@@ -3,7 +3,6 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/wfhost/wfhost/store"
@@ -97,25 +96,13 @@ func testSignalWithStartSignalID(t *testing.T, f *fixture) {
 // Many callers at once with one new key make one run, which keeps every caller's event.
 func testSignalWithStartRaces(t *testing.T, f *fixture) {
 	const callers = 8
-	results := make(chan store.SignalWithStartResult, callers)
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := f.s.SignalWithStart(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: wfName, Version: "v1", Digest: f.digest,
-				Input: json.RawMessage(`{}`), IdempotencyKey: "order-5", RetentionDays: 7},
-				store.SignalParams{Event: "e", Payload: json.RawMessage(fmt.Sprint(i)), MaxBuffered: 100})
-			if err != nil {
-				t.Errorf("caller %d: %v", i, err)
-			}
-			results <- res
-		}()
-	}
-	wg.Wait()
-	close(results)
+	results := atOnce(t, callers, func(i int) (store.SignalWithStartResult, error) {
+		return f.s.SignalWithStart(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: wfName, Version: "v1", Digest: f.digest,
+			Input: json.RawMessage(`{}`), IdempotencyKey: "order-5", RetentionDays: 7},
+			store.SignalParams{Event: "e", Payload: json.RawMessage(fmt.Sprint(i)), MaxBuffered: 100})
+	})
 	created, ids := 0, map[string]bool{}
-	for res := range results {
+	for _, res := range results {
 		if res.Created {
 			created++
 		}

@@ -303,6 +303,27 @@ func testSignalRacesWait(t *testing.T, f *fixture) {
 	}
 }
 
+// atOnce calls call(0) to call(n-1) on n goroutines at once and returns their results; a
+// caller's error fails the test.
+func atOnce[T any](t *testing.T, n int, call func(i int) (T, error)) []T {
+	t.Helper()
+	out := make([]T, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := call(i)
+			if err != nil {
+				t.Errorf("caller %d: %v", i, err)
+			}
+			out[i] = res
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
 // deliveredOf is whether a signal's event was delivered to a waiting step.
 func deliveredOf(res store.SignalResult, err error) (bool, error) { return res.Delivered, err }
 
@@ -376,24 +397,12 @@ func testSignalIDRaces(t *testing.T, f *fixture) {
 	c := f.claim(r.ID, longLease)
 	check(t, reach(t, f, c.Lease, f.waitStep(r.ID, 0, "w", "e", "", nil)) == nil, "resolved with nothing sent")
 	const callers = 8
-	results := make(chan store.SignalResult, callers)
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "e",
-				Payload: json.RawMessage(fmt.Sprint(i)), SignalID: "once", MaxBuffered: 100})
-			if err != nil {
-				t.Errorf("caller %d: %v", i, err)
-			}
-			results <- res
-		}()
-	}
-	wg.Wait()
-	close(results)
+	results := atOnce(t, callers, func(i int) (store.SignalResult, error) {
+		return f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "e",
+			Payload: json.RawMessage(fmt.Sprint(i)), SignalID: "once", MaxBuffered: 100})
+	})
 	var first, dup int
-	for res := range results {
+	for _, res := range results {
 		check(t, res.Delivered, "a caller was told the event was kept, not delivered: %+v", res)
 		if res.Duplicate {
 			dup++
