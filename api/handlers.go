@@ -406,11 +406,6 @@ func (h *Handler) signalWithStart(w http.ResponseWriter, r *http.Request) error 
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	if body.Payload != nil {
-		if err := checkStrict(body.Payload, "payload", nil); err != nil {
-			return err
-		}
-	}
 	res, err := h.cfg.Service.SignalWithStart(r.Context(), tenant(r), engine.SignalWithStartRequest{
 		Start: engine.StartRequest{Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
 			IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs},
