@@ -235,24 +235,39 @@ func (p *pass) stepRun(ctx context.Context, name string, opts abi.StepOptions) (
 }
 
 func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (host.Reply, error) {
+	if outcome != abi.OutcomeOK {
+		return p.attemptFailed(ctx, abi.DecodeErrorInfo(data)) // the host's own encoding of what it decoded: the same value
+	}
+	_, row, done, err := p.closeStep()
+	if err != nil {
+		return host.Reply{}, err
+	}
+	row.Status, row.Output, row.CompletedAt = store.StepCompleted, json.RawMessage(data), &done
+	p.j.hold(row)
+	p.obs.stepDone(nil, time.Time{})
+	p.advance(&done)
+	return host.Reply{Status: abi.StatusOK}, nil
+}
+
+// closeStep ends the running step's callback: it returns the step, its journal row as far as
+// every outcome fills it in, and the time the callback ended.
+func (p *pass) closeStep() (*openStep, store.Step, time.Time, error) {
 	st := p.inStep
 	p.inStep = nil
 	if st == nil {
-		return host.Reply{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "step_done without a running step"}}
+		return nil, store.Step{}, time.Time{}, &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "a step ended with no running step"}}
 	}
-	done := p.now()
-	row := store.Step{
-		RunID: p.run.ID, Seq: st.seq, Key: st.key, Kind: store.KindRun,
-		Attempt: st.attempt, StartedAt: st.startedAt,
+	return st, store.Step{RunID: p.run.ID, Seq: st.seq, Key: st.key, Kind: store.KindRun, Attempt: st.attempt, StartedAt: st.startedAt}, p.now(), nil
+}
+
+// attemptFailed journals the running step's attempt as failed with info: retried by the step's
+// policy after its backoff (the run suspends, and the call never returns), or, with no attempt
+// left or a non-retryable error, the step's final failure, returned as STEP_FAILED.
+func (p *pass) attemptFailed(ctx context.Context, info abi.ErrorInfo) (host.Reply, error) {
+	st, row, done, err := p.closeStep()
+	if err != nil {
+		return host.Reply{}, err
 	}
-	if outcome == abi.OutcomeOK {
-		row.Status, row.Output, row.CompletedAt = store.StepCompleted, json.RawMessage(data), &done
-		p.j.hold(row)
-		p.obs.stepDone(nil, time.Time{})
-		p.advance(&done)
-		return host.Reply{Status: abi.StatusOK}, nil
-	}
-	info := abi.DecodeErrorInfo(data) // the host's own encoding of what it decoded: the same value
 	row.Error = &info
 	if !info.NonRetryable && st.attempt < st.policy.Attempts {
 		wake := done.Add(st.policy.Delay(st.attempt, p.rand.Float64())).Truncate(time.Microsecond)
@@ -272,22 +287,21 @@ func (p *pass) StepDone(ctx context.Context, outcome abi.Outcome, data []byte) (
 // StepInterrupted journals the attempt the host stopped (its timeout, or the activation's
 // wall time) as a failed attempt with info, retried by the step's policy. See host.Handler.
 func (p *pass) StepInterrupted(ctx context.Context, info abi.ErrorInfo) error {
-	st := p.inStep
-	if st == nil {
-		return &runFailure{status: store.StatusFailed, info: abi.ErrorInfo{Code: abi.CodeABIViolation, Message: "an attempt timed out with no running step"}}
+	var key string
+	if p.inStep != nil {
+		key = p.inStep.key
 	}
-	data, _ := json.Marshal(info)
-	r, err := p.StepDone(ctx, abi.OutcomeError, data)
+	r, err := p.attemptFailed(ctx, info)
 	if err != nil {
-		return err // suspended until the retry's backoff, or the store's error
+		return err // suspended until the retry's backoff, no running step, or the store's error
 	}
 	if r.Status != abi.StatusStepFailed {
-		return fmt.Errorf("engine: a timed-out attempt of step %q was answered %d", st.key, r.Status)
+		return fmt.Errorf("engine: a timed-out attempt of step %q was answered %d", key, r.Status)
 	}
 	// No attempt left: the failure is held for commit, and the guest that would have been
 	// told cannot go on. The run goes on at once in a new pass, which replays it the failure.
 	now := p.now()
-	return p.suspend(ctx, st.key, fmt.Sprintf("step %q timed out on its last attempt", st.key), nil, &now)
+	return p.suspend(ctx, key, fmt.Sprintf("step %q timed out on its last attempt", key), nil, &now)
 }
 
 func (p *pass) Sleep(ctx context.Context, name string, d time.Duration) (host.Reply, error) {
