@@ -419,12 +419,13 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	}
 	if s.Status == store.StepWaiting && (s.WakeAt == nil || t.Before(*s.WakeAt)) {
 		// The journal was read at claim time; an event may have resolved the wait since.
-		row, err := p.j.parkWait(ctx, key, p.byDeadline(s.WakeAt))
+		wake := p.byDeadline(s.WakeAt)
+		row, err := p.j.parkWait(ctx, key, wake)
 		if err != nil {
 			return host.Reply{}, err
 		}
 		if row == nil {
-			return host.Reply{}, waitSuspended(key, opts.Event, p.byDeadline(s.WakeAt))
+			return host.Reply{}, waitSuspended(key, opts.Event, wake)
 		}
 		if row.Status == store.StepCompleted {
 			p.obs.signalled(opts.Event)
