@@ -330,8 +330,7 @@ impl Context {
         T: ToJson + FromJson,
         F: FnOnce(&StepContext) -> Result<T, Error>,
     {
-        let opts = object! { "retry" => retry };
-        self.run_step(name, opts.to_json_string().into_bytes(), f)
+        self.step_with_options(name, StepOptions::new().retry(retry), f)
     }
 
     /// step_with_options is `step` with its own options: a retry policy, an attempt timeout.
