@@ -3,7 +3,7 @@
 import { h, replace, when, toast, field, confirmDialog, jsonBlock } from './dom.js';
 import { call, enc, session } from './api.js';
 import { go } from './nav.js';
-import { LIMITS, showSecret } from './tenants.js';
+import { LIMITS, tokensCard } from './tenants.js';
 
 export async function settingsView(el) {
   const [t, toks, secrets] = await Promise.all([call('GET', '/tenant'), call('GET', '/tokens'), call('GET', '/secrets')]);
@@ -19,26 +19,10 @@ export async function settingsView(el) {
       h('td', { text: t.limits[k] === undefined ? 'no (default)' : 'yes' }))))));
   const hosts = eff.allowedHosts || [];
 
-  const tokName = h('input', { name: 'name', autocomplete: 'off' });
-  const tokens = h('section', { class: 'card', 'aria-labelledby': 'own-tok-title' },
-    h('h2', { id: 'own-tok-title', text: 'Tokens' }),
-    h('div', { class: 'table-wrap' }, h('table', {},
-      h('thead', {}, h('tr', {}, ['Token', 'Name', 'Created', 'Revoked', ''].map((c) => h('th', { scope: 'col', text: c })))),
-      h('tbody', {}, toks.tokens.map((k) => h('tr', {},
-        h('td', { class: 'mono', text: k.id }), h('td', { text: k.name || '' }), h('td', {}, when(k.createdAt)), h('td', {}, when(k.revokedAt)),
-        h('td', {}, k.revokedAt ? null : h('button', { type: 'button', class: 'danger small', text: 'Revoke…', 'aria-label': `Revoke token ${k.id}`, on: { click: async () => {
-          const ok = await confirmDialog({ title: `Revoke token ${k.id}?`, message: 'Every client using it is refused from now on, this console too if it is the token you signed in with.', confirm: 'Revoke', danger: true });
-          if (!ok) return;
-          try { await call('DELETE', `/tokens/${enc(k.id)}`); toast(`Token ${k.id} revoked`); reload(); } catch (e) { toast(e.message, 'error'); }
-        } } }))))))),
-    h('form', { class: 'inline-form', on: { submit: async (ev) => {
-      ev.preventDefault();
-      try {
-        const tok = await call('POST', '/tokens', { body: tokName.value.trim() ? { name: tokName.value.trim() } : {} });
-        await showSecret(`Token ${tok.id} created`, tok.secret);
-        reload();
-      } catch (e) { toast(e.message, 'error'); }
-    } } }, field('New token name', tokName), h('button', { type: 'submit', class: 'primary', text: 'Create token' })));
+  const tokens = tokensCard({
+    path: '/tokens', admin: false, titleId: 'own-tok-title', toks, done: reload,
+    revokeNote: 'Every client using it is refused from now on, this console too if it is the token you signed in with.',
+  });
 
   const secName = h('input', { name: 'name', autocomplete: 'off', required: true });
   const secValue = h('input', { name: 'value', type: 'password', autocomplete: 'new-password', required: true });

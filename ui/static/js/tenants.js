@@ -50,6 +50,33 @@ export async function tenantsView(el, parts) {
 }
 
 // showSecret shows a new token's secret once: the API never shows it again.
+// tokensCard is a tenant's tokens, each with a revoke button behind a confirmation, and a form
+// that creates one and shows its secret once. path is the tokens resource: the signed-in
+// tenant's own (/tokens) or, with the admin token (admin), a tenant's (/tenants/{id}/tokens).
+// done is what follows a change: the page drawn again.
+export function tokensCard({ path, admin, titleId, toks, createdFor = '', revokeNote, done }) {
+  const name = h('input', { name: 'name', autocomplete: 'off' });
+  return h('section', { class: 'card', 'aria-labelledby': titleId },
+    h('h2', { id: titleId, text: 'Tokens' }),
+    h('div', { class: 'table-wrap' }, h('table', {},
+      h('thead', {}, h('tr', {}, ['Token', 'Name', 'Created', 'Revoked', ''].map((c) => h('th', { scope: 'col', text: c })))),
+      h('tbody', {}, toks.tokens.map((k) => h('tr', {},
+        h('td', { class: 'mono', text: k.id }), h('td', { text: k.name || '' }), h('td', {}, when(k.createdAt)), h('td', {}, when(k.revokedAt)),
+        h('td', {}, k.revokedAt ? null : h('button', { type: 'button', class: 'danger small', text: 'Revoke…', 'aria-label': `Revoke token ${k.id}`, on: { click: async () => {
+          const ok = await confirmDialog({ title: `Revoke token ${k.id}?`, message: revokeNote, confirm: 'Revoke', danger: true });
+          if (!ok) return;
+          try { await call('DELETE', `${path}/${enc(k.id)}`, { admin }); toast(`Token ${k.id} revoked`); done(); } catch (e) { toast(e.message, 'error'); }
+        } } }))))))),
+    h('form', { class: 'inline-form', on: { submit: async (ev) => {
+      ev.preventDefault();
+      try {
+        const tok = await call('POST', path, { admin, body: name.value.trim() ? { name: name.value.trim() } : {} });
+        await showSecret(`Token ${tok.id} created${createdFor}`, tok.secret);
+        done();
+      } catch (e) { toast(e.message, 'error'); }
+    } } }, field('New token name', name), h('button', { type: 'submit', class: 'primary', text: 'Create token' })));
+}
+
 export async function showSecret(title, secret) {
   await confirmDialog({ title, message: 'The token\'s secret is shown only now. Copy it somewhere safe.', confirm: 'Done',
     body: [h('pre', { class: 'secret', tabindex: '0' }, h('code', { text: secret }))] });
@@ -94,28 +121,10 @@ async function tenantView(el, id) {
   field('Allowed hosts, one per line', hosts, 'api.example.com, *.example.com, https://api.example.com:8443 or 192.0.2.7 (ABI.md §4.11). Empty: the daemon\'s --allowed-hosts.'),
   err, h('button', { type: 'submit', class: 'primary', text: 'Save limits…' }));
 
-  const tokName = h('input', { name: 'name', autocomplete: 'off' });
-  const newTok = h('form', { class: 'inline-form', on: { submit: async (ev) => {
-    ev.preventDefault();
-    try {
-      const tok = await call('POST', `${base}/tokens`, { admin: true, body: tokName.value.trim() ? { name: tokName.value.trim() } : {} });
-      await showSecret(`Token ${tok.id} created for ${id}`, tok.secret);
-      go(`#/tenants/${enc(id)}`);
-    } catch (e) { toast(e.message, 'error'); }
-  } } }, field('New token name', tokName), h('button', { type: 'submit', class: 'primary', text: 'Create token' }));
-
-  const tokens = h('section', { class: 'card', 'aria-labelledby': 'tok-title' },
-    h('h2', { id: 'tok-title', text: 'Tokens' }),
-    h('div', { class: 'table-wrap' }, h('table', {},
-      h('thead', {}, h('tr', {}, ['Token', 'Name', 'Created', 'Revoked', ''].map((c) => h('th', { scope: 'col', text: c })))),
-      h('tbody', {}, toks.tokens.map((k) => h('tr', {},
-        h('td', { class: 'mono', text: k.id }), h('td', { text: k.name || '' }), h('td', {}, when(k.createdAt)), h('td', {}, when(k.revokedAt)),
-        h('td', {}, k.revokedAt ? null : h('button', { type: 'button', class: 'danger small', text: 'Revoke…', 'aria-label': `Revoke token ${k.id}`, on: { click: async () => {
-          const ok = await confirmDialog({ title: `Revoke token ${k.id}?`, message: 'Every client using it is refused from now on.', confirm: 'Revoke', danger: true });
-          if (!ok) return;
-          try { await call('DELETE', `${base}/tokens/${enc(k.id)}`, { admin: true }); toast(`Token ${k.id} revoked`); go(`#/tenants/${enc(id)}`); } catch (e) { toast(e.message, 'error'); }
-        } } }))))))),
-    newTok);
+  const tokens = tokensCard({
+    path: `${base}/tokens`, admin: true, titleId: 'tok-title', toks, createdFor: ` for ${id}`,
+    revokeNote: 'Every client using it is refused from now on.', done: () => go(`#/tenants/${enc(id)}`),
+  });
 
   replace(el, h('p', {}, h('a', { href: '#/tenants', text: '← Tenants' })), h('h1', { text: `Tenant ${id}` }),
     h('p', {}, 'Created ', when(t.createdAt)),
