@@ -34,6 +34,10 @@ const (
 	// whole tenant, only inside a step callback; StatusOK with an EventSent JSON, or
 	// StatusError saying why not.
 	FuncEventSend = "event_send"
+	// FuncContinueAsNew ends the run and starts a fresh run of the same workflow with a new
+	// input and an empty journal (a ContinueAsNew JSON), outside step callbacks; it never
+	// returns to the guest.
+	FuncContinueAsNew = "continue_as_new"
 )
 
 // Guest exports. Their signatures are GuestExports' and ExtismExports' rows below.
@@ -128,6 +132,7 @@ var HostFuncs = []HostFunc{
 	{Name: FuncHTTPRequest, Params: params(data("req")), Reply: true},
 	{Name: FuncSecretGet, Params: params(data("name")), Reply: true},
 	{Name: FuncEventSend, Params: params(data("req")), Reply: true},
+	{Name: FuncContinueAsNew, Params: params(data("req"))},
 }
 
 // Native is the function's signature in ImportModule: each Data span a (ptr, len) pair of i32s.

@@ -169,3 +169,18 @@ func DecodeEventSend(raw []byte) (EventSend, error) {
 	}
 	return r, nil
 }
+
+// DecodeContinueAsNew reads continue_as_new's request: a ContinueAsNew JSON whose input, when
+// present, is storable JSON (an input that is not wraps ErrNotStorable).
+func DecodeContinueAsNew(raw []byte) (ContinueAsNew, error) {
+	var r ContinueAsNew
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return ContinueAsNew{}, fmt.Errorf("the request is not a ContinueAsNew JSON: %v", err)
+	}
+	if p := bytes.TrimSpace(r.Input); len(p) == 0 {
+		r.Input = json.RawMessage("null")
+	} else if err := CheckJSON(p); err != nil {
+		return ContinueAsNew{}, fmt.Errorf("input: %w", err)
+	}
+	return r, nil
+}

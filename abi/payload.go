@@ -145,6 +145,13 @@ type EventSend struct {
 	Payload   json.RawMessage `json:"payload,omitempty"` // any JSON value; absent is {}
 }
 
+// ContinueAsNew is continue_as_new's req JSON (DecodeContinueAsNew): the next run's input, and
+// whether it runs the workflow's most recently deployed version instead of this run's.
+type ContinueAsNew struct {
+	Input         json.RawMessage `json:"input,omitempty"` // any JSON value; absent is null
+	LatestVersion bool            `json:"latestVersion,omitempty"`
+}
+
 // EventSent is event_send's StatusOK data: what became of the event. To a run: State
 // (EventDelivered or EventBuffered). To the tenant: the waiting runs it Resolved and the runs
 // it Started. Duplicate is set when the same send was made before (the step's callback ran

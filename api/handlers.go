@@ -101,7 +101,7 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	run, created, err := h.cfg.Service.StartRun(r.Context(), tenant(r), engine.StartRequest{
 		Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
-		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs,
+		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs, Retry: body.Retry,
 	})
 	if err != nil {
 		return err
@@ -408,7 +408,7 @@ func (h *Handler) signalWithStart(w http.ResponseWriter, r *http.Request) error 
 	}
 	res, err := h.cfg.Service.SignalWithStart(r.Context(), tenant(r), engine.SignalWithStartRequest{
 		Start: engine.StartRequest{Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
-			IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs},
+			IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs, Retry: body.Retry},
 		Event: body.Event, Payload: body.Payload, SignalID: body.SignalID,
 	})
 	if err != nil {

@@ -13,7 +13,8 @@ func viewRun(r store.Run) wire.Run {
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: wire.RunStatus(r.Status), Input: r.Input,
 		Output: r.Output, Error: r.Error, IdempotencyKey: r.IdempotencyKey, RetentionDays: r.RetentionDays,
 		ModuleDigest: r.Digest, Activations: r.Activations, CreatedAt: r.CreatedAt, StartedAt: r.StartedAt,
-		CompletedAt: r.CompletedAt, UpdatedAt: r.UpdatedAt, Deadline: r.Deadline,
+		CompletedAt: r.CompletedAt, UpdatedAt: r.UpdatedAt, Deadline: r.Deadline, Retry: r.Retry,
+		Attempt: max(r.Attempt, 1), ContinuedFrom: r.ContinuedFrom, ContinuedAs: r.ContinuedAs,
 	}
 }
 

@@ -152,6 +152,9 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds more; the next is %s %q", reached, next.Kind, next.Key),
 			})
 		}
+		if res.Continue != nil {
+			return "finished", x.continueAsNew(wctx, log, run, j, faults, res.Continue)
+		}
 		if res.Error != nil {
 			return "finished", x.finish(wctx, log, run, j, store.StatusFailed, nil, res.Error)
 		}
@@ -224,8 +227,15 @@ func (x *Executor) stopped(ctx, wctx context.Context, log *slog.Logger, j *journ
 // is one. A store that does not answer gets the write again once it does (handback.go); an end
 // the store refuses to keep (an output it cannot hold) becomes a failure with code
 // store_refused.
+// A failed run whose retry policy has attempts left ends with its retry created (retryOf).
 func (x *Executor) finish(ctx context.Context, log *slog.Logger, run store.Run, j *journal, status store.RunStatus, output []byte, info *abi.ErrorInfo) (ended *store.Run) {
-	end, err := j.finish(ctx, status, output, info)
+	return x.end(ctx, log, run, j, &runEnd{status: status, output: output, info: info, next: x.retryOf(run, status, info)})
+}
+
+// end writes end as finish does.
+func (x *Executor) end(ctx context.Context, log *slog.Logger, run store.Run, j *journal, end *runEnd) (ended *store.Run) {
+	status := end.status
+	err := j.finish(ctx, end)
 	switch {
 	case err == nil:
 		return x.ended(ctx, log, run, end)
@@ -251,10 +261,26 @@ func (x *Executor) ended(ctx context.Context, log *slog.Logger, run store.Run, e
 	x.obs.runEnded(ctx, run, end.status, end.info, at)
 	r := run
 	r.Status, r.Output, r.Error, r.CompletedAt, r.UpdatedAt = end.status, end.output, end.info, &at, at
-	r.AvailableAt = nil
-	if end.info != nil {
+	r.AvailableAt, r.ContinuedAs = nil, end.continuedAs
+	if end.continuedAs != "" {
+		// The new run is pending: this host's claimer takes it as it takes a queued start (the
+		// hosts' notice of it is not for the host that sent it), or at its retry's time.
+		if end.next.NotBefore != nil {
+			x.wakeAt(*end.next.NotBefore)
+		} else {
+			x.backlog.Store(true)
+			x.wake()
+		}
+	}
+	switch {
+	case end.continuedAs != "" && end.info != nil:
+		log.Info("run ended; retried as a new run", "status", end.status, "code", end.info.Code, "error", end.info.Message,
+			"continued_as", end.continuedAs, "attempt", end.next.Attempt)
+	case end.continuedAs != "":
+		log.Info("run continued as a new run", "continued_as", end.continuedAs)
+	case end.info != nil:
 		log.Info("run ended", "status", end.status, "code", end.info.Code, "error", end.info.Message)
-	} else {
+	default:
 		log.Debug("run ended", "status", end.status)
 	}
 	return &r

@@ -135,7 +135,7 @@ func checkRunFilter(f store.RunFilter) error {
 		}
 	}
 	switch f.Status {
-	case "", store.StatusPending, store.StatusRunning, store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusNondeterministic:
+	case "", store.StatusPending, store.StatusRunning, store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusContinued, store.StatusNondeterministic:
 	default:
 		return invalid("status", "%q is not a run status (pending, running, completed, failed, cancelled, nondeterministic)", f.Status)
 	}

@@ -47,6 +47,9 @@ type transcript struct {
 	Output any
 	Error  string // "code: message" of a failed run
 	Steps  []stepRecord
+	// Chain is, for a run that continued as new or was retried, every run of its chain: its
+	// status, attempt and journal keys, the first run first.
+	Chain []string
 }
 
 type stepRecord struct {
@@ -216,6 +219,70 @@ var conformanceScenarios = []conformanceScenario{
 		// How many checks fit in the second differs from pass to pass: the transcript keeps
 		// only the outcome.
 		return transcript{Status: r.Status, Error: errorString(r.Error)}
+	}},
+	{"ContinueAsNewRunsPastTheStepCap", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A loop of 4 turns of 3 steps each, 12 steps in all, with a step cap of 4 per run:
+		// each turn continues as new, so no run passes the cap. The idempotency key moves to
+		// the newest run of the chain, and an event kept for a run moves with it.
+		if _, err := h.engine.SetTenantLimits(context.Background(), store.DefaultTenant, store.Limits{MaxStepsPerRun: 4}); err != nil {
+			t.Fatal(err)
+		}
+		// The cap holds: the same 6 ticks in one run fail it.
+		if r := h.await(h.start("ticker", map[string]any{"turns": 1, "ticks": 6}).ID, settle); r.Status != store.StatusFailed ||
+			r.Error == nil || r.Error.Code != abi.CodeStepLimit {
+			t.Fatalf("6 steps in one run under a cap of 4: %s %+v, want step_limit", r.Status, r.Error)
+		}
+		run, _, err := h.engine.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "ticker",
+			Input: json.RawMessage(`{"turns":4,"ticks":3}`), IdempotencyKey: "ticker-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain := h.awaitChain(run.ID, settle)
+		last := chain[len(chain)-1]
+		tr := h.transcript(last)
+		wantTranscript(t, tr, store.StatusCompleted, "tick", "tick#1", "tick#2")
+		if fmt.Sprint(tr.Output) != "map[total:78 turns:4]" || len(chain) != 4 {
+			t.Fatalf("want 4 runs and the last one's output the sum of 1..12: %d runs, %+v", len(chain), tr)
+		}
+		for i, r := range chain {
+			tr.Chain = append(tr.Chain, fmt.Sprintf("%s attempt %d: %s", r.Status, r.Attempt, strings.Join(h.keys(r.ID), ",")))
+			if i < len(chain)-1 && (r.Status != store.StatusContinued || r.IdempotencyKey != "") {
+				t.Fatalf("run %d of the chain: %s with key %q, want continued without its key", i, r.Status, r.IdempotencyKey)
+			}
+		}
+		if last.IdempotencyKey != "ticker-1" {
+			t.Fatalf("the last run's key %q, want the chain's", last.IdempotencyKey)
+		}
+		again, created, err := h.engine.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "ticker",
+			Input: json.RawMessage(`{}`), IdempotencyKey: "ticker-1"})
+		if err != nil || created || again.ID != last.ID {
+			t.Fatalf("a start with the chain's key: %s created=%v %v, want the newest run %s", again.ID, created, err, last.ID)
+		}
+		return tr
+	}},
+	{"RunRetriedByItsPolicy", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A run started with a retry policy of 2 attempts fails: a fresh run retries it with the
+		// same input, and fails too, which ends the chain.
+		run, _, err := h.engine.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "order-saga",
+			Input: json.RawMessage(`{"orderId":"o-9","amount":5,"failPayment":true}`),
+			Retry: &abi.RetryPolicy{Attempts: 2, Backoff: abi.BackoffFixed, BaseMs: 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain := h.awaitChain(run.ID, 3*settle)
+		if len(chain) != 2 {
+			t.Fatalf("a chain of %d runs, want 2", len(chain))
+		}
+		first, second := h.transcript(chain[0]), h.transcript(chain[1])
+		if !reflect.DeepEqual(first, second) || chain[1].Attempt != 2 || chain[1].ContinuedAs != "" ||
+			string(chain[1].Input) != string(chain[0].Input) || chain[1].Retry == nil || chain[1].Retry.Attempts != 2 {
+			t.Fatalf("want the retry to repeat the first run with the same input and policy as attempt 2:\n %+v\n %+v\n %+v", first, second, chain[1])
+		}
+		wantTranscript(t, second, store.StatusFailed, "reserve-inventory", "charge-payment", "release-inventory")
+		for _, r := range chain {
+			second.Chain = append(second.Chain, fmt.Sprintf("%s attempt %d", r.Status, r.Attempt))
+		}
+		return second
 	}},
 	{"OnboardingTimesOut", func(t *testing.T, h *harness, _ store.Store) transcript {
 		run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 100})

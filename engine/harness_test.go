@@ -143,7 +143,7 @@ func (h *harness) start(workflow string, input any) store.Run {
 func (h *harness) await(runID string, timeout time.Duration, statuses ...store.RunStatus) store.Run {
 	h.t.Helper()
 	if len(statuses) == 0 {
-		statuses = []store.RunStatus{store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusNondeterministic}
+		statuses = []store.RunStatus{store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusContinued, store.StatusNondeterministic}
 	}
 	var run store.Run
 	err := testenv.Poll(h.t, timeout, func() error {
@@ -160,6 +160,25 @@ func (h *harness) await(runID string, timeout time.Duration, statuses ...store.R
 		h.t.Fatalf("%v\nlogs:\n%s", err, h.logs.tail(4000))
 	}
 	return run
+}
+
+// awaitChain follows a run that continues as new or is retried to the run that ends its chain,
+// awaiting each, and returns every run of the chain in order.
+func (h *harness) awaitChain(runID string, timeout time.Duration) []store.Run {
+	h.t.Helper()
+	var chain []store.Run
+	for id := runID; id != ""; {
+		r := h.await(id, timeout)
+		if len(chain) > 0 && r.ContinuedFrom != chain[len(chain)-1].ID {
+			h.t.Fatalf("run %s continues %q, want %s", r.ID, r.ContinuedFrom, chain[len(chain)-1].ID)
+		}
+		chain = append(chain, r)
+		id = r.ContinuedAs
+		if len(chain) > 1000 {
+			h.t.Fatalf("a chain of more than 1000 runs from %s", runID)
+		}
+	}
+	return chain
 }
 
 // awaitStep waits until the run's journal has the step key in the given status.

@@ -191,14 +191,18 @@ type runEnd struct {
 	status store.RunStatus
 	output []byte
 	info   *abi.ErrorInfo
+	// next, when set, is the run that continues this one (continuation.go), created with the
+	// end; continuedAs is its id once written.
+	next        *store.NewRun
+	continuedAs string
 }
 
-// finish writes the run's end, with the held-back step when there is one, and returns the end
-// as written (see writeEnd), to be written again with writeEnd if the store did not take it.
-func (j *journal) finish(ctx context.Context, status store.RunStatus, output []byte, info *abi.ErrorInfo) (*runEnd, error) {
-	end := &runEnd{last: j.pending, status: status, output: output, info: info}
+// finish writes the run's end, with the held-back step when there is one, and leaves end as
+// written (see writeEnd), to be written again with writeEnd if the store did not take it.
+func (j *journal) finish(ctx context.Context, end *runEnd) error {
+	end.last = j.pending
 	j.pending = nil
-	return end, j.writeEnd(ctx, end)
+	return j.writeEnd(ctx, end)
 }
 
 // writeEnd writes end. When the store refuses it (the output or the last step holds a value it
@@ -206,9 +210,16 @@ func (j *journal) finish(ctx context.Context, status store.RunStatus, output []b
 // store_refused, written without the refused values.
 func (j *journal) writeEnd(ctx context.Context, end *runEnd) error {
 	var err error
-	if end.last != nil {
+	switch {
+	case end.next != nil:
+		var next store.Run
+		next, err = j.store.FinishAndContinue(ctx, j.lease, end.last, end.status, end.output, end.info, *end.next)
+		if err == nil {
+			end.continuedAs = next.ID
+		}
+	case end.last != nil:
 		err = j.store.CommitAndFinish(ctx, j.lease, *end.last, end.status, end.output, end.info)
-	} else {
+	default:
 		err = j.store.Finish(ctx, j.lease, end.status, end.output, end.info)
 	}
 	if errors.Is(err, store.ErrRefused) && (end.last != nil || end.info == nil || end.info.Code != abi.CodeStoreRefused) {

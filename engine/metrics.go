@@ -387,6 +387,11 @@ func (s observedStore) CommitAndFinish(ctx context.Context, l store.Lease, row s
 	return s.Store.CommitAndFinish(ctx, l, row, status, output, info)
 }
 
+func (s observedStore) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun) (store.Run, error) {
+	defer s.since("finish_and_continue", s.m.clock.Now())
+	return s.Store.FinishAndContinue(ctx, l, held, status, output, info, next)
+}
+
 func (s observedStore) ReachWait(ctx context.Context, l store.Lease, row store.Step, leaseFor time.Duration) (*store.Step, error) {
 	defer s.since("reach_wait", s.m.clock.Now())
 	return s.Store.ReachWait(ctx, l, row, leaseFor)

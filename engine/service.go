@@ -99,6 +99,19 @@ type StartRequest struct {
 	// past it the run fails with abi.CodeRunTimeout at its next durable call, woken for it if
 	// it sleeps or waits. At most abi.MaxDelay.
 	TimeoutMs int64
+	// Retry, when set, is the run's own retry policy (store.Run.Retry); its zero fields take
+	// abi.DefaultRetry's.
+	Retry *abi.RetryPolicy
+}
+
+// runRetry is the retry policy a run started with req keeps: req's, its zero fields filled
+// from abi.DefaultRetry, or nil.
+func runRetry(req StartRequest) *abi.RetryPolicy {
+	if req.Retry == nil {
+		return nil
+	}
+	p := req.Retry.Merge(abi.DefaultRetry())
+	return &p
 }
 
 // deadline is the deadline of a run started now with req.
@@ -148,7 +161,7 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 	claim, isNew, err := s.cfg.Store.CreateLeasedRun(ctx, store.NewRun{
 		TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
 		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays, Deadline: s.deadline(req),
-		DefaultRetentionDays: s.cfg.DefaultRetentionDays, MaxRetentionDays: s.cfg.MaxRetentionDays,
+		Retry: runRetry(req), DefaultRetentionDays: s.cfg.DefaultRetentionDays, MaxRetentionDays: s.cfg.MaxRetentionDays,
 	}, to)
 	turnDone()
 	if slot != nil && claim.Lease.Epoch == 0 {
@@ -205,6 +218,11 @@ func checkStart(req StartRequest) error {
 	}
 	if req.TimeoutMs < 0 || req.TimeoutMs > abi.MaxDelay.Milliseconds() {
 		return invalid("timeoutMs", "must be from 0 (no deadline) to %d, not %d", abi.MaxDelay.Milliseconds(), req.TimeoutMs)
+	}
+	if req.Retry != nil {
+		if err := req.Retry.Validate(); err != nil {
+			return invalid("retry", "is not a policy a host could follow: %v", err)
+		}
 	}
 	return nil
 }
@@ -341,7 +359,7 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 	res, err := s.cfg.Store.SignalWithStart(ctx, store.NewRun{
 		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
 		Input: input, IdempotencyKey: req.Start.IdempotencyKey, RetentionDays: s.retention(req.Start.RetentionDays, wf),
-		Deadline: s.deadline(req.Start),
+		Deadline: s.deadline(req.Start), Retry: runRetry(req.Start),
 	}, sig)
 	if err != nil {
 		return fail(err)

@@ -124,6 +124,10 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 // reported, or the fault of a call that failed or returned without reporting one.
 func (st *state) passEnded(ctx, gctx context.Context, err error) (Result, error) {
 	st.stdout.flush()
+	if err != nil && st.result != nil && st.result.Continue != nil && st.abort == nil && st.fault == nil {
+		// continue_as_new ended the pass by unwinding the guest (errContinued).
+		return *st.result, nil
+	}
 	if err != nil {
 		err = st.classify(ctx, gctx, abi.ExportRun, err)
 		// A guest fault becomes the run's error: its message may quote what the guest wrote (a

@@ -105,8 +105,11 @@ type Stats struct {
 	MemoryBytes uint64
 }
 
-// Result is how a pass that ran to its end finished: exactly one of Output and Error is set.
+// Result is how a pass that ran to its end finished: exactly one of Output, Error and Continue
+// is set.
 type Result struct {
 	Output json.RawMessage
 	Error  *abi.ErrorInfo
+	// Continue ends the run by starting a fresh one (continue_as_new, ABI.md §4.14).
+	Continue *abi.ContinueAsNew
 }

@@ -149,7 +149,7 @@ func TestLoadDescribesTheExamples(t *testing.T) {
 	for _, w := range m.Description.Workflows {
 		names = append(names, w.Name+"@"+w.Version)
 	}
-	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,relay@1,order-saga@1,steps@1,timeouts@1" {
+	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,relay@1,order-saga@1,steps@1,ticker@1,timeouts@1" {
 		t.Fatalf("workflows %s", got)
 	}
 	if m.ABIVersion != abi.Version || len(m.Digest) != 64 {
@@ -363,35 +363,51 @@ func BenchmarkActivateGo(b *testing.B) {
 	}
 }
 
+// A continue_as_new whose input no store could keep (a lone surrogate) fails the run with
+// not_storable, as complete's output does, and nothing is continued.
+func TestContinueAsNewRefusesAnUnstorableInput(t *testing.T) {
+	t.Parallel()
+	m := load(t, "hostile.wasm")
+	res, err := activate(t, m, "abuse", "run", `{"case":"continue-bad-input"}`, newMemHandler(), host.Limits{})
+	var ge *host.GuestError
+	if !errors.As(err, &ge) || ge.Info.Code != abi.CodeNotStorable || res.Continue != nil {
+		t.Fatalf("result %+v, error %v; want not_storable", res, err)
+	}
+}
+
 // Every host function, misused: each misuse ends the pass with a clear abi_violation that
 // names the function and the fault, and the host serves the next activation as before.
 func TestEveryHostFunctionRefusesAbuse(t *testing.T) {
 	t.Parallel()
 	m := load(t, "hostile.wasm")
 	cases := map[string]string{
-		"name-with-hash":      "step_run: step name \"poll#1\" contains \"#\"",
-		"empty-name":          "step name is empty",
-		"long-name":           "the limit is 200",
-		"invalid-utf8-name":   "not valid UTF-8",
-		"bad-step-options":    "not a StepOptions JSON",
-		"huge-options-length": "options is 4294967295 bytes",
-		"bad-retry-policy":    "retry attempts -4",
-		"done-without-step":   "step_done called with no step callback running",
-		"bad-outcome":         "outcome 7",
-		"output-not-json":     "step output is not valid JSON",
-		"nested-step":         "steps do not nest",
-		"sleep-in-step":       "sleep called inside a step callback",
-		"take-nothing":        "no reply data pending",
-		"take-wrong-length":   "take: length 99",
-		"take-out-of-bounds":  "outside the guest's memory",
-		"wait-bad-options":    "not a WaitOptions JSON",
-		"wait-no-event":       "event name is empty",
-		"wait-bad-match":      "match must be a JSON object",
-		"log-out-of-bounds":   "log: message",
-		"complete-not-json":   "output is not valid JSON",
-		"complete-twice":      "complete called after the workflow finished",
-		"step-after-finish":   "step_run called after the workflow finished",
-		"fail-out-of-bounds":  "fail: error",
+		"name-with-hash":         "step_run: step name \"poll#1\" contains \"#\"",
+		"empty-name":             "step name is empty",
+		"long-name":              "the limit is 200",
+		"invalid-utf8-name":      "not valid UTF-8",
+		"bad-step-options":       "not a StepOptions JSON",
+		"huge-options-length":    "options is 4294967295 bytes",
+		"bad-retry-policy":       "retry attempts -4",
+		"done-without-step":      "step_done called with no step callback running",
+		"bad-outcome":            "outcome 7",
+		"output-not-json":        "step output is not valid JSON",
+		"nested-step":            "steps do not nest",
+		"sleep-in-step":          "sleep called inside a step callback",
+		"take-nothing":           "no reply data pending",
+		"take-wrong-length":      "take: length 99",
+		"take-out-of-bounds":     "outside the guest's memory",
+		"wait-bad-options":       "not a WaitOptions JSON",
+		"wait-no-event":          "event name is empty",
+		"wait-bad-match":         "match must be a JSON object",
+		"log-out-of-bounds":      "log: message",
+		"complete-not-json":      "output is not valid JSON",
+		"complete-twice":         "complete called after the workflow finished",
+		"step-after-finish":      "step_run called after the workflow finished",
+		"fail-out-of-bounds":     "fail: error",
+		"continue-not-json":      "continue_as_new: the request is not a ContinueAsNew JSON",
+		"continue-in-step":       "continue_as_new called inside a step callback",
+		"continue-out-of-bounds": "continue_as_new: request at",
+		"continue-after-finish":  "continue_as_new called after the workflow finished",
 	}
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -87,6 +87,10 @@ var verbs = map[string]verb{
 	abi.FuncEventSend: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
 		return st.eventSend(ctx, mem, a[0].span)
 	},
+	abi.FuncContinueAsNew: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
+		st.continueAsNew(mem, a[0].span)
+		return Reply{}
+	},
 }
 
 // maxLogBytes bounds one guest log message; longer ones are cut.
@@ -293,6 +297,34 @@ func (st *state) complete(mem api.Memory, outArg span) {
 		panic(st.fault)
 	}
 	st.result = &Result{Output: st.redactJSON(out)}
+}
+
+// errContinued unwinds a guest that called continue_as_new; passEnded turns it into the Result.
+var errContinued = errors.New("continued as new")
+
+// continueAsNew ends the pass as complete does, with the next run's input instead of an output,
+// and never returns to the guest: nothing it could do after would be kept (ABI.md §4.14). The
+// input is bounded by the output limit, as the value a pass hands on; the engine holds it to
+// the tenant's input limit too.
+func (st *state) continueAsNew(mem api.Memory, reqArg span) {
+	st.notInStep(abi.FuncContinueAsNew)
+	limit := st.limits.MaxOutputBytes + abi.MaxOptionsBytes
+	if int64(reqArg.n) > int64(limit) {
+		st.fault = guestError(abi.CodePayloadTooLarge, "continue_as_new request is %d bytes, the limit is %d", reqArg.n, limit)
+		panic(st.fault)
+	}
+	req, err := abi.DecodeContinueAsNew(st.read(mem, abi.FuncContinueAsNew, reqArg, limit, "request"))
+	if errors.Is(err, abi.ErrNotStorable) {
+		// As complete's output: a value no store keeps is the workflow's failure, not a broken call.
+		st.fault = guestError(abi.CodeNotStorable, "%s: the next run's input cannot be stored: %v", abi.FuncContinueAsNew, err)
+		panic(st.fault)
+	}
+	if err != nil {
+		st.violation("%s: %v", abi.FuncContinueAsNew, err)
+	}
+	req.Input = st.redactJSON(req.Input)
+	st.result = &Result{Continue: &req}
+	panic(errContinued)
 }
 
 func (st *state) fail(mem api.Memory, errArg span) {

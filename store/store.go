@@ -176,19 +176,21 @@ type Token struct {
 type RunStatus string
 
 // Run statuses. Pending and running runs are live; the others are terminal except
-// nondeterministic, which waits for a hotfix deploy (or a cancel).
+// nondeterministic, which waits for a hotfix deploy (or a cancel). A continued run ended by
+// handing on to a fresh run of its workflow (Run.ContinuedAs): continue-as-new.
 const (
 	StatusPending          RunStatus = "pending"   // created, never activated
 	StatusRunning          RunStatus = "running"   // activated at least once, possibly suspended
 	StatusCompleted        RunStatus = "completed" // terminal
 	StatusFailed           RunStatus = "failed"    // terminal
 	StatusCancelled        RunStatus = "cancelled" // terminal
+	StatusContinued        RunStatus = "continued" // terminal
 	StatusNondeterministic RunStatus = "nondeterministic"
 )
 
 // Terminal reports whether a run in status s can never change again.
 func (s RunStatus) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled || s == StatusContinued
 }
 
 // Module is an uploaded wasm module, stored once per tenant and digest.
@@ -232,6 +234,15 @@ type NewRun struct {
 	RetentionDays  int
 	// Deadline, when set, is when the run times out (Run.Deadline).
 	Deadline *time.Time
+	// Retry is the run's own retry policy (Run.Retry); nil: a failed run is not retried.
+	Retry *abi.RetryPolicy
+	// Attempt is the run's attempt (Run.Attempt); 0 is 1.
+	Attempt int
+	// ContinuedFrom is the run this one continues (Run.ContinuedFrom); FinishAndContinue sets it.
+	ContinuedFrom string
+	// NotBefore, when set, is the earliest the new run may be claimed (a retry's backoff);
+	// FinishAndContinue reads it.
+	NotBefore *time.Time
 	// DefaultRetentionDays and MaxRetentionDays are for CreateLeasedRun, which resolves the
 	// workflow itself: the run keeps RetentionDays, else the workflow's, else
 	// DefaultRetentionDays, never more than MaxRetentionDays (0: no ceiling).
@@ -260,6 +271,18 @@ type Run struct {
 	// Deadline is when the run times out whatever it is doing (a workflow deadline: the
 	// engine fails it with abi.CodeRunTimeout); nil: never.
 	Deadline *time.Time
+	// Retry, when set, is the run's own retry policy: when the run fails, the engine starts
+	// a fresh run of the workflow with the same input as its next Attempt, after the policy's
+	// backoff, until its attempts are spent (a workflow-level retry, as Temporal's).
+	Retry *abi.RetryPolicy
+	// Attempt counts the runs of a retry chain: 1 for a started run, n+1 for a retry of
+	// attempt n, 1 again after a continue-as-new.
+	Attempt int
+	// ContinuedFrom is the run this one continues (by continue-as-new or as a retry); "" for
+	// a run started by a client, a broadcast or a schedule.
+	ContinuedFrom string
+	// ContinuedAs is the run that continues this one; "" until it has ended so.
+	ContinuedAs string
 }
 
 // StepKind is the verb that made a journal entry.
@@ -622,6 +645,13 @@ type Store interface {
 	// one transaction: the engine holds back a step's commit until the guest's next durable
 	// call, and when that call is the run's end the two go together. Fenced.
 	CommitAndFinish(ctx context.Context, l Lease, s Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
+	// FinishAndContinue ends the run as CommitAndFinish does (held: its last step, when not
+	// nil) and, in the same transaction, creates next: a pending run of the same tenant and
+	// workflow, continuing this one (ContinuedFrom, and this run's ContinuedAs), claimable at
+	// next.NotBefore (nil: now). The ended run's idempotency key and the events signalled to it
+	// that no wait took move to the new run, so a key names the newest run of a chain and no
+	// event is lost between the two. next.Version and next.Digest are taken as given. Fenced.
+	FinishAndContinue(ctx context.Context, l Lease, held *Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo, next NewRun) (Run, error)
 	// Release hands the lease back, the run available now, changing nothing else (a graceful
 	// shutdown: it is no fault of the run's). Fenced.
 	Release(ctx context.Context, l Lease) error

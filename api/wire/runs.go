@@ -10,20 +10,23 @@ import (
 // RunStatus is where a run stands.
 type RunStatus string
 
-// Run statuses. Pending and running runs are live; completed, failed and cancelled are final;
-// a nondeterministic run waits for a deploy of compatible code (or a cancel).
+// Run statuses. Pending and running runs are live; completed, failed, cancelled and continued
+// are final (a continued run handed on to a new run, its continuedAs: continue-as-new, or a
+// retry of a failed run); a nondeterministic run waits for a deploy of compatible code (or a
+// cancel).
 const (
 	RunPending          RunStatus = "pending"
 	RunRunning          RunStatus = "running"
 	RunCompleted        RunStatus = "completed"
 	RunFailed           RunStatus = "failed"
 	RunCancelled        RunStatus = "cancelled"
+	RunContinued        RunStatus = "continued"
 	RunNondeterministic RunStatus = "nondeterministic"
 )
 
 // RunStatuses returns every run status in the order of a run's life, then its ends.
 func RunStatuses() []RunStatus {
-	return []RunStatus{RunPending, RunRunning, RunCompleted, RunFailed, RunCancelled, RunNondeterministic}
+	return []RunStatus{RunPending, RunRunning, RunCompleted, RunFailed, RunCancelled, RunContinued, RunNondeterministic}
 }
 
 // Ended reports whether a run in status s has stopped and will not move on its own: it is
@@ -31,7 +34,7 @@ func RunStatuses() []RunStatus {
 // waiting for a run's end waits for.
 func (s RunStatus) Ended() bool {
 	switch s {
-	case RunCompleted, RunFailed, RunCancelled, RunNondeterministic:
+	case RunCompleted, RunFailed, RunCancelled, RunContinued, RunNondeterministic:
 		return true
 	}
 	return false
@@ -58,8 +61,19 @@ type Run struct {
 	StartedAt   *time.Time `json:"startedAt,omitempty"`
 	CompletedAt *time.Time `json:"completedAt,omitempty"`
 	UpdatedAt   time.Time  `json:"updatedAt"`
-	// Deadline is when the run times out (its start's timeoutMs), if it has one.
+	// Deadline is when the run times out (its start's timeoutMs), if it has one. A run that
+	// continues another keeps its deadline: it bounds the whole chain.
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// Retry is the run's own retry policy (its start's retry), handed on to its retries.
+	Retry *abi.RetryPolicy `json:"retry,omitempty"`
+	// Attempt counts a retry chain: 1 for a run a client started, n+1 for the retry of
+	// attempt n.
+	Attempt int `json:"attempt"`
+	// ContinuedFrom is the run this one continues (continue-as-new or a retry).
+	ContinuedFrom string `json:"continuedFrom,omitempty"`
+	// ContinuedAs is the run that continues this one, once it ended so: status continued
+	// (continue-as-new) or failed (retried).
+	ContinuedAs string `json:"continuedAs,omitempty"`
 }
 
 // RunPage is one page of a run listing, newest first; NextCursor is "" on the last page.
@@ -76,20 +90,25 @@ type StartRun struct {
 	IdempotencyKey string          `json:"idempotencyKey,omitempty"`
 	RetentionDays  int             `json:"retentionDays,omitempty"`
 	TimeoutMs      int64           `json:"timeoutMs,omitempty"`
+	// Retry, when set, retries the run when it fails: a fresh run of the same version with the
+	// same input, after the policy's backoff, until its attempts (the first run included) are
+	// spent. A failure marked nonRetryable is not retried.
+	Retry *abi.RetryPolicy `json:"retry,omitempty"`
 }
 
 // SignalWithStart is POST /v1/workflows/{name}/signal-with-start's body: the event goes to
 // the run IdempotencyKey names, which is started with Input (and Version, RetentionDays) first
 // if there is none or it has ended.
 type SignalWithStart struct {
-	IdempotencyKey string          `json:"idempotencyKey"`
-	Input          json.RawMessage `json:"input,omitempty"`
-	Version        string          `json:"version,omitempty"`
-	RetentionDays  int             `json:"retentionDays,omitempty"`
-	TimeoutMs      int64           `json:"timeoutMs,omitempty"`
-	Event          string          `json:"event"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-	SignalID       string          `json:"signalId,omitempty"`
+	IdempotencyKey string           `json:"idempotencyKey"`
+	Input          json.RawMessage  `json:"input,omitempty"`
+	Version        string           `json:"version,omitempty"`
+	RetentionDays  int              `json:"retentionDays,omitempty"`
+	TimeoutMs      int64            `json:"timeoutMs,omitempty"`
+	Retry          *abi.RetryPolicy `json:"retry,omitempty"`
+	Event          string           `json:"event"`
+	Payload        json.RawMessage  `json:"payload,omitempty"`
+	SignalID       string           `json:"signalId,omitempty"`
 }
 
 // SignalWithStartResult answers POST /v1/workflows/{name}/signal-with-start: the run (Created

@@ -491,3 +491,35 @@ func TestSignalIDsAndSignalWithStart(t *testing.T) {
 	matches(t, "a run past its deadline", expect(t, 0, "runs", "get", "onboarding", late.ID).stdout, `run_timeout`)
 	expectJSONError(t, exitUsage, "usage", 0, "start", "onboarding", "--run-timeout", "-5s")
 }
+
+// TestStartWaitFollowsAChain: start --wait follows a run that continues as new, and one retried
+// by its --retry-* policy, to the run that ends its chain, saying on stderr which run went on
+// as which; runs get shows the links. Malformed retry flags are usage errors.
+func TestStartWaitFollowsAChain(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("WFHOST_URL", serve(t))
+	t.Setenv("WFHOST_TOKEN", newTenant(t, "acme", ""))
+	expect(t, 0, "deploy", testdata("examples.wasm"))
+
+	r := expect(t, 0, "start", "ticker", "--input", `{"turns":3,"ticks":2}`, "--wait")
+	matches(t, "a ticker of three turns", r.stdout, `status\s+completed`, `output\s+\{"turns":3,"total":21\}`, `continues\s+\S+`)
+	if n := strings.Count(r.stderr, "continued; continued as "); n != 2 {
+		t.Fatalf("stderr names %d continuations, want 2:\n%s", n, r.stderr)
+	}
+	last := runOf(t, expect(t, 0, "start", "ticker", "--input", `{"turns":2}`, "--wait", "--json"))
+	first := runJSON[wire.Run](t, "runs", "get", "ticker", last.ContinuedFrom)
+	if first.Status != wire.RunContinued || first.ContinuedAs != last.ID {
+		t.Fatalf("the chain's first run: %s continued as %q, want continued as %s", first.Status, first.ContinuedAs, last.ID)
+	}
+	matches(t, "the continued run", expect(t, 0, "runs", "get", "ticker", first.ID).stdout, `status\s+continued`, `continued as\s+`+last.ID)
+
+	f := expect(t, exitRunFailed, "start", "order-saga", "--input", `{"orderId":"o-1","amount":3,"failPayment":true}`,
+		"--retry-attempts", "2", "--retry-backoff", "fixed", "--retry-delay", "10ms", "--wait")
+	matches(t, "a run retried once", f.stdout, `status\s+failed`, `attempt\s+2 of 2`, `continues\s+\S+`)
+	matches(t, "a run retried once", f.stderr, `run \S+ failed; continued as \S+\n`, `wfhost: run \S+ ended failed: card_declined\n$`)
+
+	expectJSONError(t, exitUsage, "usage", 0, "start", "ticker", "--retry-attempts", "0")
+	expectJSONError(t, exitUsage, "usage", 0, "start", "ticker", "--retry-attempts", "2", "--retry-backoff", "sometimes")
+	expectJSONError(t, exitUsage, "usage", 0, "start", "ticker", "--retry-delay", "1s")
+	expectJSONError(t, exitUsage, "usage", 0, "start", "ticker", "--retry-attempts", "5000")
+}

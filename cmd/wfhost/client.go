@@ -272,6 +272,15 @@ func printRun(w io.Writer, r wire.Run) {
 	if r.IdempotencyKey != "" {
 		fmt.Fprintf(w, "idempotency key\t%s\n", r.IdempotencyKey)
 	}
+	if r.ContinuedFrom != "" {
+		fmt.Fprintf(w, "continues\t%s\n", r.ContinuedFrom)
+	}
+	if r.ContinuedAs != "" {
+		fmt.Fprintf(w, "continued as\t%s\n", r.ContinuedAs)
+	}
+	if r.Retry != nil {
+		fmt.Fprintf(w, "attempt\t%d of %d\n", r.Attempt, r.Retry.Attempts)
+	}
 	fmt.Fprintf(w, "retention\t%d days\nmodule\t%s\nactivations\t%d\ncreated\t%s\n", r.RetentionDays, r.ModuleDigest, r.Activations, timeText(r.CreatedAt))
 	if r.StartedAt != nil {
 		fmt.Fprintf(w, "started\t%s\n", timeText(*r.StartedAt))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/api"
 	"github.com/wfhost/wfhost/api/client"
 	"github.com/wfhost/wfhost/api/wire"
@@ -157,15 +158,15 @@ func workflowPath(name string) string { return "/v1/workflows/" + url.PathEscape
 func startCommand() *cli.Command {
 	return &cli.Command{
 		Name: "start", Usage: "start a run of a workflow", ArgsUsage: "WORKFLOW",
-		Flags: clientFlags(
+		Flags: clientFlags(append(retryFlags(),
 			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the run's input: JSON, @FILE to read it from a file, or - from stdin"},
 			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version (default: the latest)"},
 			&cli.StringFlag{Name: "idempotency-key", EnvVars: []string{"WFHOST_IDEMPOTENCY_KEY"}, Usage: "start at most one run per key; a repeated start returns the first run"},
 			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep the finished run this many days (default: the workflow's, else the daemon's)"},
 			timeoutFlag(),
-			&cli.BoolFlag{Name: "wait", EnvVars: []string{"WFHOST_WAIT"}, Usage: "wait for the run to end, print it, and fail unless it completed"},
+			&cli.BoolFlag{Name: "wait", EnvVars: []string{"WFHOST_WAIT"}, Usage: "wait for the run to end, print it, and fail unless it completed; a run that continues as new or is retried is followed to the run that ends its chain"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, EnvVars: []string{"WFHOST_WAIT_TIMEOUT"}, Usage: "how long --wait waits"},
-		),
+		)...),
 		Action: func(c *cli.Context) error {
 			a, err := args(c, "WORKFLOW")
 			if err != nil {
@@ -193,9 +194,10 @@ func startCommand() *cli.Command {
 				return fmt.Errorf("decoding the server's response: %w", err)
 			}
 			if c.Bool("wait") {
-				if raw, err = waitForRun(c.Context, cl, r.Workflow, r.ID, c.Duration("timeout")); err != nil {
+				if raw, err = waitForChain(c, cl, r, c.Duration("timeout")); err != nil {
 					return err
 				}
+				r = wire.Run{}
 				if err := json.Unmarshal(raw, &r); err != nil {
 					return fmt.Errorf("decoding the server's response: %w", err)
 				}
@@ -214,6 +216,29 @@ func startCommand() *cli.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// waitForChain awaits the end of the run r starts: r's, or, when r continues as new or is
+// retried, that of the run that ends its chain (as Temporal's CLI follows a continue-as-new),
+// saying on stderr which run went on as which. timeout bounds the whole wait.
+func waitForChain(c *cli.Context, cl *client.Client, r wire.Run, timeout time.Duration) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(c.Context, timeout)
+	defer cancel()
+	for {
+		raw, err := waitForRun(ctx, cl, r.Workflow, r.ID, timeout)
+		if err != nil {
+			return nil, err
+		}
+		r = wire.Run{} // a field the answer leaves out must not keep the last run's value
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("decoding the server's response: %w", err)
+		}
+		if r.ContinuedAs == "" {
+			return raw, nil
+		}
+		fmt.Fprintf(c.App.ErrWriter, "run %s %s; continued as %s\n", r.ID, r.Status, r.ContinuedAs)
+		r.ID = r.ContinuedAs
 	}
 }
 
@@ -562,7 +587,42 @@ func startFlags(c *cli.Context) (wire.StartRun, error) {
 	if err != nil {
 		return wire.StartRun{}, err
 	}
-	return wire.StartRun{Input: input, Version: c.String("version"), RetentionDays: c.Int("retention-days"), TimeoutMs: timeout}, nil
+	retry, err := retryPolicy(c)
+	if err != nil {
+		return wire.StartRun{}, err
+	}
+	return wire.StartRun{Input: input, Version: c.String("version"), RetentionDays: c.Int("retention-days"), TimeoutMs: timeout, Retry: retry}, nil
+}
+
+// retryFlags set a started run's own retry policy: a failed run is retried as a new run.
+func retryFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "retry-attempts", EnvVars: []string{"WFHOST_RETRY_ATTEMPTS"},
+			Usage: "retry the run when it fails, as a new run with the same input, until this many runs (the first included) have failed (default: no retry)"},
+		&cli.StringFlag{Name: "retry-backoff", EnvVars: []string{"WFHOST_RETRY_BACKOFF"}, Usage: "fixed, linear or exp (default exp)"},
+		&cli.DurationFlag{Name: "retry-delay", EnvVars: []string{"WFHOST_RETRY_DELAY"}, Usage: "the first retry's delay (default 1s)"},
+		&cli.DurationFlag{Name: "retry-max-delay", EnvVars: []string{"WFHOST_RETRY_MAX_DELAY"}, Usage: "the longest delay between retries (default 60s)"},
+	}
+}
+
+// retryPolicy is the policy --retry-* describe, nil without --retry-attempts; the server fills
+// the fields left out and refuses a policy it could not follow.
+func retryPolicy(c *cli.Context) (*abi.RetryPolicy, error) {
+	if !c.IsSet("retry-attempts") {
+		if c.IsSet("retry-backoff") || c.IsSet("retry-delay") || c.IsSet("retry-max-delay") {
+			return nil, usagef("--retry-backoff, --retry-delay and --retry-max-delay need --retry-attempts")
+		}
+		return nil, nil
+	}
+	p := &abi.RetryPolicy{Attempts: c.Int("retry-attempts"), Backoff: abi.Backoff(c.String("retry-backoff")),
+		BaseMs: c.Duration("retry-delay").Milliseconds(), MaxMs: c.Duration("retry-max-delay").Milliseconds()}
+	if p.Attempts < 1 {
+		return nil, usagef("--retry-attempts must be 1 or more, not %d", p.Attempts)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, usagef("--retry-*: %v", err)
+	}
+	return p, nil
 }
 
 // timeoutFlag is a started run's workflow deadline.
@@ -585,12 +645,12 @@ func signalWithStartCommand() *cli.Command {
 		Name:      "signal-with-start",
 		Usage:     "send an event to the run a key names, starting it first unless one with the key is open",
 		ArgsUsage: "WORKFLOW KEY EVENT",
-		Flags: clientFlags(payloadFlag(),
+		Flags: clientFlags(append(retryFlags(), payloadFlag(),
 			&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the input of the run if it is started: JSON, @FILE to read it from a file, or - from stdin"},
 			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version of a started run (default: the latest)"},
 			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep a started run this many days once finished (default: the workflow's, else the daemon's)"},
 			&cli.StringFlag{Name: "id", EnvVars: []string{"WFHOST_SIGNAL_ID"}, Usage: "the signal's id: sending it again while the run is open changes nothing (safe retries)"},
-			timeoutFlag()),
+			timeoutFlag())...),
 		Action: func(c *cli.Context) error {
 			a, err := args(c, "WORKFLOW", "KEY", "EVENT")
 			if err != nil {
@@ -609,7 +669,7 @@ func signalWithStartCommand() *cli.Command {
 				return err
 			}
 			body := wire.SignalWithStart{IdempotencyKey: a[1], Input: start.Input, Version: start.Version,
-				RetentionDays: start.RetentionDays, TimeoutMs: start.TimeoutMs, Event: a[2], Payload: payload, SignalID: c.String("id")}
+				RetentionDays: start.RetentionDays, TimeoutMs: start.TimeoutMs, Retry: start.Retry, Event: a[2], Payload: payload, SignalID: c.String("id")}
 			raw, err := cl.Do(c.Context, "POST", "/v1/workflows/"+url.PathEscape(a[0])+"/signal-with-start", body)
 			if err != nil {
 				return err

@@ -42,6 +42,9 @@ func hostSecretGet(name uint64) uint64
 //go:wasmimport extism:host/user event_send
 func hostEventSend(req uint64) uint64
 
+//go:wasmimport extism:host/user continue_as_new
+func hostContinueAsNew(req uint64)
+
 // block copies b into a new Extism memory block; offset 0 stands for no data.
 func block(b []byte) pdk.Memory {
 	if len(b) == 0 {
@@ -145,4 +148,10 @@ func exportRun() int32 {
 	name, _ := pdk.GetConfig("wfhost.workflow")
 	runWorkflow(name, pdk.Input())
 	return 0
+}
+
+func callContinueAsNew(req []byte) {
+	r := block(req)
+	defer r.Free()
+	hostContinueAsNew(r.Offset())
 }

@@ -44,6 +44,9 @@ func hostSecretGet(namePtr, nameLen uint32) uint64
 //go:wasmimport wfhost event_send
 func hostEventSend(reqPtr, reqLen uint32) uint64
 
+//go:wasmimport wfhost continue_as_new
+func hostContinueAsNew(reqPtr, reqLen uint32)
+
 // addr is the memory offset of b's first byte (0 for an empty slice).
 func addr(b []byte) uint32 {
 	if len(b) == 0 {
@@ -97,3 +100,5 @@ func callSecretGet(name []byte) (int32, []byte) {
 func callEventSend(req []byte) (int32, []byte) {
 	return take(hostEventSend(addr(req), uint32(len(req))))
 }
+
+func callContinueAsNew(req []byte) { hostContinueAsNew(addr(req), uint32(len(req))) }

@@ -20,3 +20,4 @@ func callFail(_ []byte)                               { noHost() }
 func callHTTPRequest(_ []byte) (int32, []byte)        { noHost(); return 0, nil }
 func callSecretGet(_ []byte) (int32, []byte)          { noHost(); return 0, nil }
 func callEventSend(_ []byte) (int32, []byte)          { noHost(); return 0, nil }
+func callContinueAsNew(_ []byte)                      { noHost() }

@@ -449,6 +449,59 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 	})
 }
 
+// FinishAndContinue ends the run, with its last step when held is set, and creates the run
+// that continues it, in one transaction (store.Store.FinishAndContinue).
+func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun) (run store.Run, err error) {
+	defer classify(&err)
+	if !status.Terminal() {
+		return store.Run{}, fmt.Errorf("finish and continue run: status %q is not an end", status)
+	}
+	input, err := jsonOrNull(next.Input)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("finish and continue run: input: %w", err)
+	}
+	err = s.write(ctx, "finish and continue run", func(w *wtx) error {
+		tenant, err := w.finish(l, status, output, info)
+		if err != nil {
+			return err
+		}
+		if held != nil {
+			if err := w.upsertStep(l.RunID, tenant, *held); err != nil {
+				return err
+			}
+		}
+		var key string
+		if err := w.queryRow("run_key", l.RunID).Scan(&key); err != nil {
+			return err
+		}
+		if _, err := w.exec("unkey_run", l.RunID); err != nil {
+			return err
+		}
+		at := w.now
+		if next.NotBefore != nil && next.NotBefore.After(at) {
+			at = *next.NotBefore
+		}
+		run, err = scanRun(w.queryRow("continue_run", newUUID(), next.TenantID, next.Workflow, next.Version, next.Digest,
+			input, nullIfEmpty(key), next.RetentionDays, micros(at), micros(w.now), timeArg(next.Deadline),
+			retryArg(next.Retry), next.Attempt, l.RunID))
+		if err != nil {
+			return err
+		}
+		if _, err := w.exec("link_continued", l.RunID, run.ID); err != nil {
+			return err
+		}
+		if _, err := w.exec("move_run_events", l.RunID, run.ID); err != nil {
+			return err
+		}
+		w.wake()
+		return nil
+	})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("finish and continue run %s: %w", l.RunID, err)
+	}
+	return run, nil
+}
+
 // Fault hands the run back after a faulted activation and counts the fault.
 func (s *Store) Fault(ctx context.Context, l store.Lease, reason string, retryAt time.Time) (err error) {
 	defer classify(&err)

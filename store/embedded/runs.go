@@ -80,7 +80,7 @@ func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bo
 	}
 	var epoch int64
 	run, err := scanRun(w.queryRow("create_leased_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
-		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), to.Owner, micros(w.now.Add(to.LeaseFor)), timeArg(n.Deadline)), &epoch)
+		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), to.Owner, micros(w.now.Add(to.LeaseFor)), timeArg(n.Deadline), retryArg(n.Retry), n.Attempt), &epoch)
 	if err != nil {
 		return store.Claim{}, false, err
 	}
@@ -98,7 +98,7 @@ func (w *wtx) createRun(n store.NewRun) (store.Run, bool, error) {
 		return run, false, err
 	}
 	run, err := scanRun(w.queryRow("create_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
-		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), timeArg(n.Deadline)))
+		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), timeArg(n.Deadline), retryArg(n.Retry), n.Attempt))
 	if err != nil {
 		return store.Run{}, false, err
 	}

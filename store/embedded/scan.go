@@ -52,13 +52,15 @@ func scanRun(row scanner, extra ...any) (store.Run, error) {
 		available, started, ended sql.NullInt64
 		deadline                  sql.NullInt64
 		created, updated          int64
+		retry                     sql.NullString
 	)
 	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &available,
-		&created, &started, &ended, &updated, &deadline)
+		&created, &started, &ended, &updated, &deadline, &r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry)
 	if err := row.Scan(dest...); err != nil {
 		return store.Run{}, err
 	}
+	r.Retry = decodeRetry(retry)
 	r.Status = store.RunStatus(status)
 	r.Input = json.RawMessage(input)
 	if output.Valid {
@@ -69,6 +71,27 @@ func scanRun(row scanner, extra ...any) (store.Run, error) {
 	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
 	r.Deadline = timePtr(deadline)
 	return r, nil
+}
+
+// retryArg stores a run's retry policy as JSON text, NULL when it has none.
+func retryArg(p *abi.RetryPolicy) any {
+	if p == nil {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// decodeRetry reads a run's retry policy column; a value this binary cannot read is no policy.
+func decodeRetry(s sql.NullString) *abi.RetryPolicy {
+	if !s.Valid {
+		return nil
+	}
+	var p abi.RetryPolicy
+	if err := json.Unmarshal([]byte(s.String), &p); err != nil {
+		return nil
+	}
+	return &p
 }
 
 // scanStep reads the step columns every step query selects, in their order.

@@ -258,6 +258,41 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 	return s.fenced(ctx, l.RunID, "commit "+st.Key+" and finish run", s.q("finish_step"), args...)
 }
 
+// FinishAndContinue ends the run, with its last step when held is set, and creates the run
+// that continues it, in one transaction (store.Store.FinishAndContinue).
+func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun) (_ store.Run, err error) {
+	defer classify(&err)
+	if !status.Terminal() {
+		return store.Run{}, fmt.Errorf("finish and continue run: status %q is not an end", status)
+	}
+	var run store.Run
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		query, args := s.q("finish"), []any{l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info)}
+		if held != nil {
+			query, args = s.q("finish_step"), append(args, stepArgs(*held)...)
+		}
+		var id string
+		if err := tx.QueryRow(ctx, query, args...).Scan(&id); errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrLeaseLost
+		} else if err != nil {
+			return err
+		}
+		var key string
+		if err := tx.QueryRow(ctx, s.q("unkey_run"), l.RunID).Scan(&key); err != nil {
+			return err
+		}
+		var err error
+		run, err = scanRun(tx.QueryRow(ctx, s.q("continue_run"), l.RunID, next.TenantID, next.Workflow, next.Version,
+			next.Digest, jsonOrNull(next.Input), key, next.NotBefore, next.RetentionDays, next.Deadline,
+			retryArg(next.Retry), next.Attempt, s.wakeChannel))
+		return err
+	})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("finish and continue run %s: %w", l.RunID, err)
+	}
+	return run, nil
+}
+
 // Fault hands the run back after a faulted activation and counts the fault.
 func (s *Store) Fault(ctx context.Context, l store.Lease, reason string, retryAt time.Time) (err error) {
 	defer classify(&err)

@@ -81,8 +81,7 @@ func (s *Store) SignalWithStart(ctx context.Context, n store.NewRun, sig store.S
 				return err
 			}
 			if res.Run.ID == "" {
-				run, err := scanRun(tx.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
-					jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel, n.Deadline))
+				run, err := scanRun(tx.QueryRow(ctx, s.q("create_run"), s.createRunArgs(n)...))
 				if errors.Is(err, pgx.ErrNoRows) {
 					continue
 				}
@@ -149,8 +148,7 @@ func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (_ store
 			case res.Duplicate:
 				run, err = scanRun(q.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
 			default:
-				run, err = scanRun(q.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
-					jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel, n.Deadline))
+				run, err = scanRun(q.QueryRow(ctx, s.q("create_run"), s.createRunArgs(n)...))
 				if errors.Is(err, pgx.ErrNoRows) && n.IdempotencyKey != "" {
 					// A run started by hand with the same key: that run is the one this event
 					// stands for.

@@ -16,8 +16,7 @@ import (
 // CreateRun inserts a run, or returns the one its idempotency key already names.
 func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (_ store.Run, _ bool, err error) {
 	defer classify(&err)
-	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
-		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel, n.Deadline))
+	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_run"), s.createRunArgs(n)...))
 	if err == nil {
 		return run, true, nil
 	}
@@ -26,6 +25,12 @@ func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (_ store.Run, _ b
 		return store.Run{}, false, fmt.Errorf("create run: %w", err)
 	}
 	return run, false, nil
+}
+
+// createRunArgs are create_run.sql's arguments for n.
+func (s *Store) createRunArgs(n store.NewRun) []any {
+	return []any{n.TenantID, n.Workflow, n.Version, n.Digest, jsonOrNull(n.Input), n.IdempotencyKey,
+		n.RetentionDays, s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt}
 }
 
 // existingRun is the run n's idempotency key names, when inserting n returned no row
@@ -49,7 +54,7 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 	var epoch int64
 	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_leased_run"), n.TenantID, n.Workflow, n.Version,
 		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays,
-		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel, n.Deadline), &epoch)
+		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt), &epoch)
 	if err == nil {
 		c := store.Claim{Run: run}
 		if epoch > 0 {

@@ -18,13 +18,16 @@ func scanRun(row pgx.Row, extra ...any) (store.Run, error) {
 		status string
 		output []byte
 		errb   []byte
+		retry  []byte
 	)
 	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &r.Input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &r.AvailableAt,
-		&r.CreatedAt, &r.StartedAt, &r.CompletedAt, &r.UpdatedAt, &r.Deadline)
+		&r.CreatedAt, &r.StartedAt, &r.CompletedAt, &r.UpdatedAt, &r.Deadline,
+		&r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry)
 	if err := row.Scan(dest...); err != nil {
 		return store.Run{}, err
 	}
+	r.Retry = decodeRetry(retry)
 	r.Status = store.RunStatus(status)
 	if output != nil {
 		r.Output = json.RawMessage(output)
@@ -59,6 +62,27 @@ func decodeError(b []byte) *abi.ErrorInfo {
 		info = abi.ErrorInfo{Message: string(b)}
 	}
 	return &info
+}
+
+// retryArg passes a run's retry policy to a jsonb parameter, SQL NULL when it has none.
+func retryArg(p *abi.RetryPolicy) any {
+	if p == nil {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// decodeRetry reads a run's retry policy column; a value this binary cannot read is no policy.
+func decodeRetry(b []byte) *abi.RetryPolicy {
+	if b == nil {
+		return nil
+	}
+	var p abi.RetryPolicy
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil
+	}
+	return &p
 }
 
 // jsonArg passes raw JSON to a jsonb parameter, SQL NULL when empty.

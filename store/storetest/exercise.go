@@ -56,6 +56,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Fencing", fencingTests},
 		{"Waits", waitTests},
 		{"SignalWithStart", signalWithStartTests},
+		{"Continuation", continuationTests},
 		{"Broadcast", broadcastTests},
 		{"Notices", noticeTests},
 		{"Tenancy", tenancyTests},

@@ -1,6 +1,7 @@
 // Command examples is a workflow module with the example workflows: onboarding (steps, a
 // sleep, retries, a wait for an event with a match and a timeout), an order saga with
-// compensation, a polling loop, and `steps`, a workload of N steps for tests and benchmarks.
+// compensation, a polling loop, `relay` (an event sent from a step), `steps`, a workload of N
+// steps for tests and benchmarks, `ticker` (a loop by continue-as-new) and `timeouts`.
 //
 // Build: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o examples.wasm .
 // (make testdata builds it into testdata/examples.wasm). With -tags extism the same workflows

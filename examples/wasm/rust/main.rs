@@ -2,7 +2,7 @@
 //! steps, inputs, outputs and errors), so that engine/conformance_test.go can require the same
 //! transcripts of both. onboarding (steps, a sleep, retries, a wait for an event with a match and
 //! a timeout), order-saga (compensation), poll (a repeated step name), relay (an event sent from a step), steps (N steps, for
-//! crash tests and benchmarks) and timeouts (attempts the host stops at their timeout).
+//! crash tests and benchmarks), ticker (a loop by continue-as-new) and timeouts (attempts the host stops at their timeout).
 //!
 //! Build: testdata/build-rust.sh (builds guest-sdk/rust as an rlib and links it with --extern).
 
@@ -12,6 +12,7 @@ mod relay;
 mod saga;
 mod sha256;
 mod steps;
+mod ticker;
 mod timeouts;
 
 // Declared in the order of the Go module, whose init functions run by file name.
@@ -21,5 +22,6 @@ wfhost::workflows![
     relay::workflow(),
     saga::workflow(),
     steps::workflow(),
+    ticker::workflow(),
     timeouts::workflow()
 ];

@@ -309,6 +309,22 @@ export class Context {
     takeReply(raw.sleep(changetype<usize>(nb), nb.byteLength, ms));
   }
 
+  /**
+   * continueAsNew ends this run and starts a fresh run of the same workflow with input and an
+   * empty journal, linked to this one (abi/ABI.md §4.14): the way a workflow that loops forever
+   * keeps its journal short. The new run takes this run's idempotency key and the events
+   * signalled to it that no wait took; with latestVersion it runs the workflow's most recently
+   * deployed version. It never returns: end the workflow with `return ctx.continueAsNew(next)`.
+   * Not inside a step callback.
+   */
+  continueAsNew(input: Value, latestVersion: bool = false): Result {
+    const req = Value.object().set("input", input);
+    if (latestVersion) req.setBool("latestVersion", true);
+    const rb = String.UTF8.encode(stringify(req));
+    raw.continue_as_new(changetype<usize>(rb), rb.byteLength);
+    return unreachable();
+  }
+
   /** sleepUntil suspends the run until the Unix time unixMs (milliseconds). */
   sleepUntil(name: string, unixMs: i64): void {
     const nb = String.UTF8.encode(name);

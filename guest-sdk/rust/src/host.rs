@@ -44,6 +44,8 @@ mod imports {
         pub fn wfhost_secret_get(name_ptr: u32, name_len: u32) -> u64;
         #[link_name = "event_send"]
         pub fn wfhost_event_send(req_ptr: u32, req_len: u32) -> u64;
+        #[link_name = "continue_as_new"]
+        pub fn wfhost_continue_as_new(req_ptr: u32, req_len: u32);
     }
 
     // stderr, for panic messages only: the host puts the last stderr lines into a trap's
@@ -95,6 +97,9 @@ mod imports {
         outside()
     }
     pub unsafe fn wfhost_event_send(_: u32, _: u32) -> u64 {
+        outside()
+    }
+    pub unsafe fn wfhost_continue_as_new(_: u32, _: u32) {
         outside()
     }
     pub unsafe fn wasi_fd_write(_: u32, _: u32, _: u32, _: u32) -> u32 {
@@ -207,6 +212,12 @@ pub(crate) fn http_request(req: &[u8]) -> Reply {
 pub(crate) fn secret_get(name: &str) -> Reply {
     let n = name.as_bytes();
     collect(unsafe { wfhost_secret_get(ptr(n), len(n)) })
+}
+
+/// continue_as_new never returns: the host ends the pass in the call (abi/ABI.md §4.14).
+pub(crate) fn continue_as_new(req: &[u8]) -> ! {
+    unsafe { wfhost_continue_as_new(ptr(req), len(req)) };
+    panic!("continue_as_new returned: the host did not end the run")
 }
 
 pub(crate) fn event_send(req: &[u8]) -> Reply {

@@ -404,6 +404,30 @@ impl Context {
         host::sleep(name, millis(d));
     }
 
+    /// continue_as_new ends this run and starts a fresh run of the same workflow with `input`
+    /// and an empty journal, linked to this one (abi/ABI.md §4.14): the way a workflow that
+    /// loops forever keeps its journal short. The new run takes this run's idempotency key and
+    /// the events signalled to it that no wait took. It never returns, so it can end a
+    /// workflow body: `ctx.continue_as_new(next)`. Not inside a step callback.
+    pub fn continue_as_new<I: ToJson>(&self, input: I) -> ! {
+        self.continue_with(input, false)
+    }
+
+    /// continue_as_new_on_latest_version is continue_as_new with the new run on the workflow's
+    /// most recently deployed version instead of this run's: a loop picks up new code.
+    pub fn continue_as_new_on_latest_version<I: ToJson>(&self, input: I) -> ! {
+        self.continue_with(input, true)
+    }
+
+    fn continue_with<I: ToJson>(&self, input: I, latest: bool) -> ! {
+        let mut m = Map::new();
+        m.insert("input".into(), input.to_json());
+        if latest {
+            m.insert("latestVersion".into(), Value::Bool(true));
+        }
+        host::continue_as_new(Value::Object(m).to_json_string().as_bytes())
+    }
+
     /// sleep_until suspends the run until `unix_ms` (milliseconds since the Unix epoch).
     pub fn sleep_until(&self, name: &str, unix_ms: i64) {
         host::sleep_until(name, unix_ms);

@@ -9,7 +9,7 @@
 -- idempotency key is already used.
 -- $1 tenant, $2 workflow, $3 version ('' for the latest), $4 input, $5 idempotency key,
 -- $6 requested retention days, $7 default retention days, $8 retention ceiling, $9 owner,
--- $10 tenant cap, $11 host reserve, $12 lease ms, $13 wake channel, $14 deadline or null.
+-- $10 tenant cap, $11 host reserve, $12 lease ms, $13 wake channel, $14 deadline or null, $15 retry policy or null, $16 attempt.
 WITH wf AS (
     SELECT name, version, digest, retention_days
     FROM workflows
@@ -22,7 +22,7 @@ WITH wf AS (
     WHERE $9 <> '' AND $10::integer > 0 AND h.tenant_id = $1 AND h.lease_owner IS NOT NULL AND h.lease_expires_at > now()
 ), ins AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days,
-                      available_at, lease_owner, lease_epoch, lease_expires_at, started_at, activations, deadline)
+                      available_at, lease_owner, lease_epoch, lease_expires_at, started_at, activations, deadline, retry, attempt)
     SELECT $1, wf.name, wf.version, wf.digest,
         CASE WHEN leased THEN 'running' ELSE 'pending' END, $4, nullif($5, ''),
         least(coalesce(nullif($6::integer, 0), nullif(wf.retention_days, 0), $7::integer),
@@ -33,7 +33,7 @@ WITH wf AS (
         CASE WHEN leased THEN now() + $12 * interval '1 millisecond' END,
         CASE WHEN leased THEN now() END,
         CASE WHEN leased THEN 1 ELSE 0 END,
-        $14::timestamptz
+        $14::timestamptz, $15::jsonb, greatest($16::integer, 1)
     FROM wf, room
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
@@ -41,5 +41,5 @@ WITH wf AS (
     SELECT pg_notify($13, current_setting('application_name')) FROM ins WHERE ins.status = 'pending'
 )
 SELECT lease_epoch, id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''),
-    retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline
+    retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from::text, '') AS continued_from, coalesce(continued_as::text, '') AS continued_as, attempt, retry
 FROM ins, (SELECT count(*) FROM woken) AS n

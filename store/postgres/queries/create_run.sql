@@ -1,12 +1,12 @@
 -- Inserts a pending run available now and wakes the hosts in the same statement. With an
 -- idempotency key already used, nothing is inserted (and nobody is woken).
 WITH ins AS (
-    INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days, available_at, deadline)
-    VALUES ($1, $2, $3, $4, 'pending', $5, nullif($6, ''), $7, now(), $9)
+    INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days, available_at, deadline, retry, attempt)
+    VALUES ($1, $2, $3, $4, 'pending', $5, nullif($6, ''), $7, now(), $9, $10, greatest($11::integer, 1))
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
 ), woken AS (
     SELECT pg_notify($8, current_setting('application_name')) FROM ins
 )
-SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline
+SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from::text, '') AS continued_from, coalesce(continued_as::text, '') AS continued_as, attempt, retry
 FROM ins, (SELECT count(*) FROM woken) AS n

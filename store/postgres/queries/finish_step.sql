@@ -5,8 +5,8 @@
 WITH fence AS (
     UPDATE runs
     SET status = $3, output = $4, error = $5,
-        completed_at = CASE WHEN $3 IN ('completed', 'failed', 'cancelled') THEN now() END,
-        expires_at = CASE WHEN $3 IN ('completed', 'failed', 'cancelled') THEN now() + retention_days * interval '1 day' END,
+        completed_at = CASE WHEN $3 IN ('completed', 'failed', 'cancelled', 'continued') THEN now() END,
+        expires_at = CASE WHEN $3 IN ('completed', 'failed', 'cancelled', 'continued') THEN now() + retention_days * interval '1 day' END,
         updated_at = now(), available_at = NULL, lease_owner = NULL, lease_expires_at = NULL
     WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
     RETURNING id, tenant_id

@@ -2,4 +2,4 @@
 -- names the newest run of the workflow; the ended one is kept, found by its id.
 -- $1 run, $2 key.
 UPDATE runs SET idempotency_key = NULL
-WHERE id = $1 AND idempotency_key = $2 AND status IN ('completed', 'failed', 'cancelled')
+WHERE id = $1 AND idempotency_key = $2 AND status IN ('completed', 'failed', 'cancelled', 'continued')

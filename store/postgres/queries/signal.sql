@@ -10,7 +10,7 @@ WITH earlier AS (
     SELECT delivered FROM signal_ids WHERE run_id = $2 AND signal_id = $7
 ), run AS (
     SELECT id FROM runs
-    WHERE tenant_id = $1 AND id = $2 AND status NOT IN ('completed', 'failed', 'cancelled')
+    WHERE tenant_id = $1 AND id = $2 AND status NOT IN ('completed', 'failed', 'cancelled', 'continued')
       AND NOT EXISTS (SELECT 1 FROM earlier)
 ), target AS (
     -- The run's own waiting steps, by steps_waiting_run: the run id is a parameter here, not a

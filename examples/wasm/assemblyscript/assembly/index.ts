@@ -5,6 +5,7 @@ import "./poll";
 import "./relay";
 import "./saga";
 import "./steps";
+import "./ticker";
 import "./timeouts";
 
 // The ABI's exports (abi/ABI.md §3) come from the SDK.

@@ -22,6 +22,8 @@ declare function host_complete(output: u64): void;
 declare function host_fail(info: u64): void;
 @external("extism:host/user", "event_send")
 declare function host_event_send(req: u64): u64;
+@external("extism:host/user", "continue_as_new")
+declare function host_continue_as_new(req: u64): void;
 
 // Reply statuses (abi/ABI.md §4.1).
 const STATUS_OK: i32 = 0;
@@ -332,4 +334,12 @@ export function sendEvent(req: string): Sent {
   else if (r.status == STATUS_ERROR) out.error = ErrorInfo.decode(r.data);
   else out.error = ErrorInfo.of("event_refused", "unexpected reply status " + r.status.toString());
   return out;
+}
+
+// continueAsNew ends the run and starts a fresh run of the same workflow with input (JSON) and
+// an empty journal (abi/ABI.md §4.14). It never returns: end a workflow with
+// `return continueAsNew(next)`.
+export function continueAsNew(input: string): Result {
+  host_continue_as_new(toBlock(new Obj().raw("input", input).toString()));
+  return unreachable();
 }

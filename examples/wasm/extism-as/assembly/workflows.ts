@@ -1,10 +1,10 @@
 // The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll,
-// relay, steps and timeouts, with the same names, versions, step keys, inputs, outputs and errors.
+// relay, steps, ticker and timeouts, with the same names, versions, step keys, inputs, outputs and errors.
 
 import { Obj, Value, quote, stringifyValue } from "./json";
 // The AssemblyScript example's SHA-256: the same user ids as every other example.
 import { hex, sha256 } from "../../assemblyscript/assembly/sha256";
-import { ErrorInfo, Result, Retry, Workflow, log, sendEvent, sleep, step, waitForEvent } from "./wf";
+import { ErrorInfo, Result, Retry, Workflow, continueAsNew, log, sendEvent, sleep, step, waitForEvent } from "./wf";
 
 export const workflows: Workflow[] = [
   new Workflow("onboarding", "1", 30, ["user.signed_up"], onboarding),
@@ -12,6 +12,7 @@ export const workflows: Workflow[] = [
   new Workflow("relay", "1", 0, [], relay),
   new Workflow("order-saga", "1", 90, [], orderSaga),
   new Workflow("steps", "1", 0, [], steps),
+  new Workflow("ticker", "1", 0, [], ticker),
   new Workflow("timeouts", "1", 0, [], timeouts),
 ];
 
@@ -169,4 +170,21 @@ function relay(input: Value): Result {
   }
   if (s.failed()) return Result.failedStep(s);
   return Result.ok(stringifyValue(s.output!));
+}
+
+// ticker is a loop that continues as new after every turn (abi/ABI.md §4.14): each run
+// journals only its own turn's ticks, so the loop can run past any step cap.
+function ticker(input: Value): Result {
+  const turn = input.getInt("turn");
+  const turns = max<i64>(input.getInt("turns"), 1);
+  const ticks = max<i64>(input.getInt("ticks"), 1);
+  let total = input.getInt("total");
+  for (let i: i64 = 1; i <= ticks; i++) {
+    const s = step("tick");
+    if (s.mustRun()) s.ok((turn * ticks + i).toString());
+    if (s.failed()) return Result.failedStep(s);
+    total += <i64>s.output!.n;
+  }
+  if (turn + 1 >= turns) return Result.ok(new Obj().int("turns", turn + 1).int("total", total).toString());
+  return continueAsNew(new Obj().int("turn", turn + 1).int("turns", turns).int("ticks", ticks).int("total", total).toString());
 }

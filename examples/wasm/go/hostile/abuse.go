@@ -29,6 +29,9 @@ func rawComplete(ptr, n uint32)
 //go:wasmimport wfhost fail
 func rawFail(ptr, n uint32)
 
+//go:wasmimport wfhost continue_as_new
+func rawContinueAsNew(ptr, n uint32)
+
 func ptr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
 
 type abuseInput struct {
@@ -87,6 +90,19 @@ var abuses = map[string]func(){
 	"complete-twice":     func() { o := []byte("1"); rawComplete(ptr(o), 1); rawComplete(ptr(o), 1) },
 	"step-after-finish":  func() { o := []byte("1"); rawComplete(ptr(o), 1); rawStepRun(ptr(o), 1, 0, 0) },
 	"fail-out-of-bounds": func() { rawFail(0xfffffff0, 64) },
+	"continue-not-json":  func() { o := []byte("{"); rawContinueAsNew(ptr(o), 1) },
+	"continue-bad-input": func() { o := []byte(`{"input":"\ud800"}`); rawContinueAsNew(ptr(o), uint32(len(o))) },
+	"continue-in-step": func() {
+		n, o := []byte("s"), []byte(`{}`)
+		rawStepRun(ptr(n), 1, 0, 0)
+		rawContinueAsNew(ptr(o), uint32(len(o)))
+	},
+	"continue-out-of-bounds": func() { rawContinueAsNew(0xfffffff0, 64) },
+	"continue-after-finish": func() {
+		o := []byte("1")
+		rawComplete(ptr(o), 1)
+		rawContinueAsNew(ptr(o), 1)
+	},
 }
 
 func init() {

@@ -1,0 +1,8 @@
+-- The run that continues an ended one (FinishAndContinue), pending and claimable at ?9.
+-- ?1 id, ?2 tenant, ?3 workflow, ?4 version, ?5 digest, ?6 input, ?7 idempotency key or null,
+-- ?8 retention days, ?9 available at, ?10 now, ?11 deadline or null, ?12 retry policy or null,
+-- ?13 attempt, ?14 the ended run.
+INSERT INTO runs (id, tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days,
+                  available_at, created_at, updated_at, deadline, retry, attempt, continued_from)
+VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, max(?13, 1), ?14)
+RETURNING id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry
