@@ -52,7 +52,7 @@ func TestInitProjectsBuildDeployAndRun(t *testing.T) {
 			if err := json.Unmarshal([]byte(expect(t, 0, "start", "hello", "--input", `{"name": "Ada"}`, "--token", token, "--json").stdout), &run); err != nil {
 				t.Fatal(err)
 			}
-			// Sent before the run reaches its wait, the event is kept for it (ABI.md §4.6).
+			// Sent before the run reaches its wait, the event is kept for it (ABI.md §4.7).
 			expect(t, 0, "signal", "hello", run.ID, "approve", "--payload", `{"note": "ok"}`, "--token", token)
 			testenv.Await(t, time.Minute, func() error {
 				if err := json.Unmarshal([]byte(expect(t, 0, "runs", "get", "hello", run.ID, "--token", token, "--json").stdout), &run); err != nil {
