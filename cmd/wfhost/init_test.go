@@ -168,6 +168,7 @@ func TestInitRefuses(t *testing.T) {
 		{[]string{"init", "--lang", "go", "--sdk", root, full}, "is not empty (it holds .git)"},
 		{[]string{"init", "--lang", "rust", "--sdk", root, file}, "exists and is not a directory"},
 		{[]string{"init", "--lang", "go", "--sdk", root, filepath.Join(file, "sub")}, "not a directory"},
+		{[]string{"init", "--lang", "go", "--sdk", root, filepath.Join(tmp, strings.Repeat("x", 300))}, "file name too long"},
 		{[]string{"init", "--lang", "go", "--sdk", tmp, fresh}, "is not a wfhost checkout with this SDK: guest-sdk/go/go.mod is missing"},
 		{[]string{"init", "--lang", "assemblyscript", "--sdk", filepath.Join(tmp, "nowhere"), fresh}, "is not a wfhost checkout"},
 		{[]string{"init", "--lang", "go", "--sdk", "/tmp/\xff\xfe", fresh}, "is not UTF-8"},
