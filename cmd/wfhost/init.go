@@ -101,7 +101,7 @@ func initCommand() *cli.Command {
 
 // initProject is what the templates see.
 type initProject struct {
-	Name      string // the project's name, from DIR: the Go module, crate, npm package and .wasm file
+	Name      string // the project's name, from DIR: the crate, npm package and .wasm file; the Go module is example/Name
 	Lang      string
 	LangTitle string
 	SDKDir    string // the SDK's directory in the checkout, slash-separated
@@ -232,8 +232,8 @@ func projectName(base string) string {
 		return "workflow"
 	case name[0] >= '0' && name[0] <= '9':
 		return "wf-" + name
-	case name == "wfhost" || name == "test" || name == "std" || name == "core":
-		// Names cargo refuses next to the SDK crate (wfhost) or the standard library.
+	case name == "wfhost":
+		// cargo refuses a package named as the SDK crate it depends on (a lockfile collision).
 		return name + "-workflow"
 	}
 	return name

@@ -227,7 +227,8 @@ func TestProjectName(t *testing.T) {
 		"":                        "workflow",
 		"日本":                      "workflow",
 		"wfhost":                  "wfhost-workflow",
-		"test":                    "test-workflow",
+		"test":                    "test",
+		"fmt":                     "fmt",
 		strings.Repeat("ab-", 40): strings.Repeat("ab-", 16) + "ab",
 	} {
 		if got := projectName(base); got != want {
