@@ -49,7 +49,7 @@ check: lint testdata/check ## lint, and fail if the committed fixtures differ fr
 testdata: ## rebuild the committed .wasm fixtures from source
 	bash testdata/build.sh
 
-testdata/tinygo: ## build the Go examples with TinyGo (optional toolchain: guest-sdk/go/tinygo/install.sh); the conformance suite then covers them
+testdata/tinygo: ## build the Go examples with TinyGo (guest-sdk/go/tinygo/install.sh, .ci/toolchain-tinygo.sh); the conformance suite then covers them
 	bash guest-sdk/go/tinygo/build.sh
 
 testdata/check: testdata ## rebuild the fixtures and fail if any differs from the committed one

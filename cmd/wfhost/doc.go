@@ -1,8 +1,11 @@
 // Command wfhost is the durable workflow daemon (`wfhost run`), its migrator, the tool for the
 // keys that encrypt secrets (`wfhost secret-keys new|rewrap`), and a client for its REST API.
-// Every flag can also be set through the WFHOST_* variable named in its help. The daemon's
-// flags cover every engine setting, every tenant limit's default (limits.go) and every
-// outbound bound; their defaults are internal/defaults', read through the engine and the host.
+// `wfhost init --lang go|tinygo|rust|assemblyscript DIR` writes a new workflow project (init.go,
+// templates in initdata/) that takes its guest SDK by path from a wfhost checkout (--sdk, else
+// the one around the binary) and builds with `make`. Every flag can also be set through the
+// WFHOST_* variable named in its help. The daemon's flags cover every engine setting, every
+// tenant limit's default (limits.go) and every outbound bound; their defaults are
+// internal/defaults', read through the engine and the host.
 //
 // The client commands print tables for people; with --output json (or --json) the server's
 // JSON, with --output yaml the same as YAML:

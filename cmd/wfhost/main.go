@@ -39,6 +39,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			runCommand(),
 			migrateCommand(),
+			initCommand(),
 			secretKeysCommand(),
 			deployCommand(),
 			modulesCommand(),

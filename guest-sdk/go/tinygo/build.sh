@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Go examples with TinyGo into testdata/tinygo/ (not committed: TinyGo is an optional
-# toolchain). The engine's conformance suite runs the result beside the committed fixtures when
-# it is there. Needs TinyGo 0.41 as guest-sdk/go/tinygo/install.sh sets it up.
+# Builds the Go examples with TinyGo into testdata/tinygo/ (not committed: TinyGo is built on the
+# machine from its module, not a pinned package). The engine's conformance suite runs the result
+# beside the committed fixtures, and requires it under WFHOST_REQUIRE_TINYGO (CI). Needs TinyGo
+# 0.41 as guest-sdk/go/tinygo/install.sh sets it up (.ci/toolchain-tinygo.sh runs both).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 root=$PWD

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up TinyGo 0.41 on Debian 12 from what this machine's registries serve (Debian's packages,
-# the Go module proxy, npm) into $TINYGOROOT (default /opt/tinygo). About 3 minutes, 600 MB.
-# TinyGo is optional for wfhost: CI does not need it.
+# the Go module proxy, npm) into $TINYGOROOT (default /opt/tinygo). About 600 MB; on a 2-core
+# machine with a near mirror about a minute (the packages, then 30 s to build TinyGo).
+# CI runs it (.ci/toolchain-tinygo.sh); a second run finds everything in place and does nothing.
 #
 # Debian has no tinygo package, so TinyGo is built from its module (LLVM 19 from Debian). The
 # module zip leaves out TinyGo's git submodules, which this works around:
