@@ -45,6 +45,7 @@ func newApp() *cli.App {
 			workflowsCommand(),
 			startCommand(),
 			runsCommand(),
+			replayCommand(),
 			signalCommand(),
 			signalWithStartCommand(),
 			eventsCommand(),
