@@ -138,7 +138,8 @@ type ReplayLog struct {
 
 // ReplayReport is the result of a dry replay. A compatible pass either stopped at the first
 // step the journal does not have (Stopped), or ran to its end within the journal (Ended, with
-// Output or Error: the run's end the module would write).
+// Output or Error: the run's end the module would write). A diverged one is Ended too when the
+// workflow returned before its journal's end: Output or Error is what it returned.
 type ReplayReport struct {
 	Verdict ReplayVerdict `json:"verdict"`
 	// Replayed counts the journal entries the pass reached and replayed.
@@ -211,7 +212,6 @@ func DryReplay(ctx context.Context, rt *host.Runtime, mod *host.Module, r Replay
 	case err == nil:
 		if d.cursor < len(r.Journal) {
 			rep.Verdict, rep.Divergence = ReplayDiverged, finishedEarly(d.cursor, &r.Journal[d.cursor])
-			return rep, nil
 		}
 		rep.Ended, rep.Output, rep.Error = true, res.Output, res.Error
 	case errors.As(err, &end):

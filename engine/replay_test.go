@@ -193,3 +193,29 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	yb, _ := json.Marshal(y)
 	return string(xb) == string(yb)
 }
+
+// TestDryReplayAgreesWithTheLivePass: on a run in flight, the dry replay predicts what a
+// redeploy does to it: the renamed module diverges with the very message the live pass marks
+// the run nondeterministic with, and the compatible one stops at the wait the run is parked on.
+func TestDryReplayAgreesWithTheLivePass(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	run := h.start("onboarding", map[string]any{"email": "dee@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
+	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+	r := engine.Replay{Workflow: run.Workflow, Input: run.Input, RunID: run.ID, CreatedAt: run.CreatedAt, Journal: h.steps(run.ID)}
+
+	same := dryReplay(t, "examples.wasm", r)
+	if s := same.Stopped; same.Verdict != engine.ReplayCompatible || s == nil || s.New || s.Seq != 3 || s.At.Key != "await-verify" {
+		t.Fatalf("%+v (stopped %+v), want compatible, stopped at the wait the run is parked on", same, same.Stopped)
+	}
+	dry := dryReplay(t, "examples_renamed.wasm", r)
+	if dry.Divergence == nil {
+		t.Fatalf("%+v, want a divergence", dry)
+	}
+	h.deploy("examples_renamed.wasm", true)
+	live := h.await(run.ID, settle, store.StatusNondeterministic)
+	if live.Error == nil || live.Error.Message != dry.Divergence.Message {
+		t.Fatalf("the live pass ended with %+v, the dry replay predicted %q", live.Error, dry.Divergence.Message)
+	}
+}

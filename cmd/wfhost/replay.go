@@ -218,6 +218,10 @@ func printReplay(w *tabwriter.Writer, doc *wire.RunExport, r replayResult) {
 		fmt.Fprintf(w, "stopped at\tentry %d, %s: the journal has it without its end\n", r.Stopped.Seq, r.Stopped.At)
 	case r.Error != nil:
 		fmt.Fprintf(w, "ended\tfailed: %s\n", r.Error)
+		if doc.Run.Status == wire.RunCompleted {
+			// Not a divergence of the journal, but not what the run did either.
+			fmt.Fprintf(w, "run's output\t%s (the run completed)\n", compactJSON(doc.Run.Output))
+		}
 	case r.Ended:
 		fmt.Fprintf(w, "ended\tcompleted\noutput\t%s\n", compactJSON(r.Output))
 		if len(doc.Run.Output) > 0 && !sameJSON(doc.Run.Output, r.Output) {
@@ -233,10 +237,13 @@ func printReplay(w *tabwriter.Writer, doc *wire.RunExport, r replayResult) {
 			fmt.Fprintf(w, "  %d\t%s %q\n", i, s.Kind, s.Key)
 		}
 		fmt.Fprintf(w, "- %d\t%s\n", d.Seq, d.Expected)
-		if d.Reached != nil {
+		switch {
+		case d.Reached != nil:
 			fmt.Fprintf(w, "+ %d\t%s\n", d.Seq, *d.Reached)
-		} else {
-			fmt.Fprintf(w, "+ %d\t(the workflow ended)\n", d.Seq)
+		case r.Error != nil:
+			fmt.Fprintf(w, "+ %d\t(the workflow ended, failed: %s)\n", d.Seq, r.Error)
+		default:
+			fmt.Fprintf(w, "+ %d\t(the workflow ended, output %s)\n", d.Seq, compactJSON(r.Output))
 		}
 		_ = w.Flush()
 	}

@@ -94,15 +94,29 @@ func TestReplayAnExportedRun(t *testing.T) {
 		t.Fatalf("--json: %v %+v\n%s", err, rep, j.stdout)
 	}
 
+	// A module without the workflow ends before the journal's first entry.
+	r = expect(t, exitDiverged, "replay", "--module", testdata("hostile.wasm"), export)
+	matches(t, "a module without the workflow", r.stdout, `verdict\s+diverged`, `replayed\s+0 of 5`, `- 0\s+run "create-user"\n\+ 0\s+\(the workflow ended, failed: .*onboarding`)
+	t.Logf("wfhost replay --module hostile.wasm:\n%s", r.stdout)
+
 	// The steps run with n=4: the module reaches a fourth step, which the journal lacks.
 	_, sdoc := exportOf(t, "steps", steps.ID)
 	sdoc.Run.Input = json.RawMessage(`{"n":4}`)
 	r = expect(t, 0, "replay", "--module", testdata("examples.wasm"), writeExport(t, sdoc))
 	matches(t, "a step appended", r.stdout, `verdict\s+compatible`, `replayed\s+3 of 3`, `stopped at\s+entry 3, run "s#3": new, the journal ends before it`)
+	// A journal whose last step returned what the module cannot decode: every entry is
+	// reached, and the run would end failed where it completed.
+	bad := sdoc
+	bad.Run.Input = json.RawMessage(`{"n":3}`)
+	bad.Journal = append([]wire.Step(nil), sdoc.Journal...)
+	bad.Journal[2].Output = json.RawMessage(`"two"`)
+	r = expect(t, 0, "replay", "--module", testdata("examples.wasm"), writeExport(t, bad))
+	matches(t, "an output the module cannot decode", r.stdout, `verdict\s+compatible`, `replayed\s+3 of 3`, `ended\s+failed: `, `run's output\s+\{"sum":3\} \(the run completed\)`)
+	t.Logf("an output the module cannot decode:\n%s", r.stdout)
 	// With n=2 the workflow ends before its journal does: a step removed.
 	sdoc.Run.Input = json.RawMessage(`{"n":2}`)
 	r = expect(t, exitDiverged, "replay", "--module", testdata("examples.wasm"), writeExport(t, sdoc))
-	matches(t, "a step removed", r.stdout, `the workflow finished after 2 steps but the journal holds more; the next is run "s#2"`, `\+ 2\s+\(the workflow ended\)`)
+	matches(t, "a step removed", r.stdout, `the workflow finished after 2 steps but the journal holds more; the next is run "s#2"`, `\+ 2\s+\(the workflow ended, output \{"sum":1\}\)`)
 }
 
 // TestReplayRefusesBadExports: replay reads a file from anywhere; a malformed, oversized,
