@@ -77,6 +77,8 @@ func TestWireTypesAreTheDocumentedShapes(t *testing.T) {
 		{"GET .../steps", answer("GET", "/v1/workflows/{name}/runs/{id}/steps", "200"), wire.StepPage{}},
 		{"OutboundRequest", component("OutboundRequest"), wire.OutboundRecord{}},
 		{"GET .../outbound", answer("GET", "/v1/workflows/{name}/runs/{id}/outbound", "200"), wire.OutboundPage{}},
+		{"RunExport", component("RunExport"), wire.RunExport{}},
+		{"GET .../export", answer("GET", "/v1/workflows/{name}/runs/{id}/export", "200"), wire.RunExport{}},
 		{"signal", answer("POST", "/v1/workflows/{name}/runs/{id}/signals/{event}", "202"), wire.SignalResult{}},
 		{"SignalResult", component("SignalResult"), wire.SignalResult{}},
 		{"SignalWithStart", component("SignalWithStart"), wire.SignalWithStart{}},

@@ -147,10 +147,8 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 		}
 		if next != nil {
 			obs.guestFault(abi.CodeNondeterministic)
-			return "finished", x.finish(wctx, log, run, j, store.StatusNondeterministic, nil, &abi.ErrorInfo{
-				Code:    abi.CodeNondeterministic,
-				Message: fmt.Sprintf("the workflow finished after %d steps but the journal holds more; the next is %s %q", reached, next.Kind, next.Key),
-			})
+			f := finishedEarly(reached, next).failure()
+			return "finished", x.finish(wctx, log, run, j, f.status, nil, &f.info)
 		}
 		if res.Continue != nil {
 			return "finished", x.continueAsNew(wctx, log, run, j, faults, res.Continue)

@@ -19,6 +19,11 @@
 //     Reads that need nothing of the engine are the store's own; the engine does not forward
 //     them.
 //
+// Apart from both, DryReplay (replay.go) runs a pass over a journal it is given, with no
+// store and no lease: journaled steps return their results, nothing executes or commits, and it
+// reports whether the module is compatible with the journal, by the same step rules as a pass
+// (wfhost replay).
+//
 // They share the settings, the observer (observer.go: every metric and span, made at named
 // events) and two caches (modules, tenant limits); the Service hands a run it starts to the
 // Executor when this host can run it at once.

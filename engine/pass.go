@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -135,20 +134,15 @@ func (p *pass) next(ctx context.Context, name string, kind store.StepKind) (key 
 			Code: abi.CodeRunTimeout, Message: "the run ran past its deadline",
 		}}
 	}
-	n := p.seen[name]
-	p.seen[name] = n + 1
-	key = name
-	if n > 0 {
-		key = name + abi.SuffixSep + strconv.Itoa(n)
-	}
+	key = stepKey(p.seen, name)
 	seq, s, err := p.j.reach(ctx)
 	if err != nil {
 		return "", 0, nil, err
 	}
 	p.lastKey = key
 	if s != nil {
-		if s.Key != key || s.Kind != kind {
-			return "", 0, nil, nondeterministic("step %d: the journal holds %s %q but the workflow reached %s %q", seq, s.Kind, s.Key, kind, key)
+		if d := checkReached(seq, s, key, kind); d != nil {
+			return "", 0, nil, d.failure()
 		}
 		return key, seq, s, nil
 	}
@@ -414,8 +408,8 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 		}
 		s = resolved
 	}
-	if s.Event != opts.Event {
-		return host.Reply{}, nondeterministic("wait %q: the journal waits for event %q but the workflow waits for %q", key, s.Event, opts.Event)
+	if d := checkWaitEvent(seq, s, opts.Event); d != nil {
+		return host.Reply{}, d.failure()
 	}
 	if s.Status == store.StepWaiting && (s.WakeAt == nil || t.Before(*s.WakeAt)) {
 		// The journal was read at claim time; an event may have resolved the wait since.

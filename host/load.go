@@ -221,6 +221,12 @@ func checkShape(cm wazero.CompiledModule) error {
 				return err
 			}
 		case wasiModule:
+		case "wasi":
+			if name == "thread-spawn" {
+				// wasi-threads: a thread the guest starts races the workflow's own code.
+				return fmt.Errorf("module imports wasi.thread-spawn (wasi-threads): threads are not supported, they are not deterministic")
+			}
+			return fmt.Errorf("module imports %s.%s; only %q and %q imports are allowed", mod, name, abi.ImportModule, wasiModule)
 		default:
 			return fmt.Errorf("module imports %s.%s; only %q and %q imports are allowed", mod, name, abi.ImportModule, wasiModule)
 		}

@@ -431,7 +431,14 @@ func (c *checker) limits(what string) (lo uint64, hi uint64, hasMax bool) {
 	flags := c.r.byte()
 	if flags > 1 && c.ok() {
 		c.r.pos--
-		c.fail("%s limits flags %#x (shared or 64-bit) are not supported", what, flags)
+		switch {
+		case flags&0x02 != 0:
+			// The threads proposal's shared memory: threads racing on it make a run's behaviour
+			// depend on the host's scheduling (ABI.md §6, "Across hosts").
+			c.fail("%s limits flags %#x declare a shared %s (threads): not supported, a shared memory is not deterministic", what, flags, what)
+		default:
+			c.fail("%s limits flags %#x (64-bit) are not supported", what, flags)
+		}
 		return
 	}
 	lo = c.r.uleb()
@@ -820,6 +827,10 @@ func (c *checker) instructions(index int) {
 			c.miscOp(index, at)
 		case op == 0xfd:
 			c.simdOp(index, at)
+		case op == 0xfe:
+			c.r.pos = at
+			c.fail("function %d: atomic instruction %s (threads): not supported, atomics need a shared memory, which is not deterministic", index, atomicName(&c.r))
+			return
 		default:
 			c.r.pos = at
 			c.fail("function %d: unknown or unsupported opcode %#x", index, op)
@@ -875,9 +886,75 @@ func (c *checker) simdOp(index, at int) {
 	default:
 		if c.ok() {
 			c.r.pos = at
-			c.fail("function %d: unknown or unsupported opcode 0xfd %d (relaxed SIMD is not enabled)", index, sub)
+			if name, ok := relaxedSIMD[sub]; ok {
+				// Relaxed SIMD's results may differ from one CPU to another by design: a replay
+				// on an ARM host could take another path than the pass on x86 that journaled it.
+				c.fail("function %d: relaxed SIMD instruction %s (0xfd %d): not supported, its result depends on the host's CPU", index, name, sub)
+				return
+			}
+			c.fail("function %d: unknown or unsupported opcode 0xfd %d", index, sub)
 		}
 	}
+}
+
+// relaxedSIMD names the relaxed SIMD proposal's instructions (0xFD-prefixed, 0x100-0x113).
+var relaxedSIMD = map[uint64]string{
+	0x100: "i8x16.relaxed_swizzle",
+	0x101: "i32x4.relaxed_trunc_f32x4_s",
+	0x102: "i32x4.relaxed_trunc_f32x4_u",
+	0x103: "i32x4.relaxed_trunc_f64x2_s_zero",
+	0x104: "i32x4.relaxed_trunc_f64x2_u_zero",
+	0x105: "f32x4.relaxed_madd",
+	0x106: "f32x4.relaxed_nmadd",
+	0x107: "f64x2.relaxed_madd",
+	0x108: "f64x2.relaxed_nmadd",
+	0x109: "i8x16.relaxed_laneselect",
+	0x10a: "i16x8.relaxed_laneselect",
+	0x10b: "i32x4.relaxed_laneselect",
+	0x10c: "i64x2.relaxed_laneselect",
+	0x10d: "f32x4.relaxed_min",
+	0x10e: "f32x4.relaxed_max",
+	0x10f: "f64x2.relaxed_min",
+	0x110: "f64x2.relaxed_max",
+	0x111: "i16x8.relaxed_q15mulr_s",
+	0x112: "i16x8.relaxed_dot_i8x16_i7x16_s",
+	0x113: "i32x4.relaxed_dot_i8x16_i7x16_add_s",
+}
+
+// atomicName names the threads proposal's 0xFE-prefixed instruction at r (its prefix
+// included), with its opcode, reading no further than the opcode.
+func atomicName(r *reader) string {
+	r.pos++ // the prefix
+	sub := r.uleb()
+	code := fmt.Sprintf("0xfe %#x", sub)
+	switch {
+	case r.err != nil:
+		return "0xfe"
+	case sub == 0x00:
+		return "memory.atomic.notify (" + code + ")"
+	case sub == 0x01:
+		return "memory.atomic.wait32 (" + code + ")"
+	case sub == 0x02:
+		return "memory.atomic.wait64 (" + code + ")"
+	case sub == 0x03:
+		return "atomic.fence (" + code + ")"
+	case sub >= 0x10 && sub <= 0x1d:
+		names := [...]string{"i32.atomic.load", "i64.atomic.load", "i32.atomic.load8_u", "i32.atomic.load16_u",
+			"i64.atomic.load8_u", "i64.atomic.load16_u", "i64.atomic.load32_u", "i32.atomic.store", "i64.atomic.store",
+			"i32.atomic.store8", "i32.atomic.store16", "i64.atomic.store8", "i64.atomic.store16", "i64.atomic.store32"}
+		return names[sub-0x10] + " (" + code + ")"
+	case sub >= 0x1e && sub <= 0x4e:
+		ops := [...]string{"add", "sub", "and", "or", "xor", "xchg", "cmpxchg"}
+		widths := [...]string{"i32.atomic.rmw.", "i64.atomic.rmw.", "i32.atomic.rmw8.", "i32.atomic.rmw16.",
+			"i64.atomic.rmw8.", "i64.atomic.rmw16.", "i64.atomic.rmw32."}
+		i := sub - 0x1e
+		name := widths[i%7] + ops[i/7]
+		if i%7 >= 2 {
+			name += "_u"
+		}
+		return name + " (" + code + ")"
+	}
+	return "(" + code + ")"
 }
 
 // sleb reads a signed LEB128 of at most bits bits (its length is what matters here).

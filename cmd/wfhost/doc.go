@@ -16,6 +16,8 @@
 //	start WORKFLOW [--input JSON|@FILE|-] [--version V] [--idempotency-key K] [--retention-days N] [--wait [--timeout D]]
 //	runs list [WORKFLOW] [--workflow W] [--status S] [--since T] [--until T] [--input key.path=value]... [--limit N] [--cursor C] [--all]
 //	runs get|steps|cancel WORKFLOW RUN_ID
+//	runs export WORKFLOW RUN_ID [--file FILE]
+//	replay --module FILE.wasm EXPORT.json [--max-export-bytes N]   (offline: no daemon)
 //	signal WORKFLOW RUN_ID EVENT [--payload JSON|@FILE|-]
 //	events send EVENT [--payload JSON|@FILE|-] [--id EVENT_ID]
 //	tenants create ID [--limits JSON] | list | get [ID] | set-limits ID --limits JSON
@@ -41,6 +43,7 @@
 //	6  run failed: start --wait saw the run end failed, cancelled or nondeterministic
 //	7  timeout: start --wait gave up after --timeout, the run still going
 //	8  unavailable: the daemon could not be reached, or answered 5xx (503 while its store is down)
+//	9  diverged: replay found the module diverging from the exported run's journal
 //
 // Shell completion is urfave/cli's: the scripts `wfhost completion SHELL` prints run
 // `wfhost WORDS... --generate-bash-completion`, which prints what may come next.

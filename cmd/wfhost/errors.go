@@ -26,6 +26,7 @@ const (
 	exitRunFailed   = 6 // start --wait: the run ended failed, cancelled or nondeterministic
 	exitTimeout     = 7 // start --wait: the run had not ended within --timeout
 	exitUnavailable = 8 // the daemon could not be reached, or answered 5xx
+	exitDiverged    = 9 // replay: the module diverges from the run's journal
 )
 
 // failure is an error as the CLI reports it: the class's exit code, a stable code for
@@ -84,6 +85,7 @@ func classify(err error) failure {
 		auth    *authError
 		ended   *runEndedError
 		timeout *waitTimeoutError
+		diverge *replayDivergedError
 		netErr  *url.Error
 		action  *actionError
 	)
@@ -109,6 +111,8 @@ func classify(err error) failure {
 		return failure{exit: exitRunFailed, code: "run_" + ended.status, message: err.Error()}
 	case errors.As(err, &timeout):
 		return failure{exit: exitTimeout, code: "timeout", message: err.Error()}
+	case errors.As(err, &diverge):
+		return failure{exit: exitDiverged, code: "diverged", message: err.Error()}
 	case errors.As(err, &netErr):
 		// --url is checked before any request (apiURL), so a failing request is the daemon
 		// not answering: refused, reset, unresolvable or timed out.

@@ -46,6 +46,7 @@ func newApp() *cli.App {
 			workflowsCommand(),
 			startCommand(),
 			runsCommand(),
+			replayCommand(),
 			signalCommand(),
 			signalWithStartCommand(),
 			eventsCommand(),

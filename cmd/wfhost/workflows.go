@@ -299,6 +299,7 @@ func runsCommand() *cli.Command {
 				Name: "steps", Usage: "show a run's journal: steps, sleeps and waits with timings and attempts", ArgsUsage: runArgs, Flags: clientFlags(),
 				Action: runSteps,
 			},
+			runsExportCommand(),
 			{
 				Name: "cancel", Usage: "cancel a run", ArgsUsage: runArgs, Flags: clientFlags(),
 				Action: func(c *cli.Context) error {

@@ -80,7 +80,7 @@ func Bombs() []Hostile {
 		{Name: "unknown-opcode", Wasm: withFunc(Func{Body: []byte{0xff}}),
 			Refused: "unknown or unsupported opcode 0xff"},
 		{Name: "threads-opcode", Wasm: withFunc(Func{Body: []byte{0xfe, 0x03, 0x00}}),
-			Refused: "unknown or unsupported opcode 0xfe"},
+			Refused: "atomic instruction atomic.fence (0xfe 0x3) (threads): not supported"},
 		{Name: "unknown-section", Wasm: Binary(Section(42, nil)),
 			Refused: "unknown section id 42"},
 		{Name: "sections-out-of-order", Wasm: Binary(Section(3, Vec(0, nil)), Section(1, Vec(0, nil))),
