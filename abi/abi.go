@@ -27,10 +27,14 @@ const (
 	// StatusError: a capability call (http_request, secret_get) was refused or failed; the
 	// pending data is an ErrorInfo JSON. The workflow decides what to do with it.
 	StatusError Status = 4
+	// StatusCancelled: sleep or wait_event ended early because the run was cancelled
+	// (ABI.md §4.15); pending data is the cancellation's ErrorInfo JSON. Only a module whose
+	// description declares FeatureCancel is ever sent it.
+	StatusCancelled Status = 5
 )
 
 // Statuses are every reply status, in ABI.md §4.1's order. Read-only.
-var Statuses = []Status{StatusOK, StatusExecute, StatusStepFailed, StatusTimeout, StatusError}
+var Statuses = []Status{StatusOK, StatusExecute, StatusStepFailed, StatusTimeout, StatusError, StatusCancelled}
 
 // String names the status for logs and errors; ABI.md writes it in capitals.
 func (s Status) String() string {
@@ -45,6 +49,8 @@ func (s Status) String() string {
 		return "timeout"
 	case StatusError:
 		return "error"
+	case StatusCancelled:
+		return "cancelled"
 	}
 	return "status(" + strconv.Itoa(int(s)) + ")"
 }

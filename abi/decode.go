@@ -145,8 +145,19 @@ func (d Description) Validate() error {
 			}
 		}
 	}
+	if len(d.Features) > maxFeatures {
+		return fmt.Errorf("module declares %d features, the limit is %d", len(d.Features), maxFeatures)
+	}
+	for _, f := range d.Features {
+		if err := CheckName("feature", f); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// maxFeatures bounds a description's features: a list of names the host knows, not data.
+const maxFeatures = 32
 
 // DecodeEventSend reads event_send's req: an EventSend JSON naming exactly one of a run and
 // the whole tenant, an event name (CheckName) and a payload that is any JSON value CheckJSON

@@ -11,6 +11,24 @@ import (
 // Description is what ExportDescribe returns: every workflow the module declares.
 type Description struct {
 	Workflows []WorkflowDecl `json:"workflows"`
+	// Features are the optional parts of the ABI the module's guest code handles (ABI.md §7):
+	// the host uses one only with a module that declares it. Unknown names are ignored.
+	Features []string `json:"features,omitempty"`
+}
+
+// FeatureCancel declares that the guest handles a cancellation (ABI.md §4.15): sleep and
+// wait_event may answer StatusCancelled, and step_run a step failed with CodeCancelled, so the
+// workflow can compensate before it ends. A module without it is stopped at once by a cancel.
+const FeatureCancel = "cancel"
+
+// Has reports whether the description declares feature.
+func (d Description) Has(feature string) bool {
+	for _, f := range d.Features {
+		if f == feature {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkflowDecl declares one workflow entry point of a module.

@@ -300,11 +300,41 @@ func waitParam(r *http.Request) (time.Duration, error) {
 	return time.Duration(n) * time.Second, nil
 }
 
+// POST .../runs/{id}/cancel[?graceMs=N]: the workflow is told at its next durable call and may
+// compensate for up to graceMs (default engine.DefaultCancelGrace), then it is terminated; a
+// run whose module does not handle a cancel is terminated now. 202: the run answered is as it
+// stands, live, with cancelRequestedAt set, or terminated.
 func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.runOf(r); err != nil {
 		return err
 	}
-	run, err := h.cfg.Service.CancelRun(r.Context(), tenant(r), r.PathValue("id"))
+	var grace time.Duration
+	if q := r.URL.Query(); q.Has("graceMs") {
+		ms, err := strconv.ParseInt(q.Get("graceMs"), 10, 64)
+		if err != nil || ms < 1 || ms > engine.MaxCancelGrace.Milliseconds() {
+			return badRequest("invalid_request", fmt.Sprintf("graceMs must be whole milliseconds from 1 to %d, not %q", engine.MaxCancelGrace.Milliseconds(), q.Get("graceMs")))
+		}
+		grace = time.Duration(ms) * time.Millisecond
+	}
+	run, err := h.cfg.Service.CancelRun(r.Context(), tenant(r), r.PathValue("id"), grace)
+	if err != nil {
+		return err
+	}
+	status := http.StatusAccepted
+	if run.Status.Terminal() {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, viewRun(run))
+	return nil
+}
+
+// DELETE .../runs/{id} and POST .../runs/{id}/terminate: the run stops now, whatever it is
+// doing; no code of it runs again.
+func (h *Handler) terminateRun(w http.ResponseWriter, r *http.Request) error {
+	if _, err := h.runOf(r); err != nil {
+		return err
+	}
+	run, err := h.cfg.Service.TerminateRun(r.Context(), tenant(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

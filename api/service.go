@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"time"
 
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
@@ -18,7 +19,8 @@ type Service interface {
 	Deploy(ctx context.Context, tenantID string, wasm []byte, replace bool) (engine.DeployResult, error)
 	StartRun(ctx context.Context, tenantID string, req engine.StartRequest) (run store.Run, created bool, err error)
 	ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (runs []store.Run, next string, err error)
-	CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error)
+	CancelRun(ctx context.Context, tenantID, runID string, grace time.Duration) (store.Run, error)
+	TerminateRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	Signal(ctx context.Context, tenantID string, req engine.SignalRequest) (store.SignalResult, error)
 	SignalWithStart(ctx context.Context, tenantID string, req engine.SignalWithStartRequest) (store.SignalWithStartResult, error)

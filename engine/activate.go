@@ -69,7 +69,7 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 	p := &pass{
 		run: c.Run, j: j, obs: obs, retry: retry, maxSteps: limits.MaxStepsPerRun,
 		seen: make(map[string]int), clock: c.Run.CreatedAt, log: log, caps: x.capabilities(),
-		clk: x.cfg.Clock, rand: x.cfg.Rand, act: act,
+		clk: x.cfg.Clock, rand: x.cfg.Rand, act: act, handlesCancel: mod.Description.Has(abi.FeatureCancel),
 	}
 	if x.parking != nil {
 		p.park = x.parkPass
@@ -121,7 +121,7 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 	// A pass that parked and was resumed is observed from its resume on; one that ended
 	// parked (evicted, cancelled) was observed to its park already.
 	obs = p.obs
-	outcome, ended := x.settle(ctx, wctx, log, p.run, j, obs, c.Faults, res, err)
+	outcome, ended := x.settle(ctx, wctx, log, p.run, j, obs, c.Faults, res, p.cancelSeen, err)
 	if obs != nil {
 		obs.sandboxed(stats, dropped)
 		obs.ended(outcome, err)
@@ -133,7 +133,10 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 // call), a guest fault, an interruption, or a fault that is not the workflow's (faults is the
 // run's count of those before this activation). It returns the activation's outcome, for the
 // observer.
-func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store.Run, j *journal, obs *activationObs, faults int, res host.Result, err error) (outcome string, ended *store.Run) {
+//
+// A workflow that was told of its cancellation (cancelSeen) and fails with code cancelled ends
+// cancelled: it compensated, or chose not to, and gave up as asked.
+func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store.Run, j *journal, obs *activationObs, faults int, res host.Result, cancelSeen bool, err error) (outcome string, ended *store.Run) {
 	var (
 		susp    *suspended
 		failure *runFailure
@@ -154,7 +157,11 @@ func (x *Executor) settle(ctx, wctx context.Context, log *slog.Logger, run store
 			return "finished", x.continueAsNew(wctx, log, run, j, faults, res.Continue)
 		}
 		if res.Error != nil {
-			return "finished", x.finish(wctx, log, run, j, store.StatusFailed, nil, res.Error)
+			status := store.StatusFailed
+			if cancelSeen && res.Error.Code == abi.CodeCancelled {
+				status = store.StatusCancelled
+			}
+			return "finished", x.finish(wctx, log, run, j, status, nil, res.Error)
 		}
 		return "finished", x.finish(wctx, log, run, j, store.StatusCompleted, res.Output, nil)
 	case errors.As(err, &susp):

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -283,6 +284,46 @@ var conformanceScenarios = []conformanceScenario{
 			second.Chain = append(second.Chain, fmt.Sprintf("%s attempt %d", r.Status, r.Attempt))
 		}
 		return second
+	}},
+	{"CancelCompensates", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A cancel reaches the saga in its ten-minute hold: the sleep ends early with the
+		// cancellation, the saga releases the reservation (a step that runs as usual) and
+		// returns the cancellation, and the run ends cancelled (ABI.md §4.15).
+		run := h.start("order-saga", map[string]any{"orderId": "o-11", "amount": 9, "holdMs": 600000})
+		h.awaitStep(run.ID, "hold", store.StepSleeping, settle)
+		asked, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, run.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asked.CancelRequestedAt == nil || asked.CancelGraceUntil == nil || asked.Status.Terminal() {
+			t.Fatalf("the cancel's answer: %+v, want the live run with its cancel recorded", asked)
+		}
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCancelled, "reserve-inventory", "hold", "release-inventory")
+		if tr.Steps[1].Status != store.StepCancelled || tr.Steps[2].Status != store.StepCompleted ||
+			tr.Error != "cancelled: sleep hold: the run was cancelled" {
+			t.Fatalf("want the hold cancelled, the release run and the run cancelled: %+v", tr)
+		}
+		return tr
+	}},
+	{"CancelWhileWaiting", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A cancel reaches a run waiting for an event: the wait ends with the cancellation,
+		// which the workflow returns; a signal after it finds the run ended.
+		run := h.start("onboarding", map[string]any{"email": "Cy@Example.com", "delayMs": 10, "verifyTimeoutMs": 600000})
+		h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+		if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, run.ID, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCancelled, "create-user", "welcome-delay", "send-welcome", "await-verify")
+		if tr.Steps[3].Status != store.StepCancelled || tr.Error != "cancelled: wait await-verify: the run was cancelled" {
+			t.Fatalf("want the wait cancelled and the run with it: %+v", tr)
+		}
+		_, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{}`)})
+		if !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a signal to the cancelled run: %v, want a conflict", err)
+		}
+		return tr
 	}},
 	{"OnboardingTimesOut", func(t *testing.T, h *harness, _ store.Store) transcript {
 		run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 100})

@@ -228,7 +228,7 @@ func TestCancelStopsASpinningStep(t *testing.T) {
 	// A real pause, not a clock's: the guest's spin runs in wazero on its own goroutine, and
 	// the cancel must stop it mid-loop; nothing reports that it has started spinning.
 	time.Sleep(200 * time.Millisecond)
-	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, spin.ID); err != nil {
+	if _, err := h.engine.TerminateRun(context.Background(), store.DefaultTenant, spin.ID); err != nil {
 		t.Fatal(err)
 	}
 	echo := h.start("echo", map[string]any{"hello": "world"})
@@ -238,7 +238,7 @@ func TestCancelStopsASpinningStep(t *testing.T) {
 	if r := h.await(spin.ID, settle); r.Status != store.StatusCancelled {
 		t.Fatalf("spin-step is %s, want cancelled", r.Status)
 	}
-	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, spin.ID); !errors.Is(err, store.ErrConflict) {
+	if _, err := h.engine.TerminateRun(context.Background(), store.DefaultTenant, spin.ID); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("cancelling a cancelled run: %v, want conflict", err)
 	}
 }
@@ -368,7 +368,7 @@ func TestAwaitRunReturnsTheEnd(t *testing.T) {
 	wantKeys(t, h.keys(ok.ID), "s", "s#1", "s#2")
 	waiting := h.start("onboarding", map[string]any{"email": "aw@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
 	h.awaitStep(waiting.ID, "await-verify", store.StepWaiting, settle)
-	go func() { _, _ = h.engine.CancelRun(context.Background(), store.DefaultTenant, waiting.ID) }()
+	go func() { _, _ = h.engine.TerminateRun(context.Background(), store.DefaultTenant, waiting.ID) }()
 	if r, err := h.engine.AwaitRun(ctx, store.DefaultTenant, waiting.ID); err != nil || r.Status != store.StatusCancelled {
 		t.Fatalf("await a cancelled run: %s %v", r.Status, err)
 	}

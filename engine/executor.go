@@ -85,6 +85,10 @@ type activation struct {
 	// about is the activation's entry in Executor.starts, nil while the pass is parked: a
 	// parked run's tenant is not about (a timer, not the tenant, decides when it runs).
 	about *shares.Tenant
+	// cancelAsk is raised when a cancel is asked of the run while it is active here (cancel.go);
+	// grace terminates it at the end of its grace period, if it still runs then.
+	cancelAsk *cancelSignal
+	grace     clock.Timer
 }
 
 func newExecutor(sh *shared, acq *acquisitions) *Executor {
@@ -366,7 +370,7 @@ func (x *Executor) execute(ctx context.Context, c store.Claim, slot chan struct{
 		// A quiet tenant's run: its writes do not queue behind the busy ones' (fairness.go).
 		actx = store.Urgent(actx)
 	}
-	a := &activation{runID: c.Run.ID, tenant: c.Run.TenantID, lease: c.Lease, cancel: cancel, slot: slot}
+	a := &activation{runID: c.Run.ID, tenant: c.Run.TenantID, lease: c.Lease, cancel: cancel, slot: slot, cancelAsk: newCancelSignal()}
 	x.mu.Lock()
 	x.enterLocked(a)
 	x.acq.registered(c.Run.ID)
@@ -376,9 +380,15 @@ func (x *Executor) execute(ctx context.Context, c store.Claim, slot chan struct{
 	x.mu.Unlock()
 	go func() {
 		var ended *store.Run
+		if c.Run.CancelGraceUntil != nil {
+			x.terminateAtGrace(a, *c.Run.CancelGraceUntil)
+		}
 		defer func() {
 			x.mu.Lock()
 			x.exitLocked(a)
+			if a.grace != nil {
+				a.grace.Stop()
+			}
 			x.mu.Unlock()
 			cancel(nil)
 			if a.slot != nil {
@@ -470,6 +480,8 @@ func (x *Executor) listenLoop(ctx context.Context) {
 					}
 				case store.NoticeCancel:
 					x.cancelLocal(n.RunID)
+				case store.NoticeCancelRequested:
+					x.cancelRequested(n.RunID)
 				}
 			}
 		}

@@ -145,7 +145,7 @@ func TestMetricsAfterScenario(t *testing.T) {
 	// A run cancelled while it waits counts as cancelled.
 	cancelled := o.start("onboarding", map[string]any{"email": "gone@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
 	o.awaitStep(cancelled.ID, "await-verify", store.StepWaiting, settle)
-	if _, err := o.engine.CancelRun(ctx, store.DefaultTenant, cancelled.ID); err != nil {
+	if _, err := o.engine.TerminateRun(ctx, store.DefaultTenant, cancelled.ID); err != nil {
 		t.Fatal(err)
 	}
 	o.sql(`UPDATE runs SET expires_at = now() - interval '1 day' WHERE id IN ($1, $2)`, done.ID, saga.ID)

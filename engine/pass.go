@@ -71,6 +71,11 @@ type pass struct {
 	log  *slog.Logger // carries the run's tenant, workflow and run
 	// caps serves the step callbacks' secrets and outbound audit (capabilities.go).
 	caps capabilities
+
+	// handlesCancel: the module declares abi.FeatureCancel, so a cancel reaches the workflow
+	// (cancel.go); cancelSeen: it has, in this pass or (replayed) an earlier one.
+	handlesCancel bool
+	cancelSeen    bool
 }
 
 type openStep struct {
@@ -134,6 +139,9 @@ func (p *pass) next(ctx context.Context, name string, kind store.StepKind) (key 
 			Code: abi.CodeRunTimeout, Message: "the run ran past its deadline",
 		}}
 	}
+	if p.cancelRequested(ctx) && p.pastGrace() {
+		return "", 0, nil, graceOver()
+	}
 	key = stepKey(p.seen, name)
 	seq, s, err := p.j.reach(ctx)
 	if err != nil {
@@ -165,7 +173,11 @@ func (p *pass) pastDeadline() bool {
 // be failed at it.
 func (p *pass) byDeadline(t *time.Time) *time.Time {
 	if d := p.run.Deadline; d != nil && (t == nil || d.Before(*t)) {
-		return d
+		t = d
+	}
+	// A cancelled run is woken at the end of its grace period, to be terminated then.
+	if g := p.run.CancelGraceUntil; g != nil && (t == nil || g.Before(*t)) {
+		t = g
 	}
 	return t
 }
@@ -200,6 +212,12 @@ func (p *pass) stepRun(ctx context.Context, name string, opts abi.StepOptions) (
 	policy := p.retry
 	if opts.Retry != nil {
 		policy = opts.Retry.Merge(p.retry)
+	}
+	if s != nil && s.Status == store.StepCancelled {
+		return p.replayCancelled(s), nil
+	}
+	if (s == nil || s.Status == store.StepRetrying) && p.cancelPending(ctx) {
+		return p.deliverCancel(ctx, key, seq, store.KindRun, s)
 	}
 	attempt := 1
 	if s != nil {
@@ -263,6 +281,9 @@ func (p *pass) attemptFailed(ctx context.Context, info abi.ErrorInfo) (host.Repl
 		return host.Reply{}, err
 	}
 	row.Error = &info
+	if p.cancelPending(ctx) {
+		return p.attemptCancelled(st, row, done, info), nil
+	}
 	if !info.NonRetryable && st.attempt < st.policy.Attempts {
 		wake := done.Add(st.policy.Delay(st.attempt, p.rand.Float64())).Truncate(time.Microsecond)
 		row.Status, row.WakeAt = store.StepRetrying, &wake
@@ -318,6 +339,12 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 		return host.Reply{}, err
 	}
 	t := p.now()
+	if s != nil && s.Status == store.StepCancelled {
+		return p.replayCancelled(s), nil
+	}
+	if (s == nil || s.Status == store.StepSleeping) && p.cancelPending(ctx) {
+		return p.deliverCancel(ctx, key, seq, store.KindSleep, s)
+	}
 	if s == nil {
 		return p.newSleep(ctx, key, seq, t, until(t).UTC().Truncate(time.Microsecond))
 	}
@@ -383,6 +410,17 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	if s != nil && s.Status == store.StepCompleted && p.j.last(seq) {
 		p.obs.signalled(s.Event)
 	}
+	if s != nil && s.Status == store.StepCancelled {
+		if d := checkWaitEvent(seq, s, opts.Event); d != nil {
+			return host.Reply{}, d.failure()
+		}
+		return p.replayCancelled(s), nil
+	}
+	if s == nil && p.cancelPending(ctx) {
+		return p.deliverCancel(ctx, key, seq, store.KindWait, &store.Step{
+			RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindWait, Event: opts.Event, Match: opts.Match, StartedAt: t,
+		})
+	}
 	if s == nil {
 		defer p.obs.waitReached(ctx, key, opts.Event, t)()
 		row := store.Step{
@@ -410,6 +448,13 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	}
 	if d := checkWaitEvent(seq, s, opts.Event); d != nil {
 		return host.Reply{}, d.failure()
+	}
+	if s.Status == store.StepWaiting && p.cancelPending(ctx) {
+		r, resolved, err := p.cancelWait(ctx, key)
+		if err != nil || resolved == nil {
+			return r, err
+		}
+		s = resolved
 	}
 	if s.Status == store.StepWaiting && (s.WakeAt == nil || t.Before(*s.WakeAt)) {
 		// The journal was read at claim time; an event may have resolved the wait since.

@@ -173,11 +173,11 @@ func CheckReplayJournal(steps []store.Step) error {
 		var ok bool
 		switch s.Kind {
 		case store.KindRun:
-			ok = s.Status == store.StepCompleted || s.Status == store.StepFailed || s.Status == store.StepRetrying
+			ok = s.Status == store.StepCompleted || s.Status == store.StepFailed || s.Status == store.StepRetrying || s.Status == store.StepCancelled
 		case store.KindSleep:
-			ok = s.Status == store.StepCompleted || s.Status == store.StepSleeping
+			ok = s.Status == store.StepCompleted || s.Status == store.StepSleeping || s.Status == store.StepCancelled
 		case store.KindWait:
-			ok = s.Status == store.StepCompleted || s.Status == store.StepTimedOut || s.Status == store.StepWaiting
+			ok = s.Status == store.StepCompleted || s.Status == store.StepTimedOut || s.Status == store.StepWaiting || s.Status == store.StepCancelled
 		default:
 			return fmt.Errorf("%w: journal entry %d: unknown kind %q", ErrInvalid, i, s.Kind)
 		}
@@ -299,7 +299,7 @@ func (d *dryPass) StepRun(_ context.Context, name string, _ abi.StepOptions) (ho
 	case store.StepCompleted:
 		d.advance(s.CompletedAt)
 		return host.Reply{Status: abi.StatusOK, Data: s.Output}, nil
-	case store.StepFailed:
+	case store.StepFailed, store.StepCancelled:
 		d.advance(s.CompletedAt)
 		return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(s.Error)}, nil
 	}
@@ -328,6 +328,10 @@ func (d *dryPass) sleep(name string) (host.Reply, error) {
 	if err != nil {
 		return host.Reply{}, err
 	}
+	if s.Status == store.StepCancelled {
+		d.advance(s.CompletedAt)
+		return cancelledReply(s.Kind, s.Error), nil
+	}
 	if s.Status != store.StepCompleted {
 		return host.Reply{}, d.unresolved(s)
 	}
@@ -351,6 +355,9 @@ func (d *dryPass) WaitEvent(_ context.Context, name string, opts abi.WaitOptions
 	case store.StepTimedOut:
 		d.advance(s.CompletedAt)
 		return host.Reply{Status: abi.StatusTimeout}, nil
+	case store.StepCancelled:
+		d.advance(s.CompletedAt)
+		return cancelledReply(s.Kind, s.Error), nil
 	}
 	return host.Reply{}, d.unresolved(s)
 }

@@ -241,8 +241,43 @@ func (s *Service) ListRuns(ctx context.Context, tenantID string, f store.RunFilt
 	return s.cfg.Store.ListRuns(ctx, tenantID, f)
 }
 
-// CancelRun cancels a live run; an activation executing it is stopped.
-func (s *Service) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+// CancelRun asks a live run to cancel itself (cancel.go): the workflow is told at its next
+// durable call and may compensate for up to grace (0: DefaultCancelGrace), then it is
+// terminated. A run whose module does not handle a cancel (abi.FeatureCancel), or that cannot
+// run (nondeterministic), is terminated at once, as TerminateRun does.
+func (s *Service) CancelRun(ctx context.Context, tenantID, runID string, grace time.Duration) (store.Run, error) {
+	if grace < 0 || grace > MaxCancelGrace {
+		return store.Run{}, invalid("graceMs", "must be from 0 (the default, %v) to %d, not %d", DefaultCancelGrace, MaxCancelGrace.Milliseconds(), grace.Milliseconds())
+	}
+	if grace == 0 {
+		grace = DefaultCancelGrace
+	}
+	run, err := s.cfg.Store.GetRun(ctx, tenantID, runID)
+	if err != nil {
+		return store.Run{}, err
+	}
+	if run.Status == store.StatusNondeterministic || run.Status.Terminal() {
+		return s.TerminateRun(ctx, tenantID, runID)
+	}
+	mod, err := s.exec.modules.get(ctx, tenantID, run.Digest)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("cancel run %s: load its module: %w", runID, err)
+	}
+	if !mod.Description.Has(abi.FeatureCancel) {
+		return s.TerminateRun(ctx, tenantID, runID)
+	}
+	run, err = s.cfg.Store.RequestCancel(ctx, tenantID, runID, s.cfg.Clock.Now().Add(grace).UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return store.Run{}, err
+	}
+	// The notice reaches every host; this one need not wait for it.
+	s.exec.cancelRequested(runID)
+	s.exec.wake()
+	return run, nil
+}
+
+// TerminateRun stops a live run at once, whatever it is doing: no code of it runs again.
+func (s *Service) TerminateRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
 	run, err := s.cfg.Store.CancelRun(ctx, tenantID, runID)
 	if err != nil {
 		return store.Run{}, err

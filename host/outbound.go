@@ -236,6 +236,8 @@ func (st *state) sendHTTP(ctx context.Context, req abi.HTTPRequest, bodyLen int)
 	switch {
 	case !st.inStep:
 		return refuse(abi.CodeOutsideStep, "http_request is allowed only inside a step callback: a request outside one would run again on every replay")
+	case st.runCancelled():
+		return refuse(abi.CodeCancelled, "the run was cancelled")
 	case st.outbound == nil:
 		return refuse(abi.CodeHTTPDenied, "outbound HTTP is not enabled for this tenant")
 	case urlErr != nil:
@@ -258,6 +260,16 @@ func (st *state) sendHTTP(ctx context.Context, req abi.HTTPRequest, bodyLen int)
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if asked := st.cancelAsked(); asked != nil {
+		// A cancel of the run aborts the request in flight (ABI.md §4.15).
+		go func() {
+			select {
+			case <-asked:
+				cancel()
+			case <-rctx.Done():
+			}
+		}()
+	}
 	// The URL sent is the canonical one the policy matched: a lowercase host.
 	u.Host = t.hostport()
 	hreq, err := http.NewRequestWithContext(rctx, rec.Method, u.String(), bytes.NewReader(req.Body))
@@ -298,6 +310,9 @@ func (st *state) sendHTTP(ctx context.Context, req abi.HTTPRequest, bodyLen int)
 		},
 	}
 	resp, err := client.Do(hreq)
+	if err != nil && st.runCancelled() {
+		return refuse(abi.CodeCancelled, "the run was cancelled while the request was in flight")
+	}
 	if err != nil {
 		code, msg := classifyHTTPError(rctx, err)
 		return refuse(code, "%s", msg)
@@ -305,6 +320,9 @@ func (st *state) sendHTTP(ctx context.Context, req abi.HTTPRequest, bodyLen int)
 	defer resp.Body.Close()
 	rec.Status = resp.StatusCode
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(pol.MaxResponseBytes)+1))
+	if err != nil && st.runCancelled() {
+		return refuse(abi.CodeCancelled, "the run was cancelled while the response was read")
+	}
 	if err != nil {
 		code, msg := classifyHTTPError(rctx, err)
 		return refuse(code, "%s", msg)
@@ -458,4 +476,34 @@ func (st *state) secretGet(ctx context.Context, mem api.Memory, nameArg span) Re
 	}
 	st.secrets = append(st.secrets, value)
 	return Reply{Status: abi.StatusOK, Data: value}
+}
+
+// CancelWatcher is a Handler whose run may be asked to cancel itself while a step callback
+// runs (ABI.md §4.15). CancelAsked is closed once a cancel the workflow has not yet been told
+// of is asked; nil when none can come (none asked, or the workflow was told already, and its
+// compensation's requests must go out).
+type CancelWatcher interface {
+	CancelAsked() <-chan struct{}
+}
+
+// cancelAsked is the handler's CancelAsked, nil when it has none.
+func (st *state) cancelAsked() <-chan struct{} {
+	if w, ok := st.handler.(CancelWatcher); ok {
+		return w.CancelAsked()
+	}
+	return nil
+}
+
+// runCancelled reports whether a cancel the workflow has not yet been told of was asked.
+func (st *state) runCancelled() bool {
+	asked := st.cancelAsked()
+	if asked == nil {
+		return false
+	}
+	select {
+	case <-asked:
+		return true
+	default:
+		return false
+	}
 }

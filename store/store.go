@@ -283,6 +283,11 @@ type Run struct {
 	ContinuedFrom string
 	// ContinuedAs is the run that continues this one; "" until it has ended so.
 	ContinuedAs string
+	// CancelRequestedAt is when a cancel (RequestCancel) was asked of the live run; nil: none.
+	// The workflow sees it at its next durable call and may compensate until CancelGraceUntil,
+	// when it is terminated.
+	CancelRequestedAt *time.Time
+	CancelGraceUntil  *time.Time
 }
 
 // StepKind is the verb that made a journal entry.
@@ -306,6 +311,10 @@ const (
 	StepRetrying  StepStatus = "retrying"  // run: Attempt attempts failed, Error is the last; next try at WakeAt
 	StepSleeping  StepStatus = "sleeping"  // sleep: until WakeAt
 	StepWaiting   StepStatus = "waiting"   // wait: for Event matching Match, until WakeAt (nil: forever)
+	// StepCancelled: the run's cancellation reached the workflow at this step (a run step not
+	// run, a sleep or a wait ended early), Error saying so (abi.CodeCancelled); a replay
+	// reaching it answers the same.
+	StepCancelled StepStatus = "cancelled"
 )
 
 // Step is one journal entry of a run, keyed by (RunID, Key) and ordered by Seq.
@@ -507,8 +516,9 @@ type NoticeKind int
 
 // Notice kinds.
 const (
-	NoticeWake   NoticeKind = iota // new runnable work
-	NoticeCancel                   // RunID was cancelled; stop its activation
+	NoticeWake            NoticeKind = iota // new runnable work
+	NoticeCancel                            // RunID was cancelled; stop its activation
+	NoticeCancelRequested                   // RunID was asked to cancel itself; tell its activation
 )
 
 // Store is wfhost's persistence. Every method is safe for concurrent use. Every query is
@@ -584,6 +594,12 @@ type Store interface {
 	// CancelRun marks a live run cancelled, clears its lease, deletes its snapshot and notifies
 	// hosts (NoticeCancel). A terminal run is ErrConflict.
 	CancelRun(ctx context.Context, tenantID, runID string) (Run, error)
+	// RequestCancel asks a pending or running run to cancel itself: it records when
+	// (CancelRequestedAt, kept from the first request) and until when the workflow may
+	// compensate (CancelGraceUntil = graceUntil, from the first request), makes a suspended run
+	// claimable now, and notifies hosts (NoticeCancelRequested, and a wake). A terminal run is
+	// ErrConflict; a nondeterministic one too (no code of it can run: terminate it).
+	RequestCancel(ctx context.Context, tenantID, runID string, graceUntil time.Time) (Run, error)
 
 	// ClaimRuns leases up to Limit runnable runs (live, available_at <= now, lease absent or
 	// expired) with FOR UPDATE SKIP LOCKED, bumping each lease epoch, setting status running,
@@ -677,6 +693,10 @@ type Store interface {
 	// abi.WaitTimeout at completedAt, unless an event resolved it first; returns the row as it
 	// now stands. Fenced.
 	TimeoutWait(ctx context.Context, l Lease, key string, completedAt time.Time, leaseFor time.Duration) (Step, error)
+	// CancelWait journals the waiting step key of the run as StepCancelled with Error info at
+	// completedAt, unless an event resolved it first; returns the row as it now stands, and
+	// renews the lease. Fenced.
+	CancelWait(ctx context.Context, l Lease, key string, completedAt time.Time, info abi.ErrorInfo, leaseFor time.Duration) (Step, error)
 
 	// Signal sends an event to one run. If the run waits on a step it matches, the first such
 	// step (by Seq) is completed with the payload and the run made available now (Delivered);

@@ -74,6 +74,10 @@ type Run struct {
 	// ContinuedAs is the run that continues this one, once it ended so: status continued
 	// (continue-as-new) or failed (retried).
 	ContinuedAs string `json:"continuedAs,omitempty"`
+	// CancelRequestedAt is when a cancel was asked of the run (POST .../cancel); the workflow
+	// may compensate until CancelGraceUntil, when it is terminated.
+	CancelRequestedAt *time.Time `json:"cancelRequestedAt,omitempty"`
+	CancelGraceUntil  *time.Time `json:"cancelGraceUntil,omitempty"`
 }
 
 // RunPage is one page of a run listing, newest first; NextCursor is "" on the last page.
@@ -130,6 +134,7 @@ const (
 const (
 	StepCompleted = "completed" // run: Output; sleep: elapsed; wait: Output is the event's payload
 	StepTimedOut  = "timed_out" // wait: no matching event before WakeAt
+	StepCancelled = "cancelled" // the run's cancellation reached the workflow here (error says so)
 	StepFailed    = "failed"    // run: Error is final
 	StepRetrying  = "retrying"  // run: Attempt attempts failed, Error is the last; the next at WakeAt
 	StepSleeping  = "sleeping"  // sleep: until WakeAt

@@ -216,7 +216,7 @@ func TestGlobalFlagsBeforeAndAfterTheCommand(t *testing.T) {
 		t.Helper()
 		r := expect(t, 0, args...)
 		var page wire.WorkflowPage
-		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 6 {
+		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 7 {
 			t.Fatalf("wfhost %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
 		}
 	}
@@ -522,4 +522,30 @@ func TestStartWaitFollowsAChain(t *testing.T) {
 	expectJSONError(t, exitUsage, "usage", 0, "start", "ticker", "--retry-attempts", "2", "--retry-backoff", "sometimes")
 	expectJSONError(t, exitUsage, "usage", 0, "start", "ticker", "--retry-delay", "1s")
 	expectJSONError(t, exitUsage, "usage", 0, "start", "ticker", "--retry-attempts", "5000")
+}
+
+// TestRunsCancelTellsTheWorkflow: runs cancel asks the run to cancel itself and says until
+// when it may compensate; with --wait it prints the run's end (cancelled, the saga's hold
+// cancelled and its reservation released). runs terminate stops one at once.
+func TestRunsCancelTellsTheWorkflow(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("WFHOST_URL", serve(t))
+	t.Setenv("WFHOST_TOKEN", newTenant(t, "acme", ""))
+	expect(t, 0, "deploy", testdata("examples.wasm"))
+	saga := runOf(t, expect(t, 0, "start", "order-saga", "--input", `{"orderId":"o-5","amount":2,"holdMs":600000}`, "--json"))
+	testenv.Await(t, 30*time.Second, func() error {
+		if out := expect(t, 0, "runs", "steps", "order-saga", saga.ID).stdout; !strings.Contains(out, "hold") {
+			return fmt.Errorf("the saga has not reached its hold:\n%s", out)
+		}
+		return nil
+	})
+	r := expect(t, 0, "runs", "cancel", "order-saga", saga.ID, "--grace", "30s", "--wait")
+	matches(t, "a cancelled saga", r.stdout, `status\s+cancelled`, `error\s+cancelled: sleep hold: the run was cancelled`, `cancel requested\s+\S+`)
+	matches(t, "its journal", expect(t, 0, "runs", "steps", "order-saga", saga.ID).stdout, `hold\s+sleep\s+cancelled`, `release-inventory\s+run\s+completed`)
+	expectJSONError(t, exitConflict, "conflict", 409, "runs", "cancel", "order-saga", saga.ID)
+	expectJSONError(t, exitUsage, "usage", 0, "runs", "cancel", "order-saga", saga.ID, "--grace", "0s")
+	expectJSONError(t, exitUsage, "usage", 0, "runs", "cancel", "order-saga", saga.ID, "--grace", "-1s")
+
+	other := runOf(t, expect(t, 0, "start", "order-saga", "--input", `{"orderId":"o-6","amount":2,"holdMs":600000}`, "--json"))
+	matches(t, "runs terminate", expect(t, 0, "runs", "terminate", "order-saga", other.ID).stdout, `status\s+cancelled`, `error\s+cancelled: the run was cancelled`)
 }

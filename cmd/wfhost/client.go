@@ -281,6 +281,9 @@ func printRun(w io.Writer, r wire.Run) {
 	if r.Retry != nil {
 		fmt.Fprintf(w, "attempt\t%d of %d\n", r.Attempt, r.Retry.Attempts)
 	}
+	if r.CancelRequestedAt != nil {
+		fmt.Fprintf(w, "cancel requested\t%s\n", timeText(*r.CancelRequestedAt))
+	}
 	fmt.Fprintf(w, "retention\t%d days\nmodule\t%s\nactivations\t%d\ncreated\t%s\n", r.RetentionDays, r.ModuleDigest, r.Activations, timeText(r.CreatedAt))
 	if r.StartedAt != nil {
 		fmt.Fprintf(w, "started\t%s\n", timeText(*r.StartedAt))

@@ -242,9 +242,10 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	matches(t, "runs get", mustRun(t, "runs", "get", "onboarding", onboarding.ID), `status\s+completed`, `verified via cli`, `retention\s+30 days`)
 	matches(t, "runs get, wrong workflow", mustFail(t, "runs", "get", "poll", onboarding.ID), `not_found \(HTTP 404\)`)
 
-	// Cancel.
-	matches(t, "runs cancel", mustRun(t, "runs", "cancel", "onboarding", lateID), `status\s+cancelled`)
-	matches(t, "cancel twice", mustFail(t, "runs", "cancel", "onboarding", lateID), `conflict \(HTTP 409\)`)
+	// Terminate: the hard stop.
+	matches(t, "runs terminate", mustRun(t, "runs", "terminate", "onboarding", lateID), `status\s+cancelled`)
+	matches(t, "terminate twice", mustFail(t, "runs", "terminate", "onboarding", lateID), `conflict \(HTTP 409\)`)
+	matches(t, "cancel after terminate", mustFail(t, "runs", "cancel", "onboarding", lateID), `conflict \(HTTP 409\)`)
 
 	// Broadcasts: a trigger starts a run, an id makes a resend a no-op, a waiting run resolves.
 	signup := `{"email":"grace@example.com","delayMs":1,"verifyTimeoutMs":600000}`
@@ -314,7 +315,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	matches(t, "workflows list", out, `(?m)^NAME\s+LATEST\s+VERSIONS\s+RUNS\s+BY STATUS$`,
 		`steps\s+1\s+1\s+2\s+completed=2`, `onboarding\s+1\s+1\s+3\s+completed=2 cancelled=1`, `order-saga\s+1\s+1\s+1\s+failed=1`, `poll\s+1\s+1\s+0\s+-`)
 	wfs := runJSON[wire.WorkflowPage](t, "workflows", "list")
-	if len(wfs.Workflows) != 6 {
+	if len(wfs.Workflows) != 7 {
 		t.Fatalf("workflows list --json: %+v", wfs)
 	}
 

@@ -301,17 +301,65 @@ func runsCommand() *cli.Command {
 			},
 			runsExportCommand(),
 			{
-				Name: "cancel", Usage: "cancel a run", ArgsUsage: runArgs, Flags: clientFlags(),
+				Name: "cancel", ArgsUsage: runArgs,
+				Usage: "ask a run to cancel itself: its workflow is told at its next durable call and may compensate for --grace, then it is terminated (a module that does not handle a cancel is terminated now)",
+				Flags: clientFlags(
+					&cli.DurationFlag{Name: "grace", EnvVars: []string{"WFHOST_CANCEL_GRACE"}, Usage: "how long the workflow may compensate (default: the daemon's, 1m)"},
+					&cli.BoolFlag{Name: "wait", EnvVars: []string{"WFHOST_WAIT"}, Usage: "wait for the run to end and print it"},
+					&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, EnvVars: []string{"WFHOST_WAIT_TIMEOUT"}, Usage: "how long --wait waits"},
+				),
+				Action: cancelRun,
+			},
+			{
+				Name: "terminate", Usage: "stop a run now, whatever it is doing: no code of it runs again", ArgsUsage: runArgs, Flags: clientFlags(),
 				Action: func(c *cli.Context) error {
 					a, err := args(c, "WORKFLOW", "RUN_ID")
 					if err != nil {
 						return err
 					}
-					return showRun(c, "DELETE", client.RunPath(a[0], a[1]))
+					return showRun(c, "POST", client.RunPath(a[0], a[1])+"/terminate")
 				},
 			},
 		},
 	}
+}
+
+// cancelRun is runs cancel: POST .../cancel, and with --wait the run's end.
+func cancelRun(c *cli.Context) error {
+	a, err := args(c, "WORKFLOW", "RUN_ID")
+	if err != nil {
+		return err
+	}
+	grace := c.Duration("grace")
+	if c.IsSet("grace") && grace < time.Millisecond {
+		return usagef("--grace must be a millisecond or more, not %v", grace)
+	}
+	if c.Bool("wait") && c.Duration("timeout") <= 0 {
+		return usagef("--timeout must be positive: %v", c.Duration("timeout"))
+	}
+	cl, err := tenantClient(c)
+	if err != nil {
+		return err
+	}
+	path := client.RunPath(a[0], a[1]) + "/cancel"
+	if c.IsSet("grace") {
+		path += "?graceMs=" + strconv.FormatInt(grace.Milliseconds(), 10)
+	}
+	raw, err := cl.Do(c.Context, "POST", path, nil)
+	if err != nil {
+		return err
+	}
+	if c.Bool("wait") {
+		if raw, err = waitForRun(c.Context, cl, a[0], a[1], c.Duration("timeout")); err != nil {
+			return err
+		}
+	}
+	return render(c, raw, func(w *tabwriter.Writer, r wire.Run) {
+		if !r.Status.Ended() && r.CancelGraceUntil != nil {
+			fmt.Fprintf(w, "cancel requested: the workflow is told at its next durable call and is terminated at %s if it has not ended\n\n", timeText(*r.CancelGraceUntil))
+		}
+		printRun(w, r)
+	})
 }
 
 func showRun(c *cli.Context, method, path string) error {

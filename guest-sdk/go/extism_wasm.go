@@ -77,16 +77,16 @@ func callStepDone(outcome uint32, data []byte) (int32, []byte) {
 	return reply(hostStepDone(outcome, d.Offset()))
 }
 
-func callSleep(name []byte, ms int64) {
+func callSleep(name []byte, ms int64) (int32, []byte) {
 	n := block(name)
 	defer n.Free()
-	reply(hostSleep(n.Offset(), ms))
+	return reply(hostSleep(n.Offset(), ms))
 }
 
-func callSleepUntil(name []byte, unixMs int64) {
+func callSleepUntil(name []byte, unixMs int64) (int32, []byte) {
 	n := block(name)
 	defer n.Free()
-	reply(hostSleepUntil(n.Offset(), unixMs))
+	return reply(hostSleepUntil(n.Offset(), unixMs))
 }
 
 func callWaitEvent(name, opts []byte) (int32, []byte) {

@@ -73,10 +73,12 @@ func callStepDone(outcome uint32, data []byte) (int32, []byte) {
 	return take(hostStepDone(outcome, addr(data), uint32(len(data))))
 }
 
-func callSleep(name []byte, ms int64) { take(hostSleep(addr(name), uint32(len(name)), ms)) }
+func callSleep(name []byte, ms int64) (int32, []byte) {
+	return take(hostSleep(addr(name), uint32(len(name)), ms))
+}
 
-func callSleepUntil(name []byte, unixMs int64) {
-	take(hostSleepUntil(addr(name), uint32(len(name)), unixMs))
+func callSleepUntil(name []byte, unixMs int64) (int32, []byte) {
+	return take(hostSleepUntil(addr(name), uint32(len(name)), unixMs))
 }
 
 func callWaitEvent(name, opts []byte) (int32, []byte) {

@@ -9,15 +9,15 @@ func noHost() {
 	panic("wfhost guest SDK: durable calls work only in a wasm module run by wfhost")
 }
 
-func callStepRun(_, _ []byte) (int32, []byte)         { noHost(); return 0, nil }
-func callStepDone(_ uint32, _ []byte) (int32, []byte) { noHost(); return 0, nil }
-func callSleep(_ []byte, _ int64)                     { noHost() }
-func callSleepUntil(_ []byte, _ int64)                { noHost() }
-func callWaitEvent(_, _ []byte) (int32, []byte)       { noHost(); return 0, nil }
-func callLog(_ uint32, _ []byte)                      { noHost() }
-func callComplete(_ []byte)                           { noHost() }
-func callFail(_ []byte)                               { noHost() }
-func callHTTPRequest(_ []byte) (int32, []byte)        { noHost(); return 0, nil }
-func callSecretGet(_ []byte) (int32, []byte)          { noHost(); return 0, nil }
-func callEventSend(_ []byte) (int32, []byte)          { noHost(); return 0, nil }
-func callContinueAsNew(_ []byte)                      { noHost() }
+func callStepRun(_, _ []byte) (int32, []byte)          { noHost(); return 0, nil }
+func callStepDone(_ uint32, _ []byte) (int32, []byte)  { noHost(); return 0, nil }
+func callSleep(_ []byte, _ int64) (int32, []byte)      { noHost(); return 0, nil }
+func callSleepUntil(_ []byte, _ int64) (int32, []byte) { noHost(); return 0, nil }
+func callWaitEvent(_, _ []byte) (int32, []byte)        { noHost(); return 0, nil }
+func callLog(_ uint32, _ []byte)                       { noHost() }
+func callComplete(_ []byte)                            { noHost() }
+func callFail(_ []byte)                                { noHost() }
+func callHTTPRequest(_ []byte) (int32, []byte)         { noHost(); return 0, nil }
+func callSecretGet(_ []byte) (int32, []byte)           { noHost(); return 0, nil }
+func callEventSend(_ []byte) (int32, []byte)           { noHost(); return 0, nil }
+func callContinueAsNew(_ []byte)                       { noHost() }

@@ -1,6 +1,7 @@
 package wf
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ const (
 	statusExecute    = 1
 	statusStepFailed = 2
 	statusTimeout    = 3
+	statusCancelled  = 5
 
 	outcomeOK    = 0
 	outcomeError = 1
@@ -121,9 +123,11 @@ func describeJSON() []byte {
 	for i, w := range workflows {
 		decls[i] = w.decl
 	}
+	// features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15).
 	b, _ := json.Marshal(struct {
 		Workflows []workflowDecl `json:"workflows"`
-	}{decls})
+		Features  []string       `json:"features"`
+	}{decls, []string{"cancel"}})
 	return b
 }
 
@@ -283,13 +287,53 @@ func decodeStepOutput[T any](name string, data []byte) (T, error) {
 }
 
 // Sleep suspends the run for d, durably: a crash or restart does not shorten or restart it.
-func Sleep(ctx *Context, name string, d time.Duration) {
-	callSleep([]byte(name), d.Milliseconds())
+// It returns nil once d has passed, or a cancellation error (IsCancelled) when the run is
+// cancelled during it: the workflow may then compensate before it returns the error.
+func Sleep(ctx *Context, name string, d time.Duration) error {
+	status, data := callSleep([]byte(name), d.Milliseconds())
+	return slept(name, status, data)
 }
 
-// SleepUntil suspends the run until t.
-func SleepUntil(ctx *Context, name string, t time.Time) {
-	callSleepUntil([]byte(name), t.UnixMilli())
+// SleepUntil suspends the run until t, as Sleep does.
+func SleepUntil(ctx *Context, name string, t time.Time) error {
+	status, data := callSleepUntil([]byte(name), t.UnixMilli())
+	return slept(name, status, data)
+}
+
+// slept is the end of a sleep the host answered with status and data.
+func slept(name string, status int32, data []byte) error {
+	if status == statusCancelled {
+		return cancelled("sleep "+name, data)
+	}
+	return nil
+}
+
+// cancelled is the error a call (what) answered with the run's cancellation: its code is
+// "cancelled", so a workflow that returns it ends the run cancelled.
+func cancelled(what string, data []byte) *Error {
+	var info errorInfo
+	_ = json.Unmarshal(data, &info)
+	return &Error{Code: codeCancelled, Message: what + ": " + cmp.Or(info.Message, "the run was cancelled"), NonRetryable: true}
+}
+
+// codeCancelled is the code of a cancellation's error (abi/ABI.md §4.15).
+const codeCancelled = "cancelled"
+
+// IsCancelled reports whether err is the run's cancellation, as a step, a sleep or a wait
+// returns it once the run is cancelled (abi/ABI.md §4.15). A workflow that sees it may run
+// compensation steps, which run as usual, and then return it: the run ends cancelled.
+func IsCancelled(err error) bool {
+	var (
+		se *StepError
+		e  *Error
+	)
+	switch {
+	case errors.As(err, &se):
+		return se.Code == codeCancelled
+	case errors.As(err, &e):
+		return e.Code == codeCancelled
+	}
+	return false
 }
 
 type waitConfig struct {
@@ -325,6 +369,8 @@ func WaitForEvent[T any](ctx *Context, name, event string, opts ...WaitOption) (
 	switch status {
 	case statusTimeout:
 		return payload, true, nil
+	case statusCancelled:
+		return payload, false, cancelled("wait "+name, data)
 	case statusOK:
 		if err := json.Unmarshal(data, &payload); err != nil {
 			return payload, false, fmt.Errorf("wait %s: decode event payload: %w", name, err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
@@ -232,6 +233,33 @@ func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.
 	})
 	if err != nil {
 		return store.Run{}, err
+	}
+	return run, nil
+}
+
+// RequestCancel asks a live run to cancel itself and tells every host.
+func (s *Store) RequestCancel(ctx context.Context, tenantID, runID string, graceUntil time.Time) (_ store.Run, err error) {
+	defer classify(&err)
+	var run store.Run
+	err = s.write(ctx, "request cancel of run "+runID, func(w *wtx) error {
+		var err error
+		run, err = scanRun(w.queryRow("request_cancel", tenantID, runID, micros(graceUntil), micros(w.now)))
+		if err == nil {
+			w.cancelRequested(run.ID)
+			w.wake()
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		var status string
+		if err := w.queryRow("run_status", tenantID, runID).Scan(&status); err != nil {
+			return notFound(err)
+		}
+		return fmt.Errorf("%w: the run is %s", store.ErrConflict, status)
+	})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("request cancel of run %s: %w", runID, err)
 	}
 	return run, nil
 }

@@ -53,14 +53,16 @@ func scanRun(row scanner, extra ...any) (store.Run, error) {
 		deadline                  sql.NullInt64
 		created, updated          int64
 		retry                     sql.NullString
+		cancelAsked, cancelGrace  sql.NullInt64
 	)
 	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &available,
-		&created, &started, &ended, &updated, &deadline, &r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry)
+		&created, &started, &ended, &updated, &deadline, &r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &cancelAsked, &cancelGrace)
 	if err := row.Scan(dest...); err != nil {
 		return store.Run{}, err
 	}
 	r.Retry = decodeRetry(retry)
+	r.CancelRequestedAt, r.CancelGraceUntil = timePtr(cancelAsked), timePtr(cancelGrace)
 	r.Status = store.RunStatus(status)
 	r.Input = json.RawMessage(input)
 	if output.Valid {

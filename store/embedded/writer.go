@@ -92,6 +92,10 @@ func (w *wtx) cancelled(runID string) {
 	w.notices = append(w.notices, store.Notice{Kind: store.NoticeCancel, RunID: runID})
 }
 
+func (w *wtx) cancelRequested(runID string) {
+	w.notices = append(w.notices, store.Notice{Kind: store.NoticeCancelRequested, RunID: runID})
+}
+
 // write queues fn and waits for its transaction to commit. fn may run more than once (a failed
 // group commit retries each write alone), so it must set its results afresh each time.
 func (s *Store) write(ctx context.Context, what string, fn func(w *wtx) error) error {

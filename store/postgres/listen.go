@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -43,6 +44,9 @@ func (s *Store) Listen(ctx context.Context, notices chan<- store.Notice) error {
 		notice := store.Notice{Kind: store.NoticeWake, Self: n.Payload == s.appName}
 		if n.Channel == s.cancelChannel {
 			notice = store.Notice{Kind: store.NoticeCancel, RunID: n.Payload}
+			if id, ok := strings.CutPrefix(n.Payload, "requested:"); ok {
+				notice = store.Notice{Kind: store.NoticeCancelRequested, RunID: id}
+			}
 		}
 		select {
 		case notices <- notice:

@@ -182,3 +182,24 @@ func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.
 	}
 	return store.Run{}, fmt.Errorf("cancel run %s: %w: the run is already %s", runID, store.ErrConflict, status)
 }
+
+// RequestCancel asks a live run to cancel itself and tells every host: one statement.
+func (s *Store) RequestCancel(ctx context.Context, tenantID, runID string, graceUntil time.Time) (_ store.Run, err error) {
+	defer classify(&err)
+	if !validUUID(runID) {
+		return store.Run{}, fmt.Errorf("request cancel of run %q: %w", runID, store.ErrNotFound)
+	}
+	// The leading nils skip the pg_notify columns.
+	run, err := scanRun(s.pool.QueryRow(ctx, s.q("request_cancel"), tenantID, runID, graceUntil, s.cancelChannel, s.wakeChannel), nil, nil)
+	if err == nil {
+		return run, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return store.Run{}, fmt.Errorf("request cancel of run %s: %w", runID, err)
+	}
+	var status string
+	if err := s.pool.QueryRow(ctx, s.q("run_status"), tenantID, runID).Scan(&status); err != nil {
+		return store.Run{}, fmt.Errorf("request cancel of run %s: %w", runID, notFound(err))
+	}
+	return store.Run{}, fmt.Errorf("request cancel of run %s: %w: the run is %s", runID, store.ErrConflict, status)
+}

@@ -23,7 +23,7 @@ func scanRun(row pgx.Row, extra ...any) (store.Run, error) {
 	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &r.Input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &r.AvailableAt,
 		&r.CreatedAt, &r.StartedAt, &r.CompletedAt, &r.UpdatedAt, &r.Deadline,
-		&r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry)
+		&r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &r.CancelRequestedAt, &r.CancelGraceUntil)
 	if err := row.Scan(dest...); err != nil {
 		return store.Run{}, err
 	}

@@ -67,17 +67,29 @@ func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt 
 // TimeoutWait times a waiting step out unless an event resolved it first.
 func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (_ store.Step, err error) {
 	defer classify(&err)
+	return s.endWait(ctx, l, key, "time out wait", "time_out_wait", leaseFor, completedAt, abi.WaitTimeout)
+}
+
+// CancelWait ends the waiting step as cancelled, unless an event resolved it first.
+func (s *Store) CancelWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, info abi.ErrorInfo, leaseFor time.Duration) (_ store.Step, err error) {
+	defer classify(&err)
+	return s.endWait(ctx, l, key, "cancel wait", "cancel_wait", leaseFor, completedAt, errorArg(&info))
+}
+
+// endWait runs query (time_out_wait.sql or cancel_wait.sql) on the waiting step key after
+// fence_lock, with its last argument end.
+func (s *Store) endWait(ctx context.Context, l store.Lease, key, what, query string, leaseFor time.Duration, completedAt time.Time, end any) (store.Step, error) {
 	b := &pgx.Batch{}
 	b.Queue(s.q("fence_lock"), l.RunID, l.Epoch)
-	b.Queue(s.q("time_out_wait"), l.RunID, l.Epoch, millis(leaseFor), key, completedAt, abi.WaitTimeout)
+	b.Queue(s.q(query), l.RunID, l.Epoch, millis(leaseFor), key, completedAt, end)
 	var row store.Step
-	err = s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
+	err := s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
 		var err error
 		row, err = scanStep(br.QueryRow())
 		return notFound(err)
 	})
 	if err != nil {
-		return store.Step{}, fmt.Errorf("time out wait %s: %w", key, err)
+		return store.Step{}, fmt.Errorf("%s %s: %w", what, key, err)
 	}
 	return row, nil
 }

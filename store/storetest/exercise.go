@@ -57,6 +57,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Waits", waitTests},
 		{"SignalWithStart", signalWithStartTests},
 		{"Continuation", continuationTests},
+		{"Cancel", cancelTests},
 		{"Broadcast", broadcastTests},
 		{"Notices", noticeTests},
 		{"Tenancy", tenancyTests},

@@ -55,7 +55,9 @@ func onboarding(ctx *wf.Context, in onboardingInput) (onboardingResult, error) {
 	if in.DelayMs > 0 {
 		delay = time.Duration(in.DelayMs) * time.Millisecond
 	}
-	wf.Sleep(ctx, "welcome-delay", delay)
+	if err := wf.Sleep(ctx, "welcome-delay", delay); err != nil {
+		return onboardingResult{}, err // cancelled
+	}
 
 	_, err = wf.Step(ctx, welcomeStep, func(sc *wf.StepContext) (string, error) {
 		if sc.Attempt <= in.FailWelcome {

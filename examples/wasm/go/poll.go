@@ -37,6 +37,8 @@ func poll(ctx *wf.Context, in pollInput) (pollResult, error) {
 		if ready {
 			return pollResult{Checks: check}, nil
 		}
-		wf.Sleep(ctx, "backoff", interval)
+		if err := wf.Sleep(ctx, "backoff", interval); err != nil {
+			return pollResult{}, err // cancelled
+		}
 	}
 }

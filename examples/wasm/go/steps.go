@@ -33,7 +33,9 @@ func steps(ctx *wf.Context, in stepsInput) (stepsResult, error) {
 		}
 		sum += v
 		if in.SleepMs > 0 && i < in.N-1 {
-			wf.Sleep(ctx, "pause", time.Duration(in.SleepMs)*time.Millisecond)
+			if err := wf.Sleep(ctx, "pause", time.Duration(in.SleepMs)*time.Millisecond); err != nil {
+				return stepsResult{}, err // cancelled
+			}
 		}
 	}
 	return stepsResult{Sum: sum}, nil

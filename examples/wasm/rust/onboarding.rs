@@ -105,7 +105,7 @@ fn onboarding(ctx: &Context, input: Input) -> Result<Outcome, Error> {
     } else {
         Duration::from_secs(1)
     };
-    ctx.sleep("welcome-delay", delay);
+    ctx.sleep("welcome-delay", delay)?; // Err: cancelled
 
     let retry = RetryPolicy::new()
         .attempts(5)

@@ -36,7 +36,7 @@ fn poll(ctx: &Context, input: Input) -> Result<Value, Error> {
         if ready {
             return Ok(object! { "checks" => check });
         }
-        ctx.sleep("backoff", interval);
+        ctx.sleep("backoff", interval)?; // Err: cancelled
         check += 1;
     }
 }

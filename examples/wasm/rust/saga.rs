@@ -1,5 +1,6 @@
-//! order-saga: reserve stock, charge the card and ship; when the charge fails for good, release
-//! the reservation (the compensation) and fail with the payment's error.
+//! order-saga: reserve stock, hold it for holdMs, charge the card and ship; when the charge fails
+//! for good, or the run is cancelled before it (abi/ABI.md §4.15), release the reservation (the
+//! compensation) and fail with the payment's error or the cancellation.
 
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ struct Order {
     order_id: String,
     amount: i64,
     fail_payment: bool,
+    hold_ms: i64, // hold the reservation this long before the charge
 }
 
 impl FromJson for Order {
@@ -17,6 +19,7 @@ impl FromJson for Order {
             order_id: v.field("orderId")?,
             amount: v.field("amount")?,
             fail_payment: v.field("failPayment")?,
+            hold_ms: v.field("holdMs")?,
         })
     }
 }
@@ -40,6 +43,18 @@ pub fn workflow() -> Workflow {
 fn order_saga(ctx: &Context, o: Order) -> Result<OrderResult, Error> {
     let reservation: String =
         ctx.step("reserve-inventory", |_| Ok(format!("res-{}", o.order_id)))?;
+    let compensate = |cause: Error| -> Result<OrderResult, Error> {
+        ctx.step("release-inventory", |_| {
+            ctx.info(&format!("released {}", reservation));
+            Ok(true)
+        })?;
+        Err(cause)
+    };
+    if o.hold_ms > 0 {
+        if let Err(cancelled) = ctx.sleep("hold", Duration::from_millis(o.hold_ms as u64)) {
+            return compensate(cancelled);
+        }
+    }
 
     let retry = RetryPolicy::new()
         .attempts(3)
@@ -55,11 +70,7 @@ fn order_saga(ctx: &Context, o: Order) -> Result<OrderResult, Error> {
         Ok(format!("ch-{}-{}", o.order_id, o.amount))
     });
     if let Err(pay_err) = charge {
-        ctx.step("release-inventory", |_| {
-            ctx.info(&format!("released {}", reservation));
-            Ok(true)
-        })?;
-        return Err(pay_err.into());
+        return compensate(pay_err.into());
     }
 
     ctx.step("ship-order", |_| Ok(format!("tracking-{}", o.order_id)))?;

@@ -32,7 +32,7 @@ fn steps(ctx: &Context, input: Input) -> Result<Value, Error> {
         })?;
         sum += v;
         if input.sleep_ms > 0 && i < input.n - 1 {
-            ctx.sleep("pause", Duration::from_millis(input.sleep_ms as u64));
+            ctx.sleep("pause", Duration::from_millis(input.sleep_ms as u64))?; // Err: cancelled
         }
     }
     Ok(object! { "sum" => sum })

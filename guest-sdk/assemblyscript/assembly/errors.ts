@@ -5,6 +5,9 @@ import { Kind, kindName, Value } from "./json";
  * (ErrorInfo, abi/ABI.md §5). AssemblyScript has no exceptions to catch, so callbacks and
  * workflow bodies return failures as values inside a Result.
  */
+/** CODE_CANCELLED is the code of a cancellation's error (abi/ABI.md §4.15). */
+export const CODE_CANCELLED = "cancelled";
+
 export class Failure {
   /** nonRetryable fails a step at once, without the retries its policy would allow. */
   nonRetryable: bool = false;
@@ -17,6 +20,15 @@ export class Failure {
     public code: string,
     public message: string,
   ) {}
+
+  /**
+   * isCancelled says whether this is the run's cancellation, as a step, a sleep or a wait
+   * returns it once the run is cancelled (abi/ABI.md §4.15). A workflow that sees it may run
+   * compensation steps, which run as usual, and then return it: the run ends cancelled.
+   */
+  get isCancelled(): bool {
+    return this.code == CODE_CANCELLED;
+  }
 
   /** final marks the failure non-retryable and returns it. */
   final(): Failure {

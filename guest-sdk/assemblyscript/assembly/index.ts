@@ -9,7 +9,7 @@
 // and is built with `--use abort=~lib/wfhost-as/assembly/abort/wfhostAbort` (README.md).
 
 export { Kind, Value, Parsed, parse, tryParse, stringify, quote } from "./json";
-export { Failure, Result, Fields } from "./errors";
+export { CODE_CANCELLED, Failure, Result, Fields } from "./errors";
 export {
   Backoff,
   Context,

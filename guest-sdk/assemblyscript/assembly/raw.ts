@@ -12,6 +12,7 @@ export const STATUS_EXECUTE: i32 = 1;
 export const STATUS_STEP_FAILED: i32 = 2;
 export const STATUS_TIMEOUT: i32 = 3;
 export const STATUS_ERROR: i32 = 4;
+export const STATUS_CANCELLED: i32 = 5;
 
 // step_done outcomes (§4.5).
 export const OUTCOME_OK: i32 = 0;

@@ -3,7 +3,7 @@
 // locals, no exceptions, no reflection) RATIONALE.md says what was chosen instead.
 
 import * as raw from "./raw";
-import { Failure, Result } from "./errors";
+import { CODE_CANCELLED, Failure, Result } from "./errors";
 import { Kind, parseBytes, quote, stringify, Value } from "./json";
 import { enterStep, leaveStep } from "./state";
 import { takeReply } from "./reply";
@@ -137,7 +137,10 @@ export function describeJSON(): string {
     }
     list.push(d);
   }
-  return stringify(Value.object().set("workflows", list));
+  // features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15).
+  const features = Value.array();
+  features.push(Value.string("cancel"));
+  return stringify(Value.object().set("workflows", list).set("features", features));
 }
 
 /** runWorkflow runs one pass of the named workflow and reports its end to the host. */
@@ -303,10 +306,15 @@ export class Context {
     return unexpected(name, doneStatus);
   }
 
-  /** sleep suspends the run for ms milliseconds, durably: a crash does not shorten or restart it. */
-  sleep(name: string, ms: i64): void {
+  /**
+   * sleep suspends the run for ms milliseconds, durably: a crash does not shorten or restart it.
+   * It is ok once the time has passed, or the run's cancellation (`error.isCancelled`) when the
+   * run is cancelled during it (abi/ABI.md §4.15): the workflow may compensate, then return it.
+   */
+  sleep(name: string, ms: i64): Result {
     const nb = String.UTF8.encode(name);
-    takeReply(raw.sleep(changetype<usize>(nb), nb.byteLength, ms));
+    const reply = raw.sleep(changetype<usize>(nb), nb.byteLength, ms);
+    return slept(name, raw.replyStatus(reply), takeReply(reply));
   }
 
   /**
@@ -326,9 +334,10 @@ export class Context {
   }
 
   /** sleepUntil suspends the run until the Unix time unixMs (milliseconds). */
-  sleepUntil(name: string, unixMs: i64): void {
+  sleepUntil(name: string, unixMs: i64): Result {
     const nb = String.UTF8.encode(name);
-    takeReply(raw.sleep_until(changetype<usize>(nb), nb.byteLength, unixMs));
+    const reply = raw.sleep_until(changetype<usize>(nb), nb.byteLength, unixMs);
+    return slept(name, raw.replyStatus(reply), takeReply(reply));
   }
 
   /**
@@ -355,6 +364,7 @@ export class Context {
     const status = raw.replyStatus(reply);
     const data = takeReply(reply);
     if (status == raw.STATUS_TIMEOUT) return new WaitResult(Value.null(), true, null);
+    if (status == raw.STATUS_CANCELLED) return new WaitResult(Value.null(), false, cancelled("wait " + name, data));
     if (status == raw.STATUS_OK) {
       const p = parseBytes(data);
       if (!p.ok) return new WaitResult(Value.null(), false, new Failure("decode", "wait " + name + ": decode event payload: " + p.error));
@@ -395,4 +405,24 @@ function stepFailureOf(name: string, code: string, message: string): Failure {
 
 function unexpected(name: string, status: i32): Result {
   return Result.err(stepFailureOf(name, "abi", "unexpected reply status " + status.toString()));
+}
+
+/** slept is the end of a sleep the host answered with status and data. */
+function slept(name: string, status: i32, data: ArrayBuffer): Result {
+  if (status == raw.STATUS_CANCELLED) return Result.err(cancelled("sleep " + name, data));
+  return Result.ok(Value.null());
+}
+
+/**
+ * cancelled is the failure a call (what) answered with the run's cancellation: its code is
+ * "cancelled", so a workflow that returns it ends the run cancelled.
+ */
+function cancelled(what: string, data: ArrayBuffer): Failure {
+  const p = parseBytes(data);
+  let msg = "the run was cancelled";
+  if (p.ok) {
+    const m = p.value.get("message");
+    if (m != null && m.asString().length > 0) msg = m.asString();
+  }
+  return new Failure(CODE_CANCELLED, what + ": " + msg).final();
 }

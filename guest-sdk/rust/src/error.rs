@@ -39,6 +39,14 @@ impl Error {
         self
     }
 
+    /// is_cancelled reports whether the error is the run's cancellation, as a step, a sleep or
+    /// a wait returns it once the run is cancelled (abi/ABI.md §4.15). A workflow that sees it
+    /// may run compensation steps, which run as usual, and then return it: the run ends
+    /// cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.code == crate::CODE_CANCELLED
+    }
+
     /// with_details attaches JSON details.
     pub fn with_details(mut self, details: Value) -> Error {
         self.details = Some(details);

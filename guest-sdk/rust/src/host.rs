@@ -9,6 +9,7 @@ pub(crate) const STATUS_EXECUTE: i32 = 1;
 pub(crate) const STATUS_STEP_FAILED: i32 = 2;
 pub(crate) const STATUS_TIMEOUT: i32 = 3;
 pub(crate) const STATUS_ERROR: i32 = 4;
+pub(crate) const STATUS_CANCELLED: i32 = 5;
 
 pub(crate) const OUTCOME_OK: u32 = 0;
 pub(crate) const OUTCOME_ERROR: u32 = 1;

@@ -144,6 +144,29 @@ impl ToJson for StepOptions {
     }
 }
 
+/// slept is the end of a sleep the host answered with reply.
+fn slept(name: &str, reply: host::Reply) -> Result<(), Error> {
+    if reply.status == host::STATUS_CANCELLED {
+        return Err(cancelled(&format!("sleep {}", name), &reply.data));
+    }
+    Ok(())
+}
+
+/// cancelled is the error a call (what) answered with the run's cancellation: its code is
+/// `cancelled`, so a workflow that returns it ends the run cancelled (abi/ABI.md §4.15).
+fn cancelled(what: &str, data: &[u8]) -> Error {
+    let info = Error::from_info(data);
+    let msg = if info.message.is_empty() {
+        "the run was cancelled".to_string()
+    } else {
+        info.message
+    };
+    Error::new(CODE_CANCELLED, format!("{}: {}", what, msg)).non_retryable()
+}
+
+/// CODE_CANCELLED is the code of a cancellation's error (abi/ABI.md §4.15).
+pub const CODE_CANCELLED: &str = "cancelled";
+
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
@@ -399,9 +422,11 @@ impl Context {
     }
 
     /// sleep suspends the run for `d`, durably: a crash or restart neither shortens nor restarts
-    /// it. The step `name` records the wake-up time.
-    pub fn sleep(&self, name: &str, d: Duration) {
-        host::sleep(name, millis(d));
+    /// it. The step `name` records the wake-up time. It returns the run's cancellation
+    /// (`Error::is_cancelled`) when the run is cancelled during it (abi/ABI.md §4.15): the
+    /// workflow may compensate, then return it.
+    pub fn sleep(&self, name: &str, d: Duration) -> Result<(), Error> {
+        slept(name, host::sleep(name, millis(d)))
     }
 
     /// continue_as_new ends this run and starts a fresh run of the same workflow with `input`
@@ -428,9 +453,10 @@ impl Context {
         host::continue_as_new(Value::Object(m).to_json_string().as_bytes())
     }
 
-    /// sleep_until suspends the run until `unix_ms` (milliseconds since the Unix epoch).
-    pub fn sleep_until(&self, name: &str, unix_ms: i64) {
-        host::sleep_until(name, unix_ms);
+    /// sleep_until suspends the run until `unix_ms` (milliseconds since the Unix epoch), as
+    /// sleep does.
+    pub fn sleep_until(&self, name: &str, unix_ms: i64) -> Result<(), Error> {
+        slept(name, host::sleep_until(name, unix_ms))
     }
 
     /// wait_for_event suspends the run until an event arrives (one sent to this run, before or
@@ -457,6 +483,7 @@ impl Context {
         let reply = host::wait_event(name, opts.to_json_string().as_bytes());
         match reply.status {
             host::STATUS_TIMEOUT => Ok(Waited::TimedOut),
+            host::STATUS_CANCELLED => Err(cancelled(&format!("wait {}", name), &reply.data)),
             host::STATUS_OK => T::from_json_text(&reply.data)
                 .map(Waited::Event)
                 .map_err(|e| {
@@ -560,7 +587,8 @@ pub mod __export {
 
     pub fn describe(workflows: fn() -> Vec<Workflow>) -> u64 {
         let decls: Vec<Value> = workflows().iter().map(Workflow::decl).collect();
-        let text = object! { "workflows" => decls }
+        // features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15).
+        let text = object! { "workflows" => decls, "features" => vec!["cancel".to_string()] }
             .to_json_string()
             .into_bytes();
         DESCRIPTION.with(|d| {

@@ -37,7 +37,8 @@ function onboarding(ctx: Context, input: Value): Result {
   const userId = u.value.get("id")!.asString();
   const userEmail = u.value.get("email")!.asString();
 
-  ctx.sleep("welcome-delay", delayMs > 0 ? delayMs : 1000);
+  const slept = ctx.sleep("welcome-delay", delayMs > 0 ? delayMs : 1000);
+  if (!slept.ok) return slept; // cancelled
 
   const welcome = ctx.step(
     welcomeStep,

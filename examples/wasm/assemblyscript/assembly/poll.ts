@@ -26,7 +26,8 @@ function poll(ctx: Context, input: Value): Result {
     });
     if (!ready.ok) return ready;
     if (ready.value.asBool()) return Result.ok(Value.object().setInt("checks", check));
-    ctx.sleep("backoff", intervalMs > 0 ? intervalMs : 1000);
+    const slept = ctx.sleep("backoff", intervalMs > 0 ? intervalMs : 1000);
+    if (!slept.ok) return slept; // cancelled
   }
   return unreachable();
 }

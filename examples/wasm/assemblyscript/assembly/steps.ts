@@ -21,7 +21,10 @@ function steps(ctx: Context, input: Value): Result {
     });
     if (!v.ok) return v;
     sum += v.value.asInt();
-    if (sleepMs > 0 && i < n - 1) ctx.sleep("pause", sleepMs);
+    if (sleepMs > 0 && i < n - 1) {
+      const slept = ctx.sleep("pause", sleepMs);
+      if (!slept.ok) return slept; // cancelled
+    }
   }
   return Result.ok(Value.object().setInt("sum", sum));
 }

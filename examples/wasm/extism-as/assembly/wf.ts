@@ -31,6 +31,7 @@ const STATUS_EXECUTE: i32 = 1;
 const STATUS_STEP_FAILED: i32 = 2;
 const STATUS_TIMEOUT: i32 = 3;
 const STATUS_ERROR: i32 = 4;
+const STATUS_CANCELLED: i32 = 5;
 
 // toBlock copies s (UTF-8) into a new Extism memory block, eight bytes per kernel call where it
 // can (the PDK's Memory.allocateBytes makes one call per byte); 0 stands for no data.
@@ -231,10 +232,22 @@ export function step(name: string, retry: Retry | null = null, timeoutMs: i64 = 
 }
 
 // sleep suspends the run for ms milliseconds, durably.
-export function sleep(name: string, ms: i64): void {
+// It returns null once the time has passed, or the run's cancellation (abi/ABI.md §4.15).
+export function sleep(name: string, ms: i64): ErrorInfo | null {
   const block = toBlock(name);
-  new Reply(host_sleep(block, ms));
+  const r = new Reply(host_sleep(block, ms));
   release(block);
+  if (r.status == STATUS_CANCELLED) return cancelled("sleep " + name, r.data);
+  return null;
+}
+
+// cancelled is the error a call (what) answered with the run's cancellation: code cancelled,
+// so a workflow that returns it ends the run cancelled.
+function cancelled(what: string, data: string): ErrorInfo {
+  const info = ErrorInfo.decode(data);
+  const e = ErrorInfo.of("cancelled", what + ": " + (info.message != "" ? info.message : "the run was cancelled"));
+  e.nonRetryable = true;
+  return e;
 }
 
 // Wait is the outcome of waitForEvent: the event's payload, or a timeout.
@@ -242,6 +255,8 @@ export class Wait {
   timedOut: bool = false;
   payload: Value | null = null;
   error: string = "";
+  // cancelled is the run's cancellation, when it ended the wait.
+  cancelled: ErrorInfo | null = null;
 }
 
 // waitForEvent waits for an event named event whose payload contains matchJSON (an object),
@@ -256,6 +271,8 @@ export function waitForEvent(name: string, event: string, matchJSON: string, tim
   const w = new Wait();
   if (r.status == STATUS_TIMEOUT) {
     w.timedOut = true;
+  } else if (r.status == STATUS_CANCELLED) {
+    w.cancelled = cancelled("wait " + name, r.data);
   } else if (r.status == STATUS_OK) {
     w.payload = parse(r.data);
     if (w.payload == null) w.error = "wait " + name + ": decode event payload: invalid JSON";

@@ -31,7 +31,8 @@ function onboarding(input: Value): Result {
   const userID = create.output!.getString("id");
   const userEmail = create.output!.getString("email");
 
-  sleep("welcome-delay", delayMs > 0 ? delayMs : 1000);
+  const slept = sleep("welcome-delay", delayMs > 0 ? delayMs : 1000);
+  if (slept != null) return Result.err(slept); // cancelled
 
   const welcome = step("send-welcome", new Retry(5, "fixed", 20));
   if (welcome.mustRun()) {
@@ -46,6 +47,7 @@ function onboarding(input: Value): Result {
 
   const match = new Obj().str("userId", userID).toString();
   const w = waitForEvent("await-verify", "verify", match, verifyTimeoutMs > 0 ? verifyTimeoutMs : 24 * 3600 * 1000);
+  if (w.cancelled != null) return Result.err(w.cancelled!);
   if (w.error != "") return Result.err(ErrorInfo.of("", w.error));
   if (!w.timedOut) {
     const via = w.payload!.getString("via");
@@ -74,12 +76,14 @@ function poll(input: Value): Result {
     if (s.mustRun()) s.ok(check >= until ? "true" : "false");
     if (s.failed()) return Result.failedStep(s);
     if (s.output!.b) break;
-    sleep("backoff", intervalMs);
+    const slept = sleep("backoff", intervalMs);
+    if (slept != null) return Result.err(slept); // cancelled
   }
   return Result.ok(new Obj().int("checks", check).toString());
 }
 
-// orderSaga reserves stock, charges the card and ships; when the charge fails for good, it
+// orderSaga reserves stock, holds it for holdMs, charges the card and ships; when the charge
+// fails for good, or the run is cancelled before it (abi/ABI.md §4.15), it
 // releases the reservation (the compensation) and fails with the payment's error.
 function orderSaga(input: Value): Result {
   const orderID = input.getString("orderId");
@@ -89,6 +93,11 @@ function orderSaga(input: Value): Result {
   if (reserve.mustRun()) reserve.ok(quote("res-" + orderID));
   if (reserve.failed()) return Result.failedStep(reserve);
   const reservation = reserve.output!.s;
+  const holdMs = input.getInt("holdMs"); // hold the reservation this long before the charge
+  if (holdMs > 0) {
+    const held = sleep("hold", holdMs);
+    if (held != null) return compensate(reservation, Result.err(held));
+  }
 
   const pay = step("charge-payment", new Retry(3, "fixed", 10));
   if (pay.mustRun()) {
@@ -98,15 +107,7 @@ function orderSaga(input: Value): Result {
       pay.ok(quote("ch-" + orderID + "-" + amount.toString()));
     }
   }
-  if (pay.failed()) {
-    const release = step("release-inventory");
-    if (release.mustRun()) {
-      log("released " + reservation);
-      release.ok("true");
-    }
-    if (release.failed()) return Result.failedStep(release);
-    return Result.failedStep(pay);
-  }
+  if (pay.failed()) return compensate(reservation, Result.failedStep(pay));
   const ship = step("ship-order");
   if (ship.mustRun()) ship.ok(quote("tracking-" + orderID));
   if (ship.failed()) return Result.failedStep(ship);
@@ -126,7 +127,10 @@ function steps(input: Value): Result {
     }
     if (s.failed()) return Result.failedStep(s);
     sum += <i64>s.output!.n;
-    if (sleepMs > 0 && i < n - 1) sleep("pause", sleepMs);
+    if (sleepMs > 0 && i < n - 1) {
+      const slept = sleep("pause", sleepMs);
+      if (slept != null) return Result.err(slept); // cancelled
+    }
   }
   return Result.ok(new Obj().int("sum", sum).toString());
 }
@@ -187,4 +191,15 @@ function ticker(input: Value): Result {
   }
   if (turn + 1 >= turns) return Result.ok(new Obj().int("turns", turn + 1).int("total", total).toString());
   return continueAsNew(new Obj().int("turn", turn + 1).int("turns", turns).int("ticks", ticks).int("total", total).toString());
+}
+
+// compensate releases the reservation, then fails with cause.
+function compensate(reservation: string, cause: Result): Result {
+  const release = step("release-inventory");
+  if (release.mustRun()) {
+    log("released " + reservation);
+    release.ok("true");
+  }
+  if (release.failed()) return Result.failedStep(release);
+  return cause;
 }

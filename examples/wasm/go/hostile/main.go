@@ -35,6 +35,7 @@ func init() {
 	wf.Register(wf.Workflow[none, none]{Name: "spin-step", Version: "1",
 		Run: func(ctx *wf.Context, _ none) (none, error) {
 			_, err := wf.Step(ctx, "forever", func(sc *wf.StepContext) (int, error) {
+				wf.Log(ctx, "spinning in step forever") // tests wait for it: the callback runs
 				for {
 				}
 			})

@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/clock"
+	"github.com/wfhost/wfhost/store"
+)
+
+// A cancel the workflow can handle (ABI.md §4.15). A cancel asks a live run to stop: the store
+// records when, and until when the workflow may compensate (store.Store.RequestCancel), and
+// tells every host. The workflow sees it at its next durable call (or at the one it is parked
+// in): a step it would run fails with code cancelled instead, a sleep or a wait ends early
+// with StatusCancelled, and an HTTP request of a running step callback is aborted. Where it
+// saw it is journaled (store.StepCancelled), so every replay sees it at the same call; the
+// calls after it run as usual, so the workflow can run compensation steps. Past the grace
+// period the run is terminated, wherever it is. A module that does not declare
+// abi.FeatureCancel is terminated at once, as before this existed.
+
+// DefaultCancelGrace is how long a cancelled run may compensate when the caller names no grace.
+const DefaultCancelGrace = time.Minute
+
+// MaxCancelGrace bounds a cancel's grace period.
+const MaxCancelGrace = 24 * time.Hour
+
+// cancelledInfo is the error a workflow sees at the call its cancellation reached.
+func cancelledInfo() abi.ErrorInfo {
+	return abi.ErrorInfo{Code: abi.CodeCancelled, Message: "the run was cancelled", NonRetryable: true}
+}
+
+// cancelSignal is how an activation hears of a cancel asked while it runs: closed once.
+type cancelSignal struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newCancelSignal() *cancelSignal { return &cancelSignal{ch: make(chan struct{})} }
+
+func (c *cancelSignal) raise() { c.once.Do(func() { close(c.ch) }) }
+
+func (c *cancelSignal) raised() bool {
+	select {
+	case <-c.ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// cancelRequested reports whether a cancel was asked of the run: as it was claimed, or since,
+// by a notice to this activation; then the run's cancel times are read once from the store.
+func (p *pass) cancelRequested(ctx context.Context) bool {
+	if p.run.CancelRequestedAt != nil {
+		return true
+	}
+	if p.act == nil || p.act.cancelAsk == nil || !p.act.cancelAsk.raised() {
+		return false
+	}
+	r, err := p.j.store.GetRun(ctx, p.run.TenantID, p.run.ID)
+	if err != nil || r.CancelRequestedAt == nil {
+		// The notice is the store's word that it was asked; the grace is the default's.
+		now, grace := p.now(), p.now().Add(DefaultCancelGrace)
+		p.run.CancelRequestedAt, p.run.CancelGraceUntil = &now, &grace
+		return true
+	}
+	p.run.CancelRequestedAt, p.run.CancelGraceUntil = r.CancelRequestedAt, r.CancelGraceUntil
+	return true
+}
+
+// cancelPending reports whether the workflow is to see its cancellation at this call: it
+// handles one, one was asked, and it has not seen it yet.
+func (p *pass) cancelPending(ctx context.Context) bool {
+	return p.handlesCancel && !p.cancelSeen && p.cancelRequested(ctx)
+}
+
+// pastGrace reports whether a cancelled run has used up its grace period.
+func (p *pass) pastGrace() bool {
+	return p.run.CancelGraceUntil != nil && !p.now().Before(*p.run.CancelGraceUntil)
+}
+
+// graceOver is the end of a cancelled run whose grace period has passed.
+func graceOver() *runFailure {
+	return &runFailure{status: store.StatusCancelled, info: abi.ErrorInfo{
+		Code: abi.CodeCancelled, Message: "the run was cancelled and did not end within its grace period",
+	}}
+}
+
+// cancelledReply is what a call the cancellation reached answers: a step's failure, or
+// StatusCancelled for a sleep or a wait.
+func cancelledReply(kind store.StepKind, info *abi.ErrorInfo) host.Reply {
+	if kind == store.KindRun {
+		return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(info)}
+	}
+	return host.Reply{Status: abi.StatusCancelled, Data: errorJSON(info)}
+}
+
+// replayCancelled answers a journal entry the cancellation reached in an earlier pass.
+func (p *pass) replayCancelled(s *store.Step) host.Reply {
+	p.cancelSeen = true
+	p.advance(s.CompletedAt)
+	return cancelledReply(s.Kind, s.Error)
+}
+
+// deliverCancel journals that the cancellation reached the workflow at the call key (seq),
+// whose entry s is nil (a new call) or one still to end (a step to retry, a sleep not over),
+// and answers it. A wait already journaled is ended through cancelWait instead, which an
+// event may beat.
+func (p *pass) deliverCancel(ctx context.Context, key string, seq int, kind store.StepKind, s *store.Step) (host.Reply, error) {
+	if err := p.j.flush(ctx); err != nil {
+		return host.Reply{}, err
+	}
+	now := p.now()
+	info := cancelledInfo()
+	row := store.Step{RunID: p.run.ID, Seq: seq, Key: key, Kind: kind, StartedAt: now}
+	if s != nil {
+		row = *s
+	}
+	row.Status, row.Error, row.CompletedAt = store.StepCancelled, &info, &now
+	if err := p.j.commit(ctx, row); err != nil {
+		return host.Reply{}, err
+	}
+	return p.cancelDelivered(key, &row), nil
+}
+
+// cancelWait ends the wait key as where the cancellation reached the workflow, unless an event
+// resolved it first: then the wait goes on with it (the returned row), and the cancellation
+// reaches the next call.
+func (p *pass) cancelWait(ctx context.Context, key string) (host.Reply, *store.Step, error) {
+	row, err := p.j.store.CancelWait(ctx, p.j.lease, key, p.now(), cancelledInfo(), p.j.leaseFor)
+	if err != nil {
+		return host.Reply{}, nil, err
+	}
+	if row.Status != store.StepCancelled {
+		return host.Reply{}, &row, nil
+	}
+	return p.cancelDelivered(key, &row), nil, nil
+}
+
+// cancelDelivered records that the workflow was told of its cancellation at row.
+func (p *pass) cancelDelivered(key string, row *store.Step) host.Reply {
+	p.cancelSeen = true
+	p.advance(row.CompletedAt)
+	p.log.Info("run cancelled: the workflow was told", "step", key, "grace_until", p.run.CancelGraceUntil)
+	return cancelledReply(row.Kind, row.Error)
+}
+
+// attemptCancelled ends a step whose callback failed while the run's cancellation was pending:
+// not retried, journaled as where the cancellation reached the workflow.
+func (p *pass) attemptCancelled(st *openStep, row store.Step, done time.Time, attemptErr abi.ErrorInfo) host.Reply {
+	info := cancelledInfo()
+	info.Message = fmt.Sprintf("the run was cancelled during attempt %d of the step: %s", st.attempt, attemptErr.Error())
+	row.Status, row.Error, row.CompletedAt = store.StepCancelled, &info, &done
+	p.j.hold(row)
+	p.obs.stepDone(&info, time.Time{})
+	p.cancelSeen = true
+	p.advance(&done)
+	return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(&info)}
+}
+
+// cancelRequested tells the activation of runID, if it is active here, that a cancel was asked
+// of it, and terminates it at the end of its grace period if it still runs then. A parked pass
+// hears of it when the run, made claimable by the request, is resumed.
+func (x *Executor) cancelRequested(runID string) {
+	x.mu.Lock()
+	a := x.active[runID]
+	x.mu.Unlock()
+	if a == nil {
+		return
+	}
+	a.cancelAsk.raise()
+	r, err := x.cfg.Store.GetRun(context.Background(), a.tenant, runID)
+	if err == nil && r.CancelGraceUntil != nil {
+		x.terminateAtGrace(a, *r.CancelGraceUntil)
+	}
+}
+
+// terminateAtGrace terminates the run of a at until unless its activation ends first: a step
+// callback that runs on past the grace period is not waited for.
+func (x *Executor) terminateAtGrace(a *activation, until time.Time) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if a.grace != nil {
+		return
+	}
+	a.grace = x.cfg.Clock.AfterFunc(max(clock.Until(x.cfg.Clock, until), 0), func() {
+		if _, err := x.cfg.Store.CancelRun(context.Background(), a.tenant, a.runID); err != nil {
+			x.cfg.Logger.Info("terminate a cancelled run at the end of its grace period", "run", a.runID, "err", err)
+			return
+		}
+		x.cfg.Logger.Info("cancelled run terminated at the end of its grace period", "tenant", a.tenant, "run", a.runID)
+		x.cancelLocal(a.runID)
+	})
+}
+
+// closedChannel is a cancel asked before the pass began.
+var closedChannel = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// CancelAsked implements host.CancelWatcher: the outbound requests of a step callback are
+// aborted by a cancel the workflow has not been told of yet, not by one it was told of (its
+// compensation must reach out).
+func (p *pass) CancelAsked() <-chan struct{} {
+	switch {
+	case !p.handlesCancel || p.cancelSeen:
+		return nil
+	case p.run.CancelRequestedAt != nil:
+		return closedChannel
+	case p.act != nil && p.act.cancelAsk != nil:
+		return p.act.cancelAsk.ch
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/internal/testenv"
+	"github.com/wfhost/wfhost/internal/wasmgen"
+	"github.com/wfhost/wfhost/store"
+)
+
+// TestCancelAbortsAStepsRequest: a cancel asked while a step callback waits on an outbound
+// request aborts the request (the server sees its context end); the step's failure is journaled
+// as where the cancellation reached the workflow, not retried, and the workflow, returning it,
+// ends cancelled (ABI.md §4.15).
+func TestCancelAbortsAStepsRequest(t *testing.T) {
+	t.Parallel()
+	arrived, aborted := make(chan struct{}, 1), make(chan bool, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			aborted <- true
+		case <-time.After(30 * time.Second):
+			aborted <- false
+			fmt.Fprint(w, "too late")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	h := setup(t, harnessOptions{allowPrivateHosts: true, limits: store.Limits{AllowedHosts: []string{srv.URL}}})
+	h.deploy("capabilities.wasm", false)
+	run := h.start("http-fetch", map[string]any{"url": srv.URL + "/slow"})
+	<-arrived
+	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, run.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if !<-aborted {
+		t.Fatal("the request ran its course: the cancel did not abort it")
+	}
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusCancelled || r.Error == nil || r.Error.Code != abi.CodeCancelled {
+		t.Fatalf("run %s %+v, want cancelled", r.Status, r.Error)
+	}
+	steps := h.steps(run.ID)
+	if len(steps) != 1 || steps[0].Status != store.StepCancelled || steps[0].Attempt != 1 || steps[0].Error == nil ||
+		steps[0].Error.Code != abi.CodeCancelled {
+		t.Fatalf("journal %s, want the fetch step cancelled on its first attempt", journalText(steps))
+	}
+}
+
+// TestCancelOfAModuleThatDoesNotHandleItTerminates: a module whose description does not
+// declare the cancel feature is terminated at once, as a cancel did before the feature; here
+// one spinning in its first pass, which no durable call would ever tell.
+func TestCancelOfAModuleThatDoesNotHandleItTerminates(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	if _, err := h.engine.Deploy(context.Background(), store.DefaultTenant, wasmgen.Spin(), false); err != nil {
+		t.Fatal(err)
+	}
+	run := h.start("w", nil)
+	h.await(run.ID, settle, store.StatusRunning)
+	r, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, run.ID, time.Hour)
+	if err != nil || r.Status != store.StatusCancelled || r.CancelRequestedAt != nil {
+		t.Fatalf("cancel: %s %+v %v, want terminated at once", r.Status, r.CancelRequestedAt, err)
+	}
+}
+
+// TestCancelGraceTerminatesARunThatDoesNotEnd: a workflow told of its cancellation may
+// compensate for its grace period only; one stuck in a step callback past it is terminated
+// there, by the host running it.
+func TestCancelGraceTerminatesARunThatDoesNotEnd(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("hostile.wasm", false)
+	run := h.start("spin-step", nil)
+	testenv.Await(t, settle, func() error {
+		if !strings.Contains(h.logs.tail(1<<20), "spinning in step forever") {
+			return errors.New("the step callback has not begun")
+		}
+		return nil
+	})
+	asked := time.Now()
+	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, run.ID, 500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	r := h.await(run.ID, settle)
+	if r.Status != store.StatusCancelled || r.CompletedAt == nil || r.CompletedAt.Before(asked.Add(400*time.Millisecond)) {
+		t.Fatalf("run %s %+v completed %v (asked %v), want cancelled at the end of its grace\nlogs:\n%s", r.Status, r.Error, r.CompletedAt, asked, h.logs.tail(3000))
+	}
+}
+
+// TestCancelRequestsAreCheckedAndKept: a grace out of range is refused; a second cancel keeps
+// the first one's times; a run that ended is a conflict.
+func TestCancelRequestsAreCheckedAndKept(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	ctx := context.Background()
+	run := h.start("onboarding", map[string]any{"email": "Di@Example.com", "delayMs": 600000})
+	h.awaitStep(run.ID, "welcome-delay", store.StepSleeping, settle)
+	for _, g := range []time.Duration{-time.Second, engine.MaxCancelGrace + time.Millisecond} {
+		if _, err := h.engine.CancelRun(ctx, store.DefaultTenant, run.ID, g); !isInvalid(err) {
+			t.Errorf("grace %v: %v, want invalid", g, err)
+		}
+	}
+	first, err := h.engine.CancelRun(ctx, store.DefaultTenant, run.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := h.engine.CancelRun(ctx, store.DefaultTenant, run.ID, time.Second)
+	if err == nil && second.Status.Terminal() {
+		second = first // it ended in between: nothing to compare
+	}
+	if err != nil && !isConflict(err) || err == nil && !second.CancelGraceUntil.Equal(*first.CancelGraceUntil) {
+		t.Fatalf("a second cancel: %+v %v, want the first one's grace %v kept", second.CancelGraceUntil, err, first.CancelGraceUntil)
+	}
+	if r := h.await(run.ID, settle); r.Status != store.StatusCancelled {
+		t.Fatalf("run %s, want cancelled", r.Status)
+	}
+	if _, err := h.engine.CancelRun(ctx, store.DefaultTenant, run.ID, 0); !isConflict(err) {
+		t.Fatalf("cancel of an ended run: %v, want a conflict", err)
+	}
+}
+
+func isInvalid(err error) bool  { return errors.Is(err, engine.ErrInvalid) }
+func isConflict(err error) bool { return errors.Is(err, store.ErrConflict) }
