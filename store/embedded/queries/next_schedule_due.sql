@@ -1,0 +1,1 @@
+SELECT min(due_at) FROM schedules WHERE NOT paused
