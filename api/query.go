@@ -17,6 +17,7 @@ var routeQuery = map[string][]string{
 	"POST /v1/events/{event}":                             {"eventId"},
 	"GET /v1/workflows/{name}/runs/{id}":                  {"wait"},
 	"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {"signalId"},
+	"GET /v1/schedules/{id}/next":                         {"count"},
 }
 
 var runListQuery = []string{"status", "since", "until", "cursor", "limit", "input.*"}
