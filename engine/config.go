@@ -163,7 +163,7 @@ func (c *Config) setDefaults() {
 	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, defaults.MaxRetentionDays)
 	c.SweepInterval = cmp.Or(c.SweepInterval, defaults.SweepInterval)
 	c.BroadcastWindow = cmp.Or(c.BroadcastWindow, defaults.BroadcastWindow)
-	c.SchedulePoll = cmp.Or(c.SchedulePoll, defaultSchedulePoll)
+	c.SchedulePoll = cmp.Or(c.SchedulePoll, DefaultSchedulePoll)
 	out := host.DefaultOutbound()
 	c.MaxHTTPRequestBytes = cmp.Or(c.MaxHTTPRequestBytes, out.MaxRequestBytes)
 	c.MaxHTTPResponseBytes = cmp.Or(c.MaxHTTPResponseBytes, out.MaxResponseBytes)

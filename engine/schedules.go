@@ -41,9 +41,10 @@ const (
 	MaxNextFireTimes = 100
 	// scheduleBatch is the most schedules one pass of the loop reads.
 	scheduleBatch = 100
-	// defaultSchedulePoll is Config.SchedulePoll's default.
-	defaultSchedulePoll = 10 * time.Second
 )
+
+// DefaultSchedulePoll is Config.SchedulePoll's default.
+const DefaultSchedulePoll = 10 * time.Second
 
 // scheduleIDPattern keeps a schedule id fit for a URL path and an idempotency key.
 var scheduleIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -155,6 +156,23 @@ func scheduleKey(id string, fireAt time.Time) string {
 	return "schedule:" + id + "@" + fireAt.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
+// CheckScheduleID checks a schedule id a client named: 1 to 100 letters, digits, '.', '_' or
+// '-', starting with a letter or digit (it goes in URL paths and in idempotency keys).
+func CheckScheduleID(id string) error {
+	if len(id) > maxScheduleIDBytes || !scheduleIDPattern.MatchString(id) {
+		return invalid("schedule id", "%q must be 1 to %d letters, digits, '.', '_' or '-', starting with a letter or digit", truncate(id, 40), maxScheduleIDBytes)
+	}
+	return nil
+}
+
+// truncate shortens what a message quotes of a client's string.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
 // ScheduleRequest asks for a new schedule.
 type ScheduleRequest struct {
 	ID string
@@ -183,8 +201,8 @@ func (s *Service) CreateSchedule(ctx context.Context, tenantID string, req Sched
 	fail := func(err error) (store.Schedule, error) {
 		return store.Schedule{}, fmt.Errorf("create schedule: %w", err)
 	}
-	if len(req.ID) > maxScheduleIDBytes || !scheduleIDPattern.MatchString(req.ID) {
-		return fail(invalid("id", "must be 1 to %d letters, digits, '.', '_' or '-', starting with a letter or digit", maxScheduleIDBytes))
+	if err := CheckScheduleID(req.ID); err != nil {
+		return fail(err)
 	}
 	times, err := parseFireTimes(req.Cron, req.TimeZone, req.IntervalMs)
 	if err != nil {
