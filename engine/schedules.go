@@ -478,10 +478,22 @@ func (sc *scheduler) step(ctx context.Context, s store.Schedule, now time.Time) 
 		return false, nil
 	}
 	fireAt := s.NextFireAt
-	if window := time.Duration(s.CatchupWindowMs) * time.Millisecond; now.Sub(fireAt) > window {
-		// Every host was down (or the store was) past the window: the fire times before it
-		// are skipped, and the schedule goes on from the first inside it.
-		next := times.after(now.Add(-window).Add(-time.Nanosecond))
+	if window := time.Duration(s.CatchupWindowMs) * time.Millisecond; now.Sub(s.DueAt) > window {
+		// Every host was down (or the store was) past the window: the fire times due before
+		// it are skipped, and the schedule goes on from the first due inside it. Lateness is
+		// counted from the due time, so a jitter longer than the window delays, never skips.
+		cutoff := now.Add(-window)
+		from := cutoff.Add(-time.Duration(s.JitterMs)*time.Millisecond - time.Nanosecond)
+		if from.Before(fireAt) {
+			from = fireAt // fireAt's own due time is before the cutoff: it is skipped too
+		}
+		next := times.after(from)
+		for !next.IsZero() && dueAt(s, next).Before(cutoff) {
+			next = times.after(next)
+		}
+		if next.IsZero() {
+			next = fireAt.AddDate(100, 0, 0)
+		}
 		adv.NextFireAt, adv.DueAt = next, dueAt(s, next)
 		adv.LastError = fmt.Sprintf("missed the fire times from %s to before %s: past the catch-up window of %dms",
 			fireAt.Format(time.RFC3339Nano), next.Format(time.RFC3339Nano), s.CatchupWindowMs)

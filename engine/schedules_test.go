@@ -166,6 +166,23 @@ func TestScheduleCatchUpIsBoundedByItsWindow(t *testing.T) {
 	}
 }
 
+// TestScheduleJitterLongerThanTheWindowDelaysAndNeverSkips: lateness is counted from a fire
+// time's due time, so a fire time whose jitter is past the catch-up window still starts.
+func TestScheduleJitterLongerThanTheWindowDelaysAndNeverSkips(t *testing.T) {
+	t.Parallel()
+	clk, st, eng := scheduleEnv(t)
+	sc := mustSchedule(t, eng, engine.ScheduleRequest{ID: "j", IntervalMs: 10000, Workflow: "steps", Input: []byte(`{"n":1}`),
+		Overlap: store.OverlapAllowAll, JitterMs: 3_600_000, CatchupWindowMs: 1000})
+	if sc.DueAt.Sub(sc.NextFireAt) < 2*time.Second {
+		t.Skipf("this fire time's jitter is %v: too short to tell", sc.DueAt.Sub(sc.NextFireAt))
+	}
+	clk.Set(sc.DueAt)
+	eng.FireSchedules(context.Background())
+	if got := keysOfRuns(scheduledRuns(t, st, store.DefaultTenant, "j")); len(got) != 1 || got[0] != "2026-03-01T09:00:10.000Z" {
+		t.Fatalf("runs at the first due time: %v, want the first fire time's", got)
+	}
+}
+
 // TestScheduleCronWithSecondsAndTimeZone: a six-field expression in New York fires at 9:00:30
 // local time, across the change to daylight saving time (8 March 2026).
 func TestScheduleCronWithSecondsAndTimeZone(t *testing.T) {
