@@ -121,7 +121,7 @@ func (h *Handler) triggerSchedule(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	out := wire.Triggered{Outcome: string(res.Outcome), FireAt: res.FireAt}
+	out := wire.Triggered{Outcome: string(res.Outcome), FireAt: res.FireAt, Note: res.Note}
 	if res.Run != nil {
 		run := viewRun(*res.Run)
 		out.Run = &run

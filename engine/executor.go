@@ -95,7 +95,7 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		handBacks:   newHandBacks(sh.cfg.Store, sh.cfg.Logger, sh.cfg.Clock),
 		acq:         acq,
 		sweeper:     newSweeper(sh.cfg, sh.obs),
-		scheduler:   newScheduler(sh.cfg),
+		scheduler:   newScheduler(sh.cfg, sh.obs),
 		wakeCh:      make(chan struct{}, 1),
 		slots:       make(chan struct{}, sh.cfg.Concurrency),
 		reserved:    make(chan struct{}, sh.cfg.ReservedSlots),

@@ -325,6 +325,11 @@ const (
 	TriggerStarted  TriggerOutcome = "started"  // a run was started (Run)
 	TriggerSkipped  TriggerOutcome = "skipped"  // the last run is live and the policy is skip
 	TriggerBuffered TriggerOutcome = "buffered" // kept until the live run ends (buffer_one)
+	// TriggerFailed: the start was refused for good (the workflow is gone, the input is past
+	// a lowered limit); Schedule.LastError says why.
+	TriggerFailed TriggerOutcome = "failed"
+	// triggerMissed: the loop's outcome for fire times past the catch-up window.
+	triggerMissed TriggerOutcome = "missed"
 )
 
 // TriggerResult is what TriggerSchedule did.
@@ -332,6 +337,7 @@ type TriggerResult struct {
 	Outcome TriggerOutcome
 	FireAt  time.Time
 	Run     *store.Run // TriggerStarted only
+	Note    string     // otherwise, why no run started (Schedule.LastError)
 }
 
 // TriggerSchedule fires a schedule now, paused or not, as if now were one of its fire times:
@@ -356,7 +362,11 @@ func (s *Service) TriggerSchedule(ctx context.Context, tenantID, id string) (Tri
 		}
 		if done || outcome == TriggerStarted {
 			// A started run is started whether or not its record landed.
-			return TriggerResult{Outcome: outcome, FireAt: fireAt, Run: run}, nil
+			res := TriggerResult{Outcome: outcome, FireAt: fireAt, Run: run}
+			if run == nil {
+				res.Note = adv.LastError
+			}
+			return res, nil
 		}
 	}
 	return TriggerResult{}, fmt.Errorf("trigger schedule %s: %w: the schedule kept changing; try again", id, store.ErrConflict)
@@ -368,14 +378,15 @@ func (s *Service) TriggerSchedule(ctx context.Context, tenantID, id string) (Tri
 type scheduler struct {
 	svc    *Service // set by New: a fire time starts its run as a client's start would
 	store  store.Store
+	obs    *observer
 	log    *slog.Logger
 	clock  clock.Clock
 	poll   time.Duration
 	wakeCh chan struct{}
 }
 
-func newScheduler(cfg Config) *scheduler {
-	return &scheduler{store: cfg.Store, log: cfg.Logger, clock: cfg.Clock, poll: cfg.SchedulePoll, wakeCh: make(chan struct{}, 1)}
+func newScheduler(cfg Config, obs *observer) *scheduler {
+	return &scheduler{store: cfg.Store, obs: obs, log: cfg.Logger, clock: cfg.Clock, poll: cfg.SchedulePoll, wakeCh: make(chan struct{}, 1)}
 }
 
 // wake makes the loop look again now: a schedule was created or resumed here.
@@ -468,10 +479,13 @@ func (sc *scheduler) step(ctx context.Context, s store.Schedule, now time.Time) 
 			if err != nil {
 				return false, err
 			}
-			if run != nil {
+			outcome := TriggerStarted
+			if run == nil {
+				outcome = TriggerFailed
+			} else {
 				sc.log.Info("schedules: started the buffered fire time", "tenant", s.TenantID, "schedule", s.ID, "fireAt", *s.BufferedFireAt, "run", run.ID)
 			}
-			return sc.store.AdvanceSchedule(ctx, adv)
+			return sc.advance(ctx, adv, outcome)
 		}
 	}
 	if s.DueAt.After(now) {
@@ -498,7 +512,7 @@ func (sc *scheduler) step(ctx context.Context, s store.Schedule, now time.Time) 
 		adv.LastError = fmt.Sprintf("missed the fire times from %s to before %s: past the catch-up window of %dms",
 			fireAt.Format(time.RFC3339Nano), next.Format(time.RFC3339Nano), s.CatchupWindowMs)
 		sc.log.Warn("schedules: fire times missed", "tenant", s.TenantID, "schedule", s.ID, "from", fireAt, "to", next)
-		return sc.store.AdvanceSchedule(ctx, adv)
+		return sc.advance(ctx, adv, triggerMissed)
 	}
 	next := times.after(fireAt)
 	if next.IsZero() {
@@ -506,10 +520,20 @@ func (sc *scheduler) step(ctx context.Context, s store.Schedule, now time.Time) 
 		next = fireAt.AddDate(100, 0, 0)
 	}
 	adv.NextFireAt, adv.DueAt = next, dueAt(s, next)
-	if _, _, err := sc.fire(ctx, s, fireAt, &adv); err != nil {
+	outcome, _, err := sc.fire(ctx, s, fireAt, &adv)
+	if err != nil {
 		return false, err
 	}
-	return sc.store.AdvanceSchedule(ctx, adv)
+	return sc.advance(ctx, adv, outcome)
+}
+
+// advance writes a step and, when this host's write is the one that landed, counts it.
+func (sc *scheduler) advance(ctx context.Context, adv store.ScheduleAdvance, outcome TriggerOutcome) (bool, error) {
+	done, err := sc.store.AdvanceSchedule(ctx, adv)
+	if done {
+		sc.obs.scheduleFired(string(outcome))
+	}
+	return done, err
 }
 
 // fire handles fire time fireAt of s by its overlap policy, writing the outcome into adv: a
@@ -546,7 +570,7 @@ func (sc *scheduler) fire(ctx context.Context, s store.Schedule, fireAt time.Tim
 		return "", nil, err
 	}
 	if run == nil {
-		return TriggerSkipped, nil, nil
+		return TriggerFailed, nil, nil
 	}
 	return TriggerStarted, run, nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 	_ "time/tzdata" // the time zones below, whatever the machine has installed
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/internal/testenv"
@@ -24,6 +26,12 @@ import (
 // live, until the test cancels them.
 func scheduleEnv(t *testing.T) (*clock.Fake, *embedded.Store, *engine.Engine) {
 	t.Helper()
+	return scheduleEnvWith(t, engine.Config{})
+}
+
+// scheduleEnvWith is scheduleEnv with the engine configured as cfg.
+func scheduleEnvWith(t *testing.T, cfg engine.Config) (*clock.Fake, *embedded.Store, *engine.Engine) {
+	t.Helper()
 	ctx := context.Background()
 	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Clock: clk})
@@ -34,7 +42,8 @@ func scheduleEnv(t *testing.T) (*clock.Fake, *embedded.Store, *engine.Engine) {
 	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), Clock: clk, Rand: clock.Seeded(1)})
+	cfg.Store, cfg.Runtime, cfg.Clock, cfg.Rand = st, runtimeForTests(t), clk, clock.Seeded(1)
+	eng, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +189,54 @@ func TestScheduleJitterLongerThanTheWindowDelaysAndNeverSkips(t *testing.T) {
 	eng.FireSchedules(context.Background())
 	if got := keysOfRuns(scheduledRuns(t, st, store.DefaultTenant, "j")); len(got) != 1 || got[0] != "2026-03-01T09:00:10.000Z" {
 		t.Fatalf("runs at the first due time: %v, want the first fire time's", got)
+	}
+}
+
+// TestScheduleStartRefusedByTheTenantsLimits: the tenant's limits apply to each run a schedule
+// starts: with its input limit lowered below the schedule's input, a fire time starts nothing,
+// says why, moves on, and is counted as failed (the metric by outcome).
+func TestScheduleStartRefusedByTheTenantsLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	clk, st, eng := scheduleEnvWith(t, engine.Config{Metrics: reg})
+	mustSchedule(t, eng, engine.ScheduleRequest{ID: "l", IntervalMs: 60000, Workflow: "steps", Input: []byte(`{"n": 1, "pad": "0123456789"}`),
+		Overlap: store.OverlapAllowAll})
+	clk.Advance(time.Minute)
+	fireAll(eng)
+	if _, err := st.SetTenantLimits(ctx, store.DefaultTenant, store.Limits{MaxInputBytes: 10}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute) // past the engine's trust in the limits it read
+	fireAll(eng)
+	res, err := eng.TriggerSchedule(ctx, store.DefaultTenant, "l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != engine.TriggerFailed || !strings.Contains(res.Note, "limit is 10") {
+		t.Fatalf("trigger past the input limit: %+v", res)
+	}
+	sc, _ := st.GetSchedule(ctx, store.DefaultTenant, "l")
+	if !strings.Contains(sc.LastError, "limit is 10") || !sc.NextFireAt.Equal(time.Date(2026, 3, 1, 9, 3, 0, 0, time.UTC)) {
+		t.Fatalf("schedule after a refused start: next %v, last error %q", sc.NextFireAt, sc.LastError)
+	}
+	if n := len(scheduledRuns(t, st, store.DefaultTenant, "l")); n != 1 {
+		t.Fatalf("%d runs, want the one before the limit was lowered", n)
+	}
+	fires := map[string]float64{}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "wfhost_schedule_fires_total" {
+			for _, m := range f.GetMetric() {
+				fires[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if fires["started"] != 1 || fires["failed"] != 1 {
+		t.Fatalf("wfhost_schedule_fires_total by outcome: %v, want started 1 and failed 1 (the loop's; a trigger is not counted)", fires)
 	}
 }
 

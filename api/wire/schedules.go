@@ -72,10 +72,12 @@ type FireTimes struct {
 }
 
 // Triggered answers POST /v1/schedules/{id}/trigger: Outcome is started (Run is the run),
-// skipped (the last run is live and the policy is skip, or one is already buffered) or
-// buffered (buffer_one: started when the live run ends).
+// skipped (the last run is live and the policy is skip, or one is already buffered),
+// buffered (buffer_one: started when the live run ends) or failed (the start was refused: the
+// workflow is gone, the input is past the tenant's limit). Note says why no run started.
 type Triggered struct {
 	Outcome string    `json:"outcome"`
 	FireAt  time.Time `json:"fireAt"`
 	Run     *Run      `json:"run,omitempty"`
+	Note    string    `json:"note,omitempty"`
 }

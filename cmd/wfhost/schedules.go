@@ -134,6 +134,9 @@ func schedulesCommand() *cli.Command {
 					}
 					return render(c, raw, func(w *tabwriter.Writer, t wire.Triggered) {
 						fmt.Fprintf(w, "fire time %s: %s\n", timeText(t.FireAt), t.Outcome)
+						if t.Note != "" {
+							fmt.Fprintln(w, t.Note)
+						}
 						if t.Run != nil {
 							fmt.Fprintln(w)
 							printRun(w, *t.Run)
