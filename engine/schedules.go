@@ -401,18 +401,27 @@ func (sc *scheduler) wake() {
 // and returns how many schedule steps it took (fire times handled, buffered runs started).
 func (x *Executor) FireSchedules(ctx context.Context) int { return x.scheduler.pass(ctx) }
 
-// loop fires due schedules until ctx ends or drain is closed. It sleeps until the next due
-// time the store knows of, at most poll: a schedule created or resumed on another host is
-// seen within poll, as is a buffered fire time whose live run ended.
+// loop fires due schedules until ctx ends or drain is closed. It asks the store when the next
+// schedule is due (one indexed query), fires what is due, and sleeps until the next due time,
+// at most poll: a schedule created or resumed on another host is seen within poll, as is a
+// buffered fire time whose live run ended. An idle host costs one query per poll.
 func (sc *scheduler) loop(ctx context.Context, drain <-chan struct{}) {
 	for {
-		start := sc.clock.Now()
 		wait := sc.poll
-		if sc.pass(ctx) > 0 {
+		at, ok, err := sc.store.NextScheduleDue(ctx)
+		switch now := sc.clock.Now(); {
+		case err != nil:
+			if ctx.Err() == nil {
+				sc.log.Warn("schedules: reading the next due time failed", "err", err)
+			}
+		case !ok:
+		case at.After(now):
+			wait = min(wait, at.Sub(now))
+		case sc.pass(ctx) > 0:
 			wait = 0 // more may be due: catch-up, or a batch that was full
-		} else if at, ok, err := sc.store.NextScheduleDue(ctx); err == nil && ok && at.After(start) {
-			wait = min(wait, max(0, at.Sub(sc.clock.Now())))
 		}
+		// Otherwise something is due that the pass could not move (a store error, a buffered
+		// fire time whose run is live): it is looked at again after poll.
 		t := sc.clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -705,8 +705,9 @@ type Store interface {
 	// DueSchedules returns up to limit schedules, of every tenant, that are not paused and are
 	// due at now (DueAt <= now) or keep a buffered fire time, soonest due first.
 	DueSchedules(ctx context.Context, now time.Time, limit int) ([]Schedule, error)
-	// NextScheduleDue is the earliest DueAt of a schedule that is not paused; ok=false when
-	// there is none.
+	// NextScheduleDue is the earliest DueAt, or BufferedFireAt when it is set, of a schedule
+	// that is not paused (a buffered fire time is due as soon as the live run ends, which only
+	// a look tells); ok=false when there is none.
 	NextScheduleDue(ctx context.Context) (at time.Time, ok bool, err error)
 	// AdvanceSchedule writes a step of a schedule's state if it still stands at a.From and
 	// a.FromBuffered (ok=false, nothing written, otherwise or when it is gone).

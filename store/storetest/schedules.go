@@ -174,6 +174,9 @@ func testScheduleBuffered(t *testing.T, f *fixture) {
 	check(t, done, "buffering advance did not write")
 	// Not due until next, but it keeps a fire time: the loop must see it to start it.
 	deepEqual(t, "buffered schedule is due", f.dueIDs(now), []string{"b"})
+	at, found, err := f.s.NextScheduleDue(f.ctx)
+	ok(t, err)
+	check(t, found && !at.After(fire), "next schedule due %v (found %v), want the buffered fire time %v", at, found, fire)
 
 	// An advance that read no buffered fire time is stale.
 	done, err = f.s.AdvanceSchedule(f.ctx, store.ScheduleAdvance{TenantID: f.tenant, ID: "b", From: next, NextFireAt: next, DueAt: next})
