@@ -175,6 +175,47 @@ func TestScheduleCatchUpIsBoundedByItsWindow(t *testing.T) {
 	}
 }
 
+// TestScheduleSurvivesARestart: a schedule made by one daemon is fired by the next one on the
+// same data directory, from where it stood, catching up what fell inside its window.
+func TestScheduleSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	daemon := func() (*embedded.Store, *engine.Engine) {
+		st, err := embedded.Open(ctx, embedded.Config{Dir: dir, Clock: clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
+			t.Fatal(err)
+		}
+		eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), Clock: clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, eng
+	}
+	st, eng := daemon()
+	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
+		t.Fatal(err)
+	}
+	mustSchedule(t, eng, engine.ScheduleRequest{ID: "r", IntervalMs: 60000, Workflow: "steps", Input: []byte(`{"n":1}`),
+		Overlap: store.OverlapAllowAll, CatchupWindowMs: 150000})
+	clk.Advance(time.Minute)
+	fireAll(eng)
+	st.Close()
+
+	clk.Advance(5 * time.Minute) // down from 9:01 to 9:06: 9:02 to 9:06 missed, 9:04 to 9:06 inside the window
+	st, eng = daemon()
+	defer st.Close()
+	fireAll(eng)
+	want := []string{"2026-03-01T09:01:00.000Z", "2026-03-01T09:04:00.000Z", "2026-03-01T09:05:00.000Z", "2026-03-01T09:06:00.000Z"}
+	if got := keysOfRuns(scheduledRuns(t, st, store.DefaultTenant, "r")); !slices.Equal(got, want) {
+		t.Fatalf("runs across the restart: %v, want %v", got, want)
+	}
+}
+
 // TestScheduleJitterLongerThanTheWindowDelaysAndNeverSkips: lateness is counted from a fire
 // time's due time, so a fire time whose jitter is past the catch-up window still starts.
 func TestScheduleJitterLongerThanTheWindowDelaysAndNeverSkips(t *testing.T) {
