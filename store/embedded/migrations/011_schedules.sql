@@ -1,4 +1,4 @@
--- Schedules, as store/postgres's 014_schedules.sql (times in microseconds since the epoch).
+-- Schedules, as store/postgres's 016_schedules.sql (times in microseconds since the epoch).
 CREATE TABLE schedules (
     tenant_id         TEXT NOT NULL REFERENCES tenants (id),
     id                TEXT NOT NULL,
