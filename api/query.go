@@ -18,6 +18,7 @@ var routeQuery = map[string][]string{
 	"GET /v1/workflows/{name}/runs/{id}":                  {"wait"},
 	"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {"signalId"},
 	"POST /v1/workflows/{name}/runs/{id}/cancel":          {"graceMs"},
+	"GET /v1/schedules/{id}/next":                         {"count"},
 }
 
 var runListQuery = []string{"status", "since", "until", "cursor", "limit", "input.*"}

@@ -35,6 +35,13 @@ type Service interface {
 
 	PutSecret(ctx context.Context, tenantID, name string, value []byte) (store.Secret, error)
 	DeleteSecret(ctx context.Context, tenantID, name string) error
+
+	CreateSchedule(ctx context.Context, tenantID string, req engine.ScheduleRequest) (store.Schedule, error)
+	PauseSchedule(ctx context.Context, tenantID, id string) (store.Schedule, error)
+	ResumeSchedule(ctx context.Context, tenantID, id string) (store.Schedule, error)
+	TriggerSchedule(ctx context.Context, tenantID, id string) (engine.TriggerResult, error)
+	DeleteSchedule(ctx context.Context, tenantID, id string) error
+	NextFireTimes(ctx context.Context, tenantID, id string, n int) ([]engine.FireTime, error)
 }
 
 // Reader is what the API reads from the store as it is, with no check or limit of the
@@ -48,4 +55,6 @@ type Reader interface {
 	ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error)
 	ListTenants(ctx context.Context) ([]store.Tenant, error)
 	ListSecrets(ctx context.Context, tenantID string) ([]store.Secret, error)
+	GetSchedule(ctx context.Context, tenantID, id string) (store.Schedule, error)
+	ListSchedules(ctx context.Context, tenantID string) ([]store.Schedule, error)
 }

@@ -79,12 +79,14 @@ func TestCrossTenantMatrix(t *testing.T) {
 	extra := a.mustCall("POST", "/v1/tokens", []byte(`{"name":"ci"}`), 201)
 	extraID, extraSecret := extra["id"].(string), extra["secret"].(string)
 	aModules := string(a.call("GET", "/v1/modules", nil).body)
+	a.mustCall("POST", "/v1/schedules", []byte(`{"id":"sched-of-a","cron":"0 0 3 1 1 *","workflow":"onboarding","input":{"email":"a@example.com"}}`), 201)
+	aSchedule := a.mustCall("GET", "/v1/schedules/sched-of-a", nil, 200)
 
 	// notA: the response shows nothing of A's beyond what the request itself named (a 404
 	// may repeat the id it was asked for; that tells B nothing).
 	var asked string
 	notA := func(r response) error {
-		for _, leak := range []string{runID, extraID, "tenant-a", "onboarding", userID, "stripe-key", "sk_live_a"} {
+		for _, leak := range []string{runID, extraID, "tenant-a", "onboarding", userID, "stripe-key", "sk_live_a", "sched-of-a"} {
 			if strings.Contains(string(r.body), leak) && !strings.Contains(asked, leak) {
 				return fmt.Errorf("the response shows tenant A's %q: %s", leak, r.body)
 			}
@@ -144,6 +146,15 @@ func TestCrossTenantMatrix(t *testing.T) {
 		// B writing a secret of the same name writes its own; A's value stays (checked below).
 		"PUT /v1/secrets/{secret}":    {"/v1/secrets/stripe-key", []byte(`{"value":"sk_live_b"}`), status(200)},
 		"DELETE /v1/secrets/{secret}": {"/v1/secrets/stripe-key", nil, status(200)},
+		// B has no workflow of A's: a schedule of it is a 404; A's schedule is not B's to see.
+		"POST /v1/schedules":              {"/v1/schedules", []byte(`{"id":"b-sched","intervalMs":60000,"workflow":"nope"}`), status(404)},
+		"GET /v1/schedules":               {"/v1/schedules", nil, status(200)},
+		"GET /v1/schedules/{id}":          {"/v1/schedules/sched-of-a", nil, status(404)},
+		"DELETE /v1/schedules/{id}":       {"/v1/schedules/sched-of-a", nil, status(404)},
+		"POST /v1/schedules/{id}/pause":   {"/v1/schedules/sched-of-a/pause", nil, status(404)},
+		"POST /v1/schedules/{id}/resume":  {"/v1/schedules/sched-of-a/resume", nil, status(404)},
+		"POST /v1/schedules/{id}/trigger": {"/v1/schedules/sched-of-a/trigger", nil, status(404)},
+		"GET /v1/schedules/{id}/next":     {"/v1/schedules/sched-of-a/next", nil, status(404)},
 	}
 	tenantRoutes := 0
 	for _, pattern := range e.handler.Routes() {
@@ -186,6 +197,9 @@ func TestCrossTenantMatrix(t *testing.T) {
 	if v, ok, err := e.st.GetSecret(context.Background(), "tenant-a", "stripe-key"); err != nil || !ok ||
 		v.KeyID != aSecret.KeyID || !bytes.Equal(v.DataKey, aSecret.DataKey) || !bytes.Equal(v.Ciphertext, aSecret.Ciphertext) {
 		t.Fatalf("A's secret after B's calls: %+v %v %v, was %+v", v, ok, err, aSecret)
+	}
+	if now := a.mustCall("GET", "/v1/schedules/sched-of-a", nil, 200); fmt.Sprint(now) != fmt.Sprint(aSchedule) {
+		t.Fatalf("A's schedule changed: %v, was %v", now, aSchedule)
 	}
 	if now := string(a.call("GET", "/v1/modules", nil).body); now != aModules {
 		t.Fatalf("A's modules changed: %s, were %s", now, aModules)

@@ -100,6 +100,11 @@ type Config struct {
 	MaxRetentionDays int
 	// SweepInterval is how often terminal runs past their retention are deleted; default 5m.
 	SweepInterval time.Duration
+	// SchedulePoll is the longest the scheduler loop sleeps between looks at the store
+	// (schedules.go): how late a host notices a schedule created or resumed on another host,
+	// or a buffered fire time whose live run ended; default 10s. Due fire times it knows of
+	// wake it at their time.
+	SchedulePoll time.Duration
 	// BroadcastWindow is how long a broadcast event is kept for waits reached after it was
 	// sent (and how long its event id deduplicates); default 24h. The sweeper prunes older
 	// ones, so a broadcast lives between the window and the window plus one SweepInterval.
@@ -158,6 +163,7 @@ func (c *Config) setDefaults() {
 	c.MaxRetentionDays = cmp.Or(c.MaxRetentionDays, defaults.MaxRetentionDays)
 	c.SweepInterval = cmp.Or(c.SweepInterval, defaults.SweepInterval)
 	c.BroadcastWindow = cmp.Or(c.BroadcastWindow, defaults.BroadcastWindow)
+	c.SchedulePoll = cmp.Or(c.SchedulePoll, DefaultSchedulePoll)
 	out := host.DefaultOutbound()
 	c.MaxHTTPRequestBytes = cmp.Or(c.MaxHTTPRequestBytes, out.MaxRequestBytes)
 	c.MaxHTTPResponseBytes = cmp.Or(c.MaxHTTPResponseBytes, out.MaxResponseBytes)
@@ -206,6 +212,8 @@ func (c *Config) validate() error {
 		return errors.New("engine config: PollInterval must not be negative (0 takes the default)")
 	case c.SweepInterval < 0:
 		return errors.New("engine config: SweepInterval must not be negative (0 takes the default)")
+	case c.SchedulePoll < 0:
+		return errors.New("engine config: SchedulePoll must not be negative (0 takes the default)")
 	case c.ShutdownGrace < 0:
 		return errors.New("engine config: ShutdownGrace must not be negative (0 takes the default)")
 	case c.Concurrency < 1:

@@ -83,6 +83,7 @@ func TestNegativeDurationsAreRefused(t *testing.T) {
 	for name, cfg := range map[string]engine.Config{
 		"PollInterval":  {PollInterval: -time.Second},
 		"SweepInterval": {SweepInterval: -time.Second},
+		"SchedulePoll":  {SchedulePoll: -time.Second},
 		"ShutdownGrace": {ShutdownGrace: -time.Second},
 		// Not a duration, but refused alike: a negative window read every journal whole.
 		"JournalWindow": {JournalWindow: -1},

@@ -3,12 +3,14 @@
 // runtime, commits every new durable boundary before anything can depend on it (a step's
 // result at the guest's next durable call, or with the run's end: ABI.md §4.5), and suspends,
 // completes, fails or releases the run when the pass ends. It also serves the requests the API
-// makes (deploy, start, signal, broadcast, cancel, tenants, tokens, secrets).
+// makes (deploy, start, signal, broadcast, cancel, schedules, tenants, tokens, secrets), and
+// fires schedules.
 //
 // Two types divide the work, and New builds both as one Engine:
 //   - Executor (executor.go, activate.go, pass.go, journal.go, parking.go, snapshots.go,
-//     handback.go, sweeper.go): the background loops (claimer, notice listener, lease
-//     heartbeat, retention sweeper, hand-back retrier), all under one internal/lifecycle Group
+//     handback.go, sweeper.go, schedules.go): the background loops (claimer, notice listener,
+//     lease heartbeat, retention sweeper, scheduler, hand-back retrier), all under one
+//     internal/lifecycle Group
 //     from Start to Stop, and the activations they run. A pass (the guest's host calls) writes
 //     through its journal, which owns every fenced write of the activation, held step and
 //     snapshot included. A pass whose run suspends can stay parked, its guest blocked in the
@@ -30,7 +32,8 @@
 //
 // Imports: abi, host, store, internal/envelope (secrets at rest), internal/defaults (the value
 // of every setting left zero), internal/lifecycle (the loops' start and stop), internal/clock
-// (the injected time and jitter: Config.Clock, Config.Rand) and the standard library; never
+// (the injected time and jitter: Config.Clock, Config.Rand), github.com/robfig/cron/v3 (cron
+// expressions of schedules) and the standard library; never
 // store implementations, api or cmd.
 // RATIONALE.md records the decisions that shaped it.
 package engine

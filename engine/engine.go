@@ -49,6 +49,7 @@ func New(cfg Config) (*Engine, error) {
 	x := newExecutor(sh, acq)
 	svc := &Service{shared: sh, exec: x}
 	x.events = svc
+	x.scheduler.svc = svc
 	return &Engine{Executor: x, Service: svc}, nil
 }
 

@@ -17,8 +17,9 @@ import (
 
 // Executor claims runnable runs and executes them as activations: one pass of the guest over
 // the run's journal, committing each new step at the guest's next durable call. Its background
-// loops (the claimer, the notice listener, the lease heartbeat, the retention sweeper and the
-// hand-back retrier) share one lifecycle: they run from Start to Stop. Safe for concurrent use.
+// loops (the claimer, the notice listener, the lease heartbeat, the retention sweeper, the
+// scheduler and the hand-back retrier) share one lifecycle: they run from Start to Stop. Safe
+// for concurrent use.
 type Executor struct {
 	*shared
 	// events sends the events step callbacks send (event_send), as the API's signals and
@@ -38,6 +39,7 @@ type Executor struct {
 	handBacks *handBacks
 	acq       *acquisitions
 	sweeper   *sweeper
+	scheduler *scheduler // fires due schedules (schedules.go)
 	// parking keeps the passes parked on this host (parking.go); nil when parking is off.
 	parking *parking
 	// snapshots is the durable snapshot policy (snapshots.go); nil when they are off.
@@ -64,7 +66,7 @@ type Executor struct {
 	// registers after that (a run started here just then) is interrupted at once.
 	interrupted bool
 
-	life    lifecycle.Group // claimer, sweeper, listener, heartbeat, hand-back retrier
+	life    lifecycle.Group // claimer, sweeper, scheduler, listener, heartbeat, hand-back retrier
 	drain   <-chan struct{} // life.Draining(): closed when Stop begins; claim nothing more
 	workers sync.WaitGroup  // activations
 	// claimerDone is closed when the claim loop has returned: only it adds to workers, and a
@@ -97,6 +99,7 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		handBacks:   newHandBacks(sh.cfg.Store, sh.cfg.Logger, sh.cfg.Clock),
 		acq:         acq,
 		sweeper:     newSweeper(sh.cfg, sh.obs),
+		scheduler:   newScheduler(sh.cfg, sh.obs),
 		wakeCh:      make(chan struct{}, 1),
 		slots:       make(chan struct{}, sh.cfg.Concurrency),
 		reserved:    make(chan struct{}, sh.cfg.ReservedSlots),
@@ -136,6 +139,7 @@ func (x *Executor) Start(ctx context.Context) error {
 	err := x.life.Start(ctx,
 		func(ctx context.Context) { defer close(x.claimerDone); x.claimLoop(ctx) },
 		func(ctx context.Context) { x.sweeper.loop(ctx, x.drain) },
+		func(ctx context.Context) { x.scheduler.loop(ctx, x.drain) },
 		x.listenLoop,
 		x.heartbeatLoop,
 		x.handBacks.loop,

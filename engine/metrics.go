@@ -42,6 +42,8 @@ type metrics struct {
 	timerLateness *prometheus.HistogramVec
 	activations   *prometheus.CounterVec
 	activationSec *prometheus.HistogramVec
+	// scheduleFires counts the fire times schedules handled, by outcome (schedules.go).
+	scheduleFires *prometheus.CounterVec
 	// retentionSwept counts runs the retention sweeper deleted.
 	retentionSwept prometheus.Counter
 	// broadcastsPruned counts broadcast events the sweeper deleted after their window.
@@ -115,6 +117,9 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 			Name: "wfhost_activation_duration_seconds", Help: "Wall time of one activation.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12),
 		}, []string{"tenant"}),
+		scheduleFires: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wfhost_schedule_fires_total", Help: "Fire times of schedules handled by this host, by outcome: started, skipped (the last run live), buffered, missed (past the catch-up window), failed (the start was refused).",
+		}, []string{"outcome"}),
 		retentionSwept: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "workflow_retention_swept_total", Help: "Terminal runs deleted because their retention passed.",
 		}),
@@ -183,7 +188,7 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.runsStarted, m.runsCompleted, m.runsInFlight, m.runDuration,
 			m.stepDuration, m.stepRetries, m.signals, m.timerLateness, m.activations, m.activationSec,
-			m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
+			m.scheduleFires, m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
 			m.storeCommit, m.claimBatch, m.parks, m.parkResumes, m.parkEvictions,
 			m.snapshots, m.snapshotBytes, m.snapshotRestores, m.snapshotFailures, oldest)
 	}

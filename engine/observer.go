@@ -82,8 +82,11 @@ func (o *observer) snapshotRestored(outcome string) {
 func (o *observer) snapshotFailed() { o.m.snapshotFailures.Inc() }
 
 // swept and pruned: the sweeper deleted n expired runs, or n broadcasts past their window.
-func (o *observer) swept(n int)  { o.m.retentionSwept.Add(float64(n)) }
-func (o *observer) pruned(n int) { o.m.broadcastsPruned.Add(float64(n)) }
+func (o *observer) swept(n int) { o.m.retentionSwept.Add(float64(n)) }
+
+// scheduleFired counts a fire time a schedule handled, by what became of it.
+func (o *observer) scheduleFired(outcome string) { o.m.scheduleFires.WithLabelValues(outcome).Inc() }
+func (o *observer) pruned(n int)                 { o.m.broadcastsPruned.Add(float64(n)) }
 
 // activationObs is what the observer keeps of one activation. Only the activation's goroutine
 // uses it.

@@ -739,6 +739,30 @@ type Store interface {
 	// unknown run (or another tenant's) is ErrNotFound.
 	ListOutbound(ctx context.Context, tenantID, runID string) ([]OutboundRecord, error)
 
+	// CreateSchedule stores a new schedule (ErrConflict when the tenant has one with its ID,
+	// ErrNotFound when there is no such tenant) and returns it as stored.
+	CreateSchedule(ctx context.Context, s Schedule) (Schedule, error)
+	// GetSchedule returns one of the tenant's schedules.
+	GetSchedule(ctx context.Context, tenantID, id string) (Schedule, error)
+	// ListSchedules returns the tenant's schedules by ID.
+	ListSchedules(ctx context.Context, tenantID string) ([]Schedule, error)
+	// DeleteSchedule removes a schedule; an unknown one is ErrNotFound. Runs it started stay.
+	DeleteSchedule(ctx context.Context, tenantID, id string) error
+	// SetSchedulePaused pauses or resumes a schedule. A resume (paused false) also sets its
+	// next fire time and due time and drops a buffered fire time: a resumed schedule starts
+	// from now, it does not catch up the time it was paused. Returns the schedule as stored.
+	SetSchedulePaused(ctx context.Context, tenantID, id string, paused bool, next, due time.Time) (Schedule, error)
+	// DueSchedules returns up to limit schedules, of every tenant, that are not paused and are
+	// due at now (DueAt <= now) or keep a buffered fire time, soonest due first.
+	DueSchedules(ctx context.Context, now time.Time, limit int) ([]Schedule, error)
+	// NextScheduleDue is the earliest DueAt, or BufferedFireAt when it is set, of a schedule
+	// that is not paused (a buffered fire time is due as soon as the live run ends, which only
+	// a look tells); ok=false when there is none.
+	NextScheduleDue(ctx context.Context) (at time.Time, ok bool, err error)
+	// AdvanceSchedule writes a step of a schedule's state if it still stands at a.From and
+	// a.FromBuffered (ok=false, nothing written, otherwise or when it is gone).
+	AdvanceSchedule(ctx context.Context, a ScheduleAdvance) (ok bool, err error)
+
 	// SweepExpired deletes up to limit terminal runs whose retention has passed (their
 	// journals and events with them), skipping rows other sweepers hold, and returns how many
 	// it deleted. Live and nondeterministic runs are never swept.

@@ -20,6 +20,8 @@
 //	replay --module FILE.wasm EXPORT.json [--max-export-bytes N]   (offline: no daemon)
 //	signal WORKFLOW RUN_ID EVENT [--payload JSON|@FILE|-]
 //	events send EVENT [--payload JSON|@FILE|-] [--id EVENT_ID]
+//	schedules create ID --workflow W (--cron EXPR [--timezone TZ] | --every D) [--input JSON] [--overlap P] [--catchup-window D] [--jitter D] [--paused]
+//	schedules list | get|pause|resume|trigger|delete ID | next ID [-n N]
 //	tenants create ID [--limits JSON] | list | get [ID] | set-limits ID --limits JSON
 //	tokens create [--name N] | list | revoke TOKEN_ID, each with [--tenant ID]
 //	version

@@ -4,6 +4,9 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	// The IANA time zone database in the binary: schedules' zones (engine/schedules.go) must
+	// read the same on every host, including images with no /usr/share/zoneinfo.
+	_ "time/tzdata"
 
 	"github.com/urfave/cli/v2"
 
@@ -50,6 +53,7 @@ func newApp() *cli.App {
 			signalCommand(),
 			signalWithStartCommand(),
 			eventsCommand(),
+			schedulesCommand(),
 			tenantsCommand(),
 			tokensCommand(),
 			versionCommand(),

@@ -95,6 +95,7 @@ func engineFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "park-horizon", Value: defaults.ParkHorizon, EnvVars: []string{"WFHOST_PARK_HORIZON"}, Usage: "the furthest ahead a sleep's or a retry backoff's wake-up may be for its pass to be parked (a wait for an event parks whatever its timeout)"},
 		&cli.IntFlag{Name: "default-retention-days", Value: defaults.DefaultRetentionDays, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
 		&cli.IntFlag{Name: "max-retention-days", Value: defaults.MaxRetentionDays, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
+		&cli.DurationFlag{Name: "schedule-poll", Value: engine.DefaultSchedulePoll, EnvVars: []string{"WFHOST_SCHEDULE_POLL"}, Usage: "the longest the scheduler sleeps between looks at the store: how late this host sees a schedule created or resumed on another host, or a buffered fire time whose run ended"},
 		&cli.DurationFlag{Name: "sweeper-interval", Value: defaults.SweepInterval, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted"},
 		&cli.DurationFlag{Name: "broadcast-window", Value: defaults.BroadcastWindow, EnvVars: []string{"WFHOST_BROADCAST_WINDOW"}, Usage: "how long a broadcast event is kept for waits reached after it, and how long its event id deduplicates"},
 	}
@@ -157,6 +158,7 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 		DefaultRetentionDays: c.Int("default-retention-days"),
 		MaxRetentionDays:     c.Int("max-retention-days"),
 		SweepInterval:        c.Duration("sweeper-interval"),
+		SchedulePoll:         c.Duration("schedule-poll"),
 		BroadcastWindow:      c.Duration("broadcast-window"),
 	})
 }
