@@ -241,6 +241,15 @@ func (s *Service) ListRuns(ctx context.Context, tenantID string, f store.RunFilt
 	return s.cfg.Store.ListRuns(ctx, tenantID, f)
 }
 
+// CountRuns counts by status the runs ListRuns lists with f, over all its pages; f's status,
+// cursor and limit are checked but not read.
+func (s *Service) CountRuns(ctx context.Context, tenantID string, f store.RunFilter) (map[store.RunStatus]int, error) {
+	if err := checkRunFilter(f); err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	return s.cfg.Store.CountRuns(ctx, tenantID, f)
+}
+
 // CancelRun cancels a live run; an activation executing it is stopped.
 func (s *Service) CancelRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
 	run, err := s.cfg.Store.CancelRun(ctx, tenantID, runID)
