@@ -448,7 +448,7 @@ type RunFilter struct {
 	Version        string
 	IdempotencyKey string
 	Limit          int
-	Cursor   string // opaque, from the previous page
+	Cursor         string // opaque, from the previous page
 }
 
 // SignalParams is one event sent to one run.
