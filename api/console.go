@@ -69,17 +69,14 @@ func (h *Handler) countRuns(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := wire.RunCounts{Counts: map[wire.RunStatus]int{}}
-	for _, s := range runStatuses {
-		out.Counts[wire.RunStatus(s)] = counts[s]
-		out.Total += counts[s]
+	for _, s := range wire.RunStatuses() {
+		n := counts[store.RunStatus(s)]
+		out.Counts[s] = n
+		out.Total += n
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
-
-// runStatuses are the statuses a count answer names.
-var runStatuses = []store.RunStatus{store.StatusPending, store.StatusRunning, store.StatusCompleted, store.StatusFailed,
-	store.StatusCancelled, store.StatusContinued, store.StatusNondeterministic}
 
 // A journal page: limit entries (default defaultStepPage, at most maxStepPage) from cursor on.
 const (
