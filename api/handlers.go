@@ -114,44 +114,16 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// GET /v1/workflows/{name}/runs and GET /v1/runs: newest first, filtered by status, creation
-// time (since inclusive, until exclusive, RFC 3339) and input.<path>=<value> (a JSON superset
-// match on the input: input.customer.id=42 matches inputs containing {"customer":{"id":42}}).
-// The route admits each parameter once (checkQuery); the engine checks the filter's values.
+// GET /v1/workflows/{name}/runs and GET /v1/runs: newest first, filtered by status, version,
+// idempotency key, creation time (since inclusive, until exclusive, RFC 3339) and
+// input.<path>=<value> (a JSON superset match on the input: input.customer.id=42 matches inputs
+// containing {"customer":{"id":42}}). The route admits each parameter once (checkQuery); the
+// engine checks the filter's values.
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	for _, name := range []string{"status", "cursor"} {
-		if q.Has(name) && q.Get(name) == "" {
-			return badRequest("invalid_request", name+" is empty: leave it out to filter nothing")
-		}
-	}
-	f := store.RunFilter{Workflow: r.PathValue("name"), Status: store.RunStatus(q.Get("status")), Cursor: q.Get("cursor")}
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > engine.MaxListLimit {
-			return badRequest("invalid_request", fmt.Sprintf("limit must be a number from 1 to %d, not %q", engine.MaxListLimit, q.Get("limit")))
-		}
-		f.Limit = n
-	}
-	for _, name := range []string{"since", "until"} {
-		if !q.Has(name) {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, q.Get(name))
-		if err != nil {
-			return badRequest("invalid_request", fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", name, q.Get(name)))
-		}
-		if name == "since" {
-			f.Since = t
-		} else {
-			f.Until = t
-		}
-	}
-	input, err := inputFilter(q)
+	f, err := runFilter(r)
 	if err != nil {
 		return err
 	}
-	f.Input = input
 	runs, next, err := h.cfg.Service.ListRuns(r.Context(), tenant(r), f)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) && f.Cursor != "" {
@@ -283,7 +255,11 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, viewRun(run))
+	v := viewRun(run)
+	if err := h.lease(r, &v); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -347,7 +323,7 @@ func (h *Handler) steps(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.runOf(r); err != nil {
 		return err
 	}
-	steps, err := h.cfg.Store.ListSteps(r.Context(), tenant(r), r.PathValue("id"))
+	steps, next, err := h.readSteps(r)
 	if err != nil {
 		return err
 	}
@@ -359,7 +335,7 @@ func (h *Handler) steps(w http.ResponseWriter, r *http.Request) error {
 	for _, o := range outbound {
 		byStep[o.Step] = append(byStep[o.Step], viewOutbound(o))
 	}
-	out := wire.StepPage{Steps: make([]wire.Step, 0, len(steps))}
+	out := wire.StepPage{Steps: make([]wire.Step, 0, len(steps)), NextCursor: next}
 	for _, s := range steps {
 		v := viewStep(s)
 		v.Outbound = byStep[s.Key]

@@ -14,6 +14,9 @@ var routeQuery = map[string][]string{
 	"POST /v1/modules":                                    {"replace"},
 	"GET /v1/workflows/{name}/runs":                       runListQuery,
 	"GET /v1/runs":                                        runListQuery,
+	"GET /v1/workflows/{name}/runs/counts":                runCountQuery,
+	"GET /v1/runs/counts":                                 runCountQuery,
+	"GET /v1/workflows/{name}/runs/{id}/steps":            {"limit", "cursor"},
 	"POST /v1/events/{event}":                             {"eventId"},
 	"GET /v1/workflows/{name}/runs/{id}":                  {"wait"},
 	"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {"signalId"},
@@ -21,7 +24,11 @@ var routeQuery = map[string][]string{
 	"GET /v1/schedules/{id}/next":                         {"count"},
 }
 
-var runListQuery = []string{"status", "since", "until", "cursor", "limit", "input.*"}
+var runListQuery = []string{"status", "version", "idempotencyKey", "since", "until", "cursor", "limit", "input.*"}
+
+// runCountQuery is runListQuery without the page's parameters: counts are by status over every
+// page.
+var runCountQuery = []string{"version", "idempotencyKey", "since", "until", "input.*"}
 
 // checkQuery refuses a query string that does not parse, a parameter the route does not take
 // (a misspelt filter would otherwise filter nothing, silently) and a parameter given twice

@@ -137,6 +137,8 @@ func (h *Handler) routes() []route {
 		{"POST /v1/workflows/{name}/runs", tenantAccess, h.startRun},
 		{"GET /v1/workflows/{name}/runs", tenantAccess, h.listRuns},
 		{"GET /v1/runs", tenantAccess, h.listRuns},
+		{"GET /v1/workflows/{name}/runs/counts", tenantAccess, h.countRuns},
+		{"GET /v1/runs/counts", tenantAccess, h.countRuns},
 		{"GET /v1/workflows/{name}/runs/{id}", tenantAccess, h.getRun},
 		{"DELETE /v1/workflows/{name}/runs/{id}", tenantAccess, h.terminateRun},
 		{"POST /v1/workflows/{name}/runs/{id}/cancel", tenantAccess, h.cancelRun},

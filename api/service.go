@@ -19,6 +19,7 @@ type Service interface {
 	Deploy(ctx context.Context, tenantID string, wasm []byte, replace bool) (engine.DeployResult, error)
 	StartRun(ctx context.Context, tenantID string, req engine.StartRequest) (run store.Run, created bool, err error)
 	ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (runs []store.Run, next string, err error)
+	CountRuns(ctx context.Context, tenantID string, f store.RunFilter) (map[store.RunStatus]int, error)
 	CancelRun(ctx context.Context, tenantID, runID string, grace time.Duration) (store.Run, error)
 	TerminateRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error)
@@ -50,6 +51,8 @@ type Service interface {
 type Reader interface {
 	GetRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	ListSteps(ctx context.Context, tenantID, runID string) ([]store.Step, error)
+	ListStepsFrom(ctx context.Context, tenantID, runID string, from, limit int) ([]store.Step, error)
+	RunLease(ctx context.Context, tenantID, runID string) (owner string, expires *time.Time, err error)
 	ListOutbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error)
 	ListModules(ctx context.Context, tenantID string) ([]store.Module, error)
 	ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error)

@@ -101,6 +101,12 @@ func TestCrossTenantMatrix(t *testing.T) {
 			return notA(r)
 		}
 	}
+	noCount := func(r response) error {
+		if r.status != 200 || r.json(t)["total"] != float64(0) {
+			return fmt.Errorf("counts: %d %s, want 200 with a total of 0", r.status, r.body)
+		}
+		return nil
+	}
 	type probe struct {
 		path  string
 		body  []byte
@@ -108,12 +114,15 @@ func TestCrossTenantMatrix(t *testing.T) {
 	}
 	hostile := testenv.Fixture(t, "hostile.wasm")
 	matrix := map[string]probe{
-		"POST /v1/modules":                              {"/v1/modules", hostile, status(201)},
-		"GET /v1/modules":                               {"/v1/modules", nil, status(200)},
-		"GET /v1/workflows":                             {"/v1/workflows", nil, status(200)},
-		"POST /v1/workflows/{name}/runs":                {"/v1/workflows/onboarding/runs", []byte(`{"input":{}}`), status(404)},
-		"GET /v1/workflows/{name}/runs":                 {"/v1/workflows/onboarding/runs", nil, status(200)},
-		"GET /v1/runs":                                  {"/v1/runs?input.email=a@example.com", nil, status(200)},
+		"POST /v1/modules":               {"/v1/modules", hostile, status(201)},
+		"GET /v1/modules":                {"/v1/modules", nil, status(200)},
+		"GET /v1/workflows":              {"/v1/workflows", nil, status(200)},
+		"POST /v1/workflows/{name}/runs": {"/v1/workflows/onboarding/runs", []byte(`{"input":{}}`), status(404)},
+		"GET /v1/workflows/{name}/runs":  {"/v1/workflows/onboarding/runs", nil, status(200)},
+		"GET /v1/runs":                   {"/v1/runs?input.email=a@example.com", nil, status(200)},
+		// B counts none of A's runs, whatever the filter.
+		"GET /v1/workflows/{name}/runs/counts":          {"/v1/workflows/onboarding/runs/counts", nil, noCount},
+		"GET /v1/runs/counts":                           {"/v1/runs/counts?input.email=a@example.com", nil, noCount},
 		"GET /v1/workflows/{name}/runs/{id}":            {runPath, nil, status(404)},
 		"DELETE /v1/workflows/{name}/runs/{id}":         {runPath, nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/cancel":    {runPath + "/cancel", nil, status(404)},

@@ -137,7 +137,7 @@ func checkRunFilter(f store.RunFilter) error {
 	switch f.Status {
 	case "", store.StatusPending, store.StatusRunning, store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusContinued, store.StatusNondeterministic:
 	default:
-		return invalid("status", "%q is not a run status (pending, running, completed, failed, cancelled, nondeterministic)", f.Status)
+		return invalid("status", "%q is not a run status (pending, running, completed, failed, cancelled, continued, nondeterministic)", f.Status)
 	}
 	if f.Limit < 0 || f.Limit > MaxListLimit {
 		return invalid("limit", "must be from 1 to %d, not %d", MaxListLimit, f.Limit)
@@ -148,6 +148,12 @@ func checkRunFilter(f store.RunFilter) error {
 		}
 	}
 	if err := checkText("cursor", f.Cursor, maxCursorBytes); err != nil {
+		return err
+	}
+	if err := checkText("version", f.Version, abi.MaxNameLen); err != nil {
+		return err
+	}
+	if err := checkText("idempotencyKey", f.IdempotencyKey, maxIdempotencyKeyBytes); err != nil {
 		return err
 	}
 	if len(f.Input) > 0 {

@@ -241,6 +241,15 @@ func (s *Service) ListRuns(ctx context.Context, tenantID string, f store.RunFilt
 	return s.cfg.Store.ListRuns(ctx, tenantID, f)
 }
 
+// CountRuns counts by status the runs ListRuns lists with f, over all its pages; f's status,
+// cursor and limit are checked but not read.
+func (s *Service) CountRuns(ctx context.Context, tenantID string, f store.RunFilter) (map[store.RunStatus]int, error) {
+	if err := checkRunFilter(f); err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	return s.cfg.Store.CountRuns(ctx, tenantID, f)
+}
+
 // CancelRun asks a live run to cancel itself (cancel.go): the workflow is told at its next
 // durable call and may compensate for up to grace (0: DefaultCancelGrace), then it is
 // terminated. A run whose module does not handle a cancel (abi.FeatureCancel), or that cannot

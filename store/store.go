@@ -451,8 +451,13 @@ type RunFilter struct {
 	Since    time.Time       // created at or after; zero for no bound
 	Until    time.Time       // created before; zero for no bound
 	Input    json.RawMessage // a JSON object the run's input must contain (JSON superset match)
-	Limit    int
-	Cursor   string // opaque, from the previous page
+	// Version and IdempotencyKey, when set, select the runs of that workflow version and the
+	// run started with that key (one per workflow; one per workflow that used the key when
+	// Workflow is "").
+	Version        string
+	IdempotencyKey string
+	Limit          int
+	Cursor         string // opaque, from the previous page
 }
 
 // SignalParams is one event sent to one run.
@@ -591,6 +596,17 @@ type Store interface {
 	ListRuns(ctx context.Context, tenantID string, f RunFilter) ([]Run, string, error)
 	// ListSteps returns the run's journal ordered by Seq.
 	ListSteps(ctx context.Context, tenantID, runID string) ([]Step, error)
+	// ListStepsFrom returns at most limit entries of the run's journal, those with Seq >= from,
+	// ordered by Seq: a page of ListSteps, for a reader of a long journal. An unknown run is
+	// ErrNotFound, as for ListSteps.
+	ListStepsFrom(ctx context.Context, tenantID, runID string, from, limit int) ([]Step, error)
+	// CountRuns counts by status the runs ListRuns lists with f, over every page: f's Status,
+	// Cursor and Limit are not read. A status no run has is absent.
+	CountRuns(ctx context.Context, tenantID string, f RunFilter) (map[RunStatus]int, error)
+	// RunLease says which host (ClaimParams.Owner) holds the run's lease and until when; ""
+	// and nil when none does. A lease past its time is reported as it stands: the caller
+	// compares expires with the clock.
+	RunLease(ctx context.Context, tenantID, runID string) (owner string, expires *time.Time, err error)
 	// CancelRun marks a live run cancelled, clears its lease, deletes its snapshot and notifies
 	// hosts (NoticeCancel). A terminal run is ErrConflict.
 	CancelRun(ctx context.Context, tenantID, runID string) (Run, error)

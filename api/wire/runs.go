@@ -78,6 +78,22 @@ type Run struct {
 	// may compensate until CancelGraceUntil, when it is terminated.
 	CancelRequestedAt *time.Time `json:"cancelRequestedAt,omitempty"`
 	CancelGraceUntil  *time.Time `json:"cancelGraceUntil,omitempty"`
+	// Lease names the host executing a live run and until when it holds it: in GET run's
+	// answer only, and only while a host holds the run.
+	Lease *RunLease `json:"lease,omitempty"`
+}
+
+// RunLease is which host holds a run and until when (it renews the lease while it runs it).
+type RunLease struct {
+	Owner     string    `json:"owner"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// RunCounts is the answer of GET /v1/runs/counts: the runs a listing with the same filters
+// lists, by status (every status present), and their total.
+type RunCounts struct {
+	Counts map[RunStatus]int `json:"counts"`
+	Total  int               `json:"total"`
 }
 
 // RunPage is one page of a run listing, newest first; NextCursor is "" on the last page.
@@ -163,6 +179,9 @@ type Step struct {
 // StepPage is a run's whole journal, in order.
 type StepPage struct {
 	Steps []Step `json:"steps"`
+	// NextCursor, in a paged read (limit or cursor given), is the cursor of the next page; ""
+	// after the journal's last entry. A whole read leaves it out.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // OutboundRecord is one hop of an outbound HTTP request in a run's audit trail: the request

@@ -120,6 +120,8 @@ func TestExitCodesByClass(t *testing.T) {
 		{"tenants", "set-limits", "acme", "--admin-token", testAdminToken},
 		{"deploy", "/no/such/file.wasm"},
 		{"completion", "tcsh"},
+		{"runs", "list", "--version", ""},
+		{"runs", "list", "--idempotency-key", ""},
 	} {
 		if !slices.Contains(args, "--output") {
 			expectJSONError(t, exitUsage, "usage", 0, args...)

@@ -291,6 +291,15 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	if r := runJSON[wire.RunPage](t, "runs", "list", "--since", future); len(r.Runs) != 0 {
 		t.Fatalf("runs list --since %s: %d runs", future, len(r.Runs))
 	}
+	if r := runJSON[wire.RunPage](t, "runs", "list", "--version", "1"); len(r.Runs) != 6 {
+		t.Fatalf("runs list --version 1: %d runs", len(r.Runs))
+	}
+	if r := runJSON[wire.RunPage](t, "runs", "list", "--version", "9"); len(r.Runs) != 0 {
+		t.Fatalf("runs list --version 9: %d runs", len(r.Runs))
+	}
+	if r := runJSON[wire.RunPage](t, "runs", "list", "--idempotency-key", "no-such-key"); len(r.Runs) != 0 {
+		t.Fatalf("runs list --idempotency-key no-such-key: %d runs", len(r.Runs))
+	}
 	out = mustRun(t, "runs", "list", "--limit", "2")
 	matches(t, "runs list --limit", out, `more: --cursor \S+ \(or --all\)`)
 	page := runJSON[wire.RunPage](t, "runs", "list", "--limit", "2")

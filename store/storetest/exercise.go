@@ -69,6 +69,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Snapshots", snapshotTests},
 		{"JournalWindow", windowTests},
 		{"Schedules", scheduleTests},
+		{"Console", consoleTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -308,3 +308,115 @@ test('usable on a phone: nothing wider than the screen, every control reachable'
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to content');
 });
+
+// Issue 18's additions: version and idempotency key filters, counts that follow the filters,
+// continue-as-new links, the lease holder and a journal read a page at a time.
+
+test('filter by version and idempotency key; the counts follow the filters', async () => {
+  const keyed = await daemon.api('POST', '/workflows/steps/runs', { input: { n: 1 }, idempotencyKey: 'ui-filter-key' });
+  await daemon.api('POST', '/workflows/steps/runs', { input: { n: 1 }, idempotencyKey: 'ui-other-key' });
+  await daemon.api('GET', `/workflows/steps/runs/${keyed.id}?wait=30`);
+  await signIn();
+  await page.locator('table.runs tbody tr a').first().waitFor();
+  const counts = page.getByRole('list', { name: 'Runs by status' });
+  const count = async (label) => (await counts.getByRole('link', { name: new RegExp(`^\\S+ ${label}$`) }).locator('.n').textContent());
+
+  await page.getByText('Filters', { exact: true }).click();
+  await page.getByLabel('Idempotency key').fill('ui-filter-key');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.waitForURL(/idempotencyKey=ui-filter-key/);
+  await page.waitForFunction(() => document.querySelectorAll('table.runs tbody tr a').length === 1);
+  assert.equal(await page.locator('table.runs tbody tr a').textContent(), keyed.id);
+  // The counts are of the filtered runs: one, completed; not every run of the tenant.
+  await page.waitForFunction(() => document.querySelector('ul.counts a .n')?.textContent === '1');
+  assert.equal(await count('all'), '1');
+  assert.equal(await count('completed'), '1');
+  assert.equal(await count('continued'), '0');
+  // A count's link keeps the filters and adds the status.
+  await counts.getByRole('link', { name: /completed/ }).click();
+  await page.waitForURL(/status=completed/);
+  assert.match(page.url(), /idempotencyKey=ui-filter-key/);
+  await page.locator('ul.counts a[aria-current="true"]', { hasText: 'completed' }).waitFor();
+
+  // A version no run has: nothing listed, nothing counted; the version the runs have: all of them.
+  await page.goto(`${daemon.url}/ui/#/runs?version=no-such-version`);
+  await page.getByText('No runs match.').waitFor();
+  await page.waitForFunction(() => document.querySelector('ul.counts a .n')?.textContent === '0');
+  assert.equal(await page.getByLabel('Version', { exact: true }).inputValue(), 'no-such-version');
+  const all = await daemon.api('GET', '/runs/counts?version=1');
+  await page.goto(`${daemon.url}/ui/#/runs?version=1`);
+  await page.locator('table.runs tbody tr a').first().waitFor();
+  await page.waitForFunction((n) => document.querySelector('ul.counts a .n')?.textContent === String(n), all.total);
+  const versions = await page.locator('table.runs tbody td.c1 .muted').allTextContents();
+  assert.ok(versions.length > 0 && versions.every((v) => v.trim() === 'v1'), `versions: ${versions}`);
+});
+
+test('a run that continued as new links to the runs before and after it', async () => {
+  const first = await daemon.api('POST', '/workflows/ticker/runs', { input: { turns: 3, ticks: 2 } });
+  // Follow the chain through the API to its last run.
+  const chain = [first.id];
+  const deadline = Date.now() + TIMEOUT;
+  for (;;) {
+    const r = await daemon.api('GET', `/workflows/ticker/runs/${chain[chain.length - 1]}?wait=10`);
+    if (r.continuedAs) { chain.push(r.continuedAs); continue; }
+    if (r.status === 'completed') break;
+    if (Date.now() > deadline) throw new Error(`the ticker chain never ended: ${JSON.stringify(r)}`);
+  }
+  assert.equal(chain.length, 3);
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/ticker/${chain[1]}`);
+  await runStatus().filter({ hasText: 'continued' }).waitFor();
+  const facts = page.locator('dl.facts').first();
+  assert.equal(await facts.locator('div', { hasText: 'Continues' }).getByRole('link').textContent(), chain[0]);
+  await facts.locator('div', { hasText: 'Continued as' }).getByRole('link').click();
+  await page.waitForURL(new RegExp(`#/runs/ticker/${chain[2]}$`));
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  assert.equal(await page.locator('dl.facts').first().locator('div', { hasText: 'Continues' }).getByRole('link').textContent(), chain[1]);
+  assert.equal(await page.locator('dl.facts').first().locator('div', { hasText: 'Continued as' }).count(), 0);
+
+  // continued is a status of the list's filter and counts.
+  await page.goto(`${daemon.url}/ui/#/runs?workflow=ticker`);
+  await page.getByRole('list', { name: 'Runs by status of ticker' }).getByRole('link', { name: /continued/ }).click();
+  await page.waitForURL(/status=continued/);
+  await page.waitForFunction(() => document.querySelectorAll('table.runs tbody tr a').length === 2);
+  assert.equal(await page.locator('ul.counts a[aria-current="true"] .n').textContent(), '2');
+  assert.equal(await page.getByLabel('Status', { exact: true }).inputValue(), 'continued');
+});
+
+test('a run a host is executing names the host that holds it', async () => {
+  // The step's first attempt hangs until its 8 s timeout: the run is held all that time.
+  const run = await daemon.api('POST', '/workflows/timeouts/runs', { input: { hangAttempts: 1, timeoutMs: 8000, attempts: 2 } });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/timeouts/${run.id}`);
+  const held = page.locator('dl.facts').first().locator('div', { hasText: 'Held by' });
+  await held.waitFor();
+  const api = await daemon.api('GET', `/workflows/timeouts/runs/${run.id}`);
+  assert.ok(api.lease && api.lease.owner, `the API shows no lease: ${JSON.stringify(api)}`);
+  assert.match(await held.textContent(), new RegExp(`${api.lease.owner} until`));
+  // Once the run has ended, no host holds it.
+  await runStatus().filter({ hasText: 'completed' }).waitFor({ timeout: 30000 });
+  await held.waitFor({ state: 'detached' });
+});
+
+test('a long journal is read a page at a time', async () => {
+  const run = await daemon.api('POST', '/workflows/steps/runs', { input: { n: 1150 } });
+  await daemon.api('GET', `/workflows/steps/runs/${run.id}?wait=60`);
+  const reads = [];
+  page.on('request', (r) => { const u = new URL(r.url()); if (u.pathname.endsWith('/steps')) reads.push(u.searchParams); });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/steps/${run.id}`);
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  const entries = page.getByRole('list', { name: 'Journal entries in order' }).locator(':scope > li');
+  await page.waitForFunction(() => document.querySelectorAll('ol.steps > li').length === 300);
+  assert.ok(reads.length > 0 && reads.every((q) => Number(q.get('limit')) <= 1000), `reads: ${reads.map(String)}`);
+  assert.equal(reads[0].get('limit'), '300');
+  await page.getByText('300 entries shown; the journal goes on.').waitFor();
+
+  await page.getByRole('button', { name: 'Show 1000 more entries' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('ol.steps > li').length === 1150);
+  assert.equal(await page.getByRole('button', { name: /more entries/ }).count(), 0);
+  assert.equal(await entries.last().locator('.key').textContent(), 's#1149');
+  // The second read started where the first ended: no entry was read twice.
+  const later = reads.filter((q) => q.get('cursor'));
+  assert.ok(later.length > 0 && later.every((q) => Number(q.get('cursor')) >= 300), `reads: ${reads.map(String)}`);
+});

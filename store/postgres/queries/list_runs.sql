@@ -7,5 +7,7 @@ WHERE tenant_id = $1
   AND ($7::timestamptz IS NULL OR created_at >= $7)
   AND ($8::timestamptz IS NULL OR created_at < $8)
   AND ($9::jsonb IS NULL OR input @> $9)
+  AND ($10 = '' OR version = $10)
+  AND ($11 = '' OR idempotency_key = $11)
 ORDER BY created_at DESC, id DESC
 LIMIT $6

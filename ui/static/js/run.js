@@ -2,12 +2,19 @@
 // HTTP audit trail; refreshed every couple of seconds until the run has ended.
 import { h, replace, badge, when, duration, jsonBlock, toast, confirmDialog, field } from './dom.js';
 import { call, enc, ApiError } from './api.js';
+import { runHref } from './nav.js';
 
 const REFRESH_MS = 2000;
-// A run may have up to 100,000 journal entries (--max-steps-per-run): the timeline draws this
-// many at first, and more on request, so a long run's page stays quick to draw and to use.
+// A run may have up to 100,000 journal entries (--max-steps-per-run): the timeline reads and
+// draws this many at first, and MORE more on request, a page of GET .../steps at a time, so a
+// long run's page stays quick to read, to draw and to use.
 const SHOWN = 300;
-const ENDED = new Set(['completed', 'failed', 'cancelled', 'nondeterministic']);
+const MORE = 1000;
+const PAGE_MAX = 1000; // the API's largest journal page
+const ENDED = new Set(['completed', 'failed', 'cancelled', 'continued', 'nondeterministic']);
+// A journal entry in one of these statuses never changes again: a refresh reads the journal
+// from the first entry that may still change.
+const FINAL = new Set(['completed', 'failed']);
 
 export async function runView(el, workflow, id) {
   const base = `/workflows/${enc(workflow)}/runs/${enc(id)}`;
@@ -17,7 +24,37 @@ export async function runView(el, workflow, id) {
   let last = '';        // the data last drawn, to draw an ended run again only when it changed
   let lastStatus = '';  // announced to screen readers when it changes
   const open = new Set(); // the steps whose details are open, kept across refreshes
-  const shown = { n: SHOWN }; // how many journal entries the timeline draws, raised by "Show more"
+  const shown = { n: SHOWN }; // how many journal entries the timeline reads and draws, raised by "Show more"
+  let steps = [];         // the journal entries read so far, in order
+  let more = false;       // whether the journal goes on past them
+
+  // readSteps brings steps up to date: it reads again from the first entry that may still
+  // change (a live run's last few) up to shown.n entries, a page at a time, so a refresh of a
+  // run with a long journal reads its tail, not the whole of it.
+  async function readSteps() {
+    let i = steps.findIndex((s) => !FINAL.has(s.status));
+    if (i < 0) i = steps.length;
+    if (i >= shown.n) {
+      // Every entry shown is final: only whether the journal goes on past them may change.
+      const kept = steps.slice(0, shown.n);
+      const page = await call('GET', `${base}/steps`, { query: { limit: '1', cursor: String(kept[kept.length - 1].seq + 1) } });
+      return { steps: kept, more: page.steps.length > 0 };
+    }
+    let cursor = i < steps.length ? String(steps[i].seq) : steps.length ? String(steps[steps.length - 1].seq + 1) : '';
+    const want = shown.n - i;
+    const got = [];
+    let next = '';
+    for (;;) {
+      const query = { limit: String(Math.min(want - got.length, PAGE_MAX)) };
+      if (cursor) query.cursor = cursor;
+      const page = await call('GET', `${base}/steps`, { query });
+      got.push(...page.steps);
+      next = page.nextCursor || '';
+      if (!next || got.length >= want) break;
+      cursor = next;
+    }
+    return { steps: steps.slice(0, i).concat(got), more: !!next };
+  }
 
   const headerEl = h('section', { 'aria-labelledby': 'run-title' });
   const ioEl = h('section', { class: 'io', 'aria-label': 'Input and result' });
@@ -29,10 +66,9 @@ export async function runView(el, workflow, id) {
 
   async function load() {
     clearTimeout(timer);
-    let run, steps, outbound;
+    let run, read, outbound;
     try {
-      [run, steps, outbound] = await Promise.all([
-        call('GET', base), call('GET', `${base}/steps`), call('GET', `${base}/outbound`)]);
+      [run, read, outbound] = await Promise.all([call('GET', base), readSteps(), call('GET', `${base}/outbound`)]);
     } catch (e) {
       if (stopped) return;
       if (e instanceof ApiError && e.status === 404) {
@@ -42,8 +78,10 @@ export async function runView(el, workflow, id) {
       throw e;
     }
     if (stopped) return;
+    steps = read.steps;
+    more = read.more;
     const ended = ENDED.has(run.status);
-    const snapshot = JSON.stringify([run, steps, outbound]);
+    const snapshot = JSON.stringify([run, steps, more, outbound]);
     // A live run's bars grow with the clock, so it is drawn again each time; an ended one only
     // when something changed (it no longer does).
     if (snapshot !== last || !ended) {
@@ -51,17 +89,18 @@ export async function runView(el, workflow, id) {
       if (lastStatus && lastStatus !== run.status) liveEl.textContent = `Run is now ${run.status}`;
       lastStatus = run.status;
       if (snapshot !== last) {
-        renderHeader(headerEl, run, steps.steps, base, () => load().catch(() => {}));
+        renderHeader(headerEl, run, steps, base, () => load().catch(() => {}));
         renderIO(ioEl, run);
         renderOutbound(outboundEl, outbound.outbound);
       }
-      renderTimeline(timelineEl, run, steps.steps, open, shown, () => { last = ''; load().catch(() => {}); });
+      renderTimeline(timelineEl, run, steps, more, open, shown, () => { last = ''; load().catch(() => {}); });
       last = snapshot;
       if (focusedId) { const f = document.getElementById(focusedId); if (f && f !== document.activeElement) f.focus(); }
     }
-    // The API reads a journal whole, so a long one is read less often: a millisecond per entry
-    // between reads, from 2 s to 30 s (10,000 entries, 1.9 MB: every 10 s).
-    every = Math.min(Math.max(REFRESH_MS, steps.steps.length), 30000);
+    // A refresh reads the journal from its first entry that may change, so its cost follows
+    // the entries still live, not the journal's length; a run with many of them (a wide fan-out
+    // of sleeps) is read less often, a millisecond per entry read, from 2 s to 30 s.
+    every = Math.min(Math.max(REFRESH_MS, steps.filter((s) => !FINAL.has(s.status)).length), 30000);
     if (!ended && !stopped) timer = setTimeout(tick, every);
   }
   // tick refreshes a live run, but not while its tab is hidden.
@@ -88,6 +127,11 @@ function renderHeader(el, run, steps, base, reload) {
     fact('Ended', when(run.completedAt)),
     fact('Duration', start && end ? duration(end - start) : start ? `${duration(Date.now() - start)} so far` : '—'),
     fact('Activations', String(run.activations)),
+    run.lease ? fact('Held by', h('code', { class: 'mono', text: run.lease.owner }),
+      h('span', { class: 'muted' }, ' until ', when(run.lease.expiresAt))) : null,
+    run.attempt > 1 ? fact('Attempt', String(run.attempt)) : null,
+    run.continuedFrom ? fact(run.attempt > 1 ? 'Retry of' : 'Continues', runLink(run.workflow, run.continuedFrom)) : null,
+    run.continuedAs ? fact(run.status === 'failed' ? 'Retried as' : 'Continued as', runLink(run.workflow, run.continuedAs)) : null,
     run.idempotencyKey ? fact('Idempotency key', h('code', { text: run.idempotencyKey })) : null,
     fact('Retention', `${run.retentionDays} days`),
     fact('Updated', when(run.updatedAt)));
@@ -132,6 +176,11 @@ function renderHeader(el, run, steps, base, reload) {
     dl);
 }
 
+// runLink links to a run of the same workflow (continue-as-new and retries keep the workflow).
+function runLink(workflow, id) {
+  return h('a', { href: runHref(workflow, id), class: 'mono', text: id });
+}
+
 function fact(term, ...value) {
   return h('div', {}, h('dt', { text: term }), h('dd', {}, value));
 }
@@ -147,8 +196,7 @@ function renderIO(el, run) {
 // progress. The parts after now (a sleep's or a backoff's remaining time, a wait's timeout) are
 // drawn to the end of the scale and named in the text, so a 24-hour timeout does not squash
 // the rest of the run into a pixel.
-function renderTimeline(el, run, allSteps, open, shown, redraw) {
-  const steps = allSteps.slice(0, shown.n);
+function renderTimeline(el, run, steps, more, open, shown, redraw) {
   const now = Date.now();
   const t0 = new Date(run.startedAt || run.createdAt).getTime();
   let t1 = run.completedAt ? new Date(run.completedAt).getTime() : now;
@@ -195,9 +243,10 @@ function renderTimeline(el, run, allSteps, open, shown, redraw) {
     steps.length === 0
       ? h('p', { class: 'muted', text: run.status === 'pending' ? 'The run has not started yet.' : 'The journal is empty.' })
       : h('div', { class: 'timeline' }, axis, h('ol', { class: 'steps', 'aria-label': 'Journal entries in order' }, items)),
-    allSteps.length > steps.length
-      ? h('p', {}, h('button', { type: 'button', id: 'show-more', class: 'secondary', text: `Show ${Math.min(allSteps.length - steps.length, 1000)} more of ${allSteps.length - steps.length} hidden entries`,
-        on: { click: () => { shown.n += 1000; redraw(); } } }))
+    more
+      ? h('p', {}, h('span', { class: 'muted', text: `${steps.length} entries shown; the journal goes on. ` }),
+        h('button', { type: 'button', id: 'show-more', class: 'secondary', text: `Show ${MORE} more entries`,
+          on: { click: () => { shown.n = steps.length + MORE; redraw(); } } }))
       : null);
 }
 

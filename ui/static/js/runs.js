@@ -4,21 +4,27 @@ import { h, replace, badge, ago, duration, toast, field } from './dom.js';
 import { call, enc, ApiError } from './api.js';
 import { go, runHref } from './nav.js';
 
-const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled', 'nondeterministic'];
+const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled', 'continued', 'nondeterministic'];
 const REFRESH_MS = 3000;
 const PAGE = 50;
 const COUNTS_EVERY = 5; // list refreshes per counts refresh: every 15 s
 
 // apiQuery turns the console's URL query into the API's: the same names, with input
 // filters written one per line as path=value in "input" (input.customer.id=42 in the API).
-function apiQuery(q, cursor) {
+// countQuery is the same selection for GET .../runs/counts: no status and no page.
+function countQuery(q) {
   const out = new URLSearchParams();
-  for (const k of ['status', 'since', 'until']) if (q.get(k)) out.set(k, q.get(k));
+  for (const k of ['version', 'idempotencyKey', 'since', 'until']) if (q.get(k)) out.set(k, q.get(k));
   for (const line of (q.get('input') || '').split('\n')) {
     const i = line.indexOf('=');
     if (i <= 0) continue;
     out.set(`input.${line.slice(0, i).trim()}`, line.slice(i + 1).trim());
   }
+  return out;
+}
+function apiQuery(q, cursor) {
+  const out = countQuery(q);
+  if (q.get('status')) out.set('status', q.get('status'));
   out.set('limit', String(PAGE));
   if (cursor) out.set('cursor', cursor);
   return out;
@@ -35,11 +41,15 @@ function localInput(iso) {
 function isoOf(local) { return local ? new Date(local).toISOString() : ''; }
 
 export async function runsView(el, query) {
-  // The counts come from GET /v1/workflows, which counts every run of the tenant (about half a
-  // second at 100,000 runs on the embedded store): the list does not wait for them.
-  const workflowsCall = call('GET', '/workflows');
-  workflowsCall.catch(() => {}); // handled in loadCounts, which awaits it after the first page
+  // The workflows (for the workflow filter and the start form) and the counts both count runs
+  // (about half a second at 100,000 runs on the embedded store): the list does not wait for
+  // them.
   const workflow = query.get('workflow') || '';
+  const countsPath = workflow ? `/workflows/${enc(workflow)}/runs/counts` : '/runs/counts';
+  const workflowsCall = call('GET', '/workflows');
+  workflowsCall.catch(() => {}); // handled in loadWorkflows, which awaits it after the first page
+  const countsCall = call('GET', countsPath, { query: countQuery(query) });
+  countsCall.catch(() => {}); // handled in loadCounts
   const cursors = [];  // the cursors of the pages before this one, for "Newer"
   let cursor = '';     // this page's cursor; '' is the first page
   let timer = null;
@@ -53,6 +63,8 @@ export async function runsView(el, query) {
     h('option', { value: '', text: 'Any status' }), STATUSES.map((s) => h('option', { value: s, text: s })));
   const since = h('input', { type: 'datetime-local', name: 'since', value: localInput(query.get('since')) });
   const until = h('input', { type: 'datetime-local', name: 'until', value: localInput(query.get('until')) });
+  const version = h('input', { name: 'version', autocomplete: 'off', spellcheck: 'false', value: query.get('version') || '' });
+  const idemKey = h('input', { name: 'idempotencyKey', autocomplete: 'off', spellcheck: 'false', value: query.get('idempotencyKey') || '' });
   const input = h('textarea', { name: 'input', rows: '2', spellcheck: 'false', placeholder: 'email=ada@example.com' });
   input.value = query.get('input') || '';
   const filters = h('form', { class: 'filters', 'aria-label': 'Filter runs', on: { submit: (ev) => {
@@ -60,20 +72,23 @@ export async function runsView(el, query) {
     const q = new URLSearchParams();
     if (wfSel.value) q.set('workflow', wfSel.value);
     if (stSel.value) q.set('status', stSel.value);
+    if (version.value.trim()) q.set('version', version.value.trim());
+    if (idemKey.value.trim()) q.set('idempotencyKey', idemKey.value.trim());
     if (since.value) q.set('since', isoOf(since.value));
     if (until.value) q.set('until', isoOf(until.value));
     if (input.value.trim()) q.set('input', input.value.trim());
     const s = q.toString();
     go(s ? `#/runs?${s}` : '#/runs');
   } } },
-  field('Workflow', wfSel), field('Status', stSel), field('Created from', since), field('Created before', until),
+  field('Workflow', wfSel), field('Status', stSel), field('Version', version), field('Idempotency key', idemKey),
+  field('Created from', since), field('Created before', until),
   field('Input fields', input, 'One per line: path=value, e.g. customer.id=42 (a JSON value or a string).'),
   h('div', { class: 'filter-actions' },
     h('button', { type: 'submit', class: 'primary', text: 'Apply filters' }),
     h('a', { href: '#/runs', class: 'button secondary', text: 'Clear' })));
 
-  // Counts per status: the run counts GET /v1/workflows keeps for each workflow, summed (or the
-  // one workflow's), refreshed every COUNTS_EVERY list refreshes.
+  // Counts per status of the runs the filters (all but the status) select, over every page:
+  // GET .../runs/counts, refreshed every COUNTS_EVERY list refreshes.
   const base = new URLSearchParams(query);
   const countLink = (status, label, n) => {
     const q = new URLSearchParams(base);
@@ -84,25 +99,25 @@ export async function runsView(el, query) {
   };
   const countList = h('ul', { class: 'counts', 'aria-label': `Runs by status${workflow ? ' of ' + workflow : ''}` });
   let workflows = [];
-  function showCounts(wfs) {
-    const counts = {};
-    for (const w of wfs || []) {
-      if (workflow && w.name !== workflow) continue;
-      for (const [s, n] of Object.entries(w.runCounts || {})) counts[s] = (counts[s] || 0) + n;
-    }
-    const total = wfs ? Object.values(counts).reduce((a, b) => a + b, 0) : null;
-    replace(countList, countLink('', 'all', total), STATUSES.map((s) => countLink(s, s, wfs ? counts[s] || 0 : null)));
+  function showCounts(c) {
+    replace(countList, countLink('', 'all', c ? c.total : null),
+      STATUSES.map((s) => countLink(s, s, c ? (c.counts && c.counts[s]) || 0 : null)));
   }
   showCounts(null);
   async function loadCounts(call_) {
     try {
+      const c = await call_;
+      if (!stopped) showCounts(c);
+    } catch { /* the list says what is wrong; the counts stay unknown */ }
+  }
+  async function loadWorkflows(call_) {
+    try {
       const page = await call_;
       if (stopped) return;
       workflows = page.workflows;
-      showCounts(workflows);
       for (const w of workflows) if (w.name !== workflow) wfSel.appendChild(h('option', { value: w.name, text: w.name }));
       startBtn.disabled = workflows.length === 0;
-    } catch { /* the list says what is wrong; the counts stay unknown */ }
+    } catch { /* the list says what is wrong */ }
   }
   let refreshes = 0;
 
@@ -117,7 +132,7 @@ export async function runsView(el, query) {
   async function load() {
     clearTimeout(timer);
     if (refreshes++ % COUNTS_EVERY === COUNTS_EVERY - 1) {
-      call('GET', '/workflows').then((page) => { if (!stopped) { workflows = page.workflows; showCounts(workflows); } }).catch(() => {});
+      loadCounts(call('GET', countsPath, { query: countQuery(query) }));
     }
     try {
       const path = workflow ? `/workflows/${enc(workflow)}/runs` : '/runs';
@@ -149,11 +164,12 @@ export async function runsView(el, query) {
   // shows an empty table in between.
   const startBtn = startForm(() => workflows, workflow);
   await load();
-  loadCounts(workflowsCall);
+  loadCounts(countsCall);
+  loadWorkflows(workflowsCall);
   replace(el,
     h('div', { class: 'title-row' }, h('h1', { text: workflow ? `Runs of ${workflow}` : 'Runs' }), startBtn),
     countList,
-    h('details', { class: 'card', open: !!(query.get('since') || query.get('until') || query.get('input')) || undefined },
+    h('details', { class: 'card', open: !!(query.get('since') || query.get('until') || query.get('input') || query.get('version') || query.get('idempotencyKey')) || undefined },
       h('summary', { text: 'Filters' }), filters),
     h('div', { class: 'table-wrap' },
       h('table', { class: 'runs' },
