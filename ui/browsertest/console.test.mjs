@@ -163,8 +163,25 @@ test('cancel a run from the console, after confirming', async () => {
   await page.getByRole('button', { name: 'Cancel run…' }).click();
   await page.getByRole('dialog', { name: 'Cancel this run?' }).getByRole('button', { name: 'Cancel run' }).click();
   await runStatus().filter({ hasText: 'cancelled' }).waitFor();
-  assert.equal((await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`)).status, 'cancelled');
+  const ended = await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`);
+  assert.equal(ended.status, 'cancelled');
+  assert.ok(ended.cancelRequestedAt, 'the run was asked to cancel itself, not terminated');
+  assert.equal(ended.error.code, 'cancelled');
   assert.ok(await page.getByRole('button', { name: 'Cancel run…' }).isDisabled());
+  assert.ok(await page.getByRole('button', { name: 'Terminate…' }).isDisabled());
+});
+
+test('terminate a run from the console, after confirming', async () => {
+  const { run } = await waitingOnboarding('terminate@example.com');
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  await runStatus().filter({ hasText: 'running' }).waitFor();
+  await page.getByRole('button', { name: 'Terminate…' }).click();
+  await page.getByRole('dialog', { name: 'Terminate this run?' }).getByRole('button', { name: 'Terminate run' }).click();
+  await runStatus().filter({ hasText: 'cancelled' }).waitFor();
+  const ended = await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`);
+  assert.equal(ended.status, 'cancelled');
+  assert.equal(ended.cancelRequestedAt, undefined, 'terminated, not asked');
 });
 
 test('filter the runs list by workflow, status and input', async () => {

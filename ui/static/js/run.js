@@ -133,12 +133,14 @@ function renderHeader(el, run, steps, base, reload) {
     run.continuedFrom ? fact(run.attempt > 1 ? 'Retry of' : 'Continues', runLink(run.workflow, run.continuedFrom)) : null,
     run.continuedAs ? fact(run.status === 'failed' ? 'Retried as' : 'Continued as', runLink(run.workflow, run.continuedAs)) : null,
     run.idempotencyKey ? fact('Idempotency key', h('code', { text: run.idempotencyKey })) : null,
+    run.cancelRequestedAt ? fact('Cancel requested', `${when(run.cancelRequestedAt)}; terminated at ${when(run.cancelGraceUntil)} if it has not ended`) : null,
     fact('Retention', `${run.retentionDays} days`),
     fact('Updated', when(run.updatedAt)));
 
   // Ids let a redraw give the focus back to the button that had it.
   const signalBtn = h('button', { type: 'button', id: 'run-signal', class: 'secondary', text: 'Send a signal…', disabled: ended });
-  const cancelBtn = h('button', { type: 'button', id: 'run-cancel', class: 'danger', text: 'Cancel run…', disabled: ended });
+  const cancelBtn = h('button', { type: 'button', id: 'run-cancel', class: 'danger', text: 'Cancel run…', disabled: ended || !!run.cancelRequestedAt });
+  const terminateBtn = h('button', { type: 'button', id: 'run-terminate', class: 'danger', text: 'Terminate…', disabled: ended });
   signalBtn.addEventListener('click', async () => {
     // A run that waits says for what: the form starts from that event and its match.
     const waiting = steps.find((st) => st.kind === 'wait' && st.status === 'waiting');
@@ -157,13 +159,28 @@ function renderHeader(el, run, steps, base, reload) {
     } catch (e) { toast(e.message, 'error'); }
   });
   cancelBtn.addEventListener('click', async () => {
+    const grace = h('input', { name: 'grace', type: 'number', min: '1', max: '86400', step: '1', required: true, value: '60' });
     const v = await confirmDialog({
-      title: 'Cancel this run?', message: `Run ${run.id} of ${run.workflow} stops at its next durable boundary and ends as cancelled. This cannot be undone.`,
-      confirm: 'Cancel run', danger: true,
+      title: 'Cancel this run?',
+      message: `The workflow of run ${run.id} is told at its next durable call and may compensate (undo what it did) for the grace period; then it is terminated. A module that does not handle a cancel is terminated at once. This cannot be undone.`,
+      confirm: 'Cancel run', danger: true, body: [field('Grace period (seconds)', grace)],
     });
     if (!v) return;
     try {
-      const r = await call('DELETE', base);
+      const ms = Math.round(Number(v.grace) * 1000);
+      const r = await call('POST', `${base}/cancel?graceMs=${ms}`);
+      toast(r.status === 'cancelled' ? `Run ${r.id} is cancelled` : `Cancel requested: the workflow is told and may compensate until ${when(r.cancelGraceUntil)}`);
+      reload();
+    } catch (e) { toast(e.message, 'error'); }
+  });
+  terminateBtn.addEventListener('click', async () => {
+    const v = await confirmDialog({
+      title: 'Terminate this run?', message: `Run ${run.id} of ${run.workflow} stops now, wherever it is, and ends as cancelled: no code of it runs again, and it compensates nothing. This cannot be undone.`,
+      confirm: 'Terminate run', danger: true,
+    });
+    if (!v) return;
+    try {
+      const r = await call('POST', `${base}/terminate`);
       toast(`Run ${r.id} is ${r.status}`);
       reload();
     } catch (e) { toast(e.message, 'error'); }
@@ -172,7 +189,7 @@ function renderHeader(el, run, steps, base, reload) {
   replace(el,
     h('div', { class: 'title-row' },
       h('h1', { id: 'run-title' }, h('span', { class: 'muted', text: `${run.workflow} · ` }), h('span', { class: 'mono', text: run.id })),
-      h('div', { class: 'actions', role: 'group', 'aria-label': 'Run actions' }, signalBtn, cancelBtn)),
+      h('div', { class: 'actions', role: 'group', 'aria-label': 'Run actions' }, signalBtn, cancelBtn, terminateBtn)),
     dl);
 }
 
