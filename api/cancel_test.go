@@ -70,3 +70,27 @@ func TestCancelAndTerminate(t *testing.T) {
 		t.Errorf("no token: %d %s", r.status, r.body)
 	}
 }
+
+// TestStartAndWait: POST .../runs?wait=N starts a run and answers with its end, in one request;
+// a run that outlives the wait is answered as it stands; a bad wait starts nothing.
+func TestStartAndWait(t *testing.T) {
+	t.Parallel()
+	srv, tok := setup(t)
+	r := call(t, srv, "POST", "/v1/workflows/steps/runs?wait=30", tok, []byte(`{"input":{"n":3}}`))
+	if run := r.json(t); r.status != 201 || run["status"] != "completed" || run["output"] == nil {
+		t.Fatalf("start and wait: %d %s, want 201 with the completed run", r.status, r.body)
+	}
+	r = call(t, srv, "POST", "/v1/workflows/steps/runs?wait=1", tok, []byte(`{"input":{"n":2,"sleepMs":600000}}`))
+	if run := r.json(t); r.status != 201 || run["status"] != "running" {
+		t.Fatalf("a run that outlives the wait: %d %s, want 201 with it running", r.status, r.body)
+	}
+	before := len(call(t, srv, "GET", "/v1/workflows/steps/runs", tok, nil).json(t)["runs"].([]any))
+	for _, q := range []string{"?wait=-1", "?wait=61", "?wait=x", "?wait=1&wait=2", "?wait=%ff"} {
+		if r := call(t, srv, "POST", "/v1/workflows/steps/runs"+q, tok, []byte(`{"input":{"n":1}}`)); r.status != 400 {
+			t.Errorf("start%s: %d %s, want 400", q, r.status, r.body)
+		}
+	}
+	if after := len(call(t, srv, "GET", "/v1/workflows/steps/runs", tok, nil).json(t)["runs"].([]any)); after != before {
+		t.Errorf("refused starts started runs: %d runs, then %d", before, after)
+	}
+}

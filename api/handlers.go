@@ -94,7 +94,15 @@ func (h *Handler) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+//
+// With wait=N it is a start and an await in one request (a client that starts a run for its
+// result): the answer comes when the run has ended, or after N seconds with the run as it then
+// stands, as GET .../runs/{id}?wait=N answers. The status is the start's.
 func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
+	wait, err := waitParam(r)
+	if err != nil {
+		return err
+	}
 	var body wire.StartRun
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
@@ -104,6 +112,9 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs, Retry: body.Retry,
 	})
 	if err != nil {
+		return err
+	}
+	if run, err = h.awaitRun(r, run, wait); err != nil {
 		return err
 	}
 	status := http.StatusCreated
@@ -240,20 +251,8 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if wait > 0 && !run.Status.Terminal() && run.Status != store.StatusNondeterministic {
-		ctx, cancel := context.WithTimeout(r.Context(), wait)
-		ended, err := h.cfg.Service.AwaitRun(ctx, tenant(r), run.ID)
-		cancel()
-		switch {
-		case err == nil:
-			run = ended
-		case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
-			if run, err = h.runOf(r); err != nil {
-				return err
-			}
-		default:
-			return err
-		}
+	if run, err = h.awaitRun(r, run, wait); err != nil {
+		return err
 	}
 	v := viewRun(run)
 	if err := h.lease(r, &v); err != nil {
@@ -261,6 +260,24 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, v)
 	return nil
+}
+
+// awaitRun is run once it has ended (or is nondeterministic), or as it stands after wait;
+// run itself when wait is 0.
+func (h *Handler) awaitRun(r *http.Request, run store.Run, wait time.Duration) (store.Run, error) {
+	if wait <= 0 || run.Status.Terminal() || run.Status == store.StatusNondeterministic {
+		return run, nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
+	defer cancel()
+	ended, err := h.cfg.Service.AwaitRun(ctx, tenant(r), run.ID)
+	switch {
+	case err == nil:
+		return ended, nil
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		return h.cfg.Store.GetRun(r.Context(), tenant(r), run.ID)
+	}
+	return store.Run{}, err
 }
 
 // waitParam is a long poll's wait: the wait parameter, whole seconds from 0 to MaxRunWait.

@@ -12,6 +12,7 @@ import (
 // name ending in ".*" stands for every parameter with that prefix (input.customer.id).
 var routeQuery = map[string][]string{
 	"POST /v1/modules":                                    {"replace"},
+	"POST /v1/workflows/{name}/runs":                      {"wait"},
 	"GET /v1/workflows/{name}/runs":                       runListQuery,
 	"GET /v1/runs":                                        runListQuery,
 	"GET /v1/workflows/{name}/runs/counts":                runCountQuery,

@@ -185,7 +185,15 @@ func startCommand() *cli.Command {
 			}
 			start.IdempotencyKey = c.String("idempotency-key")
 			body := start
-			raw, err := cl.Do(c.Context, "POST", workflowPath(a[0])+"/runs", body)
+			path := workflowPath(a[0]) + "/runs"
+			if c.Bool("wait") {
+				// Start and await in one request (the server answers when the run has ended or
+				// the wait is over); a longer or chained run is awaited below.
+				if secs := min(int(c.Duration("timeout").Seconds()), int(api.MaxRunWait.Seconds())); secs >= 1 {
+					path += "?wait=" + strconv.Itoa(secs)
+				}
+			}
+			raw, err := cl.Do(c.Context, "POST", path, body)
 			if err != nil {
 				return err
 			}
@@ -193,7 +201,7 @@ func startCommand() *cli.Command {
 			if err := json.Unmarshal(raw, &r); err != nil {
 				return fmt.Errorf("decoding the server's response: %w", err)
 			}
-			if c.Bool("wait") {
+			if c.Bool("wait") && (!r.Status.Ended() || r.ContinuedAs != "") {
 				if raw, err = waitForChain(c, cl, r, c.Duration("timeout")); err != nil {
 					return err
 				}
