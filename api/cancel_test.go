@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,38 @@ func TestStartAndWait(t *testing.T) {
 	}
 	if after := len(call(t, srv, "GET", "/v1/workflows/steps/runs", tok, nil).json(t)["runs"].([]any)); after != before {
 		t.Errorf("refused starts started runs: %d runs, then %d", before, after)
+	}
+}
+
+// TestRestartRefusesWhatItCannotTake: POST .../restart refuses a malformed, oversized or
+// non-UTF-8 body, a live run and a step the run never reached, and restarts an ended one.
+func TestRestartRefusesWhatItCannotTake(t *testing.T) {
+	t.Parallel()
+	srv, tok := setup(t)
+	r := call(t, srv, "POST", "/v1/workflows/steps/runs?wait=30", tok, []byte(`{"input":{"n":2}}`))
+	if r.status != 201 || r.json(t)["status"] != "completed" {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	runPath := "/v1/workflows/steps/runs/" + r.json(t)["id"].(string)
+	for _, c := range []struct {
+		body   string
+		status int
+	}{
+		{`{`, 400}, {`[]`, 400}, {`{"fromStep":1}`, 400}, {`{"unknown":true}`, 400},
+		{`{"fromStep":"no-such-step"}`, 400}, {`{"fromStep":"` + "\xff" + `"}`, 400},
+		{`{"fromStep":"` + strings.Repeat("s", 5000) + `"}`, 400}, {`{"version":"9"}`, 404},
+		{`{"timeoutMs":-1}`, 400}, {`{"input":"\u0000"}`, 400},
+	} {
+		if r := call(t, srv, "POST", runPath+"/restart", tok, []byte(c.body)); r.status != c.status {
+			t.Errorf("restart with %.60q: %d %s, want %d", c.body, r.status, r.body, c.status)
+		}
+	}
+	r = call(t, srv, "POST", runPath+"/restart", tok, []byte(`{"fromStep":"s#1","input":{"n":3}}`))
+	if run := r.json(t); r.status != 201 || run["restartedFrom"] == nil {
+		t.Fatalf("restart from s#1: %d %s, want 201 with the new run", r.status, r.body)
+	}
+	live := call(t, srv, "POST", "/v1/workflows/steps/runs", tok, []byte(`{"input":{"n":2,"sleepMs":600000}}`)).json(t)["id"].(string)
+	if r := call(t, srv, "POST", "/v1/workflows/steps/runs/"+live+"/restart", tok, []byte(`{}`)); r.status != 409 {
+		t.Errorf("restart of a live run: %d %s, want 409", r.status, r.body)
 	}
 }

@@ -94,7 +94,6 @@ func (h *Handler) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-//
 // With wait=N it is a start and an await in one request (a client that starts a run for its
 // result): the answer comes when the run has ended, or after N seconds with the run as it then
 // stands, as GET .../runs/{id}?wait=N answers. The status is the start's.
@@ -318,6 +317,26 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, viewRun(run))
+	return nil
+}
+
+// POST .../runs/{id}/restart: a new run restarts the ended one, from scratch or from a step
+// (engine.RestartRequest); 201 with the new run.
+func (h *Handler) restartRun(w http.ResponseWriter, r *http.Request) error {
+	if _, err := h.runOf(r); err != nil {
+		return err
+	}
+	var body wire.RestartRun
+	if err := h.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	run, err := h.cfg.Service.RestartRun(r.Context(), tenant(r), engine.RestartRequest{
+		RunID: r.PathValue("id"), Input: body.Input, FromStep: body.FromStep, Version: body.Version, TimeoutMs: body.TimeoutMs,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, viewRun(run))
 	return nil
 }
 

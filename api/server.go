@@ -143,6 +143,7 @@ func (h *Handler) routes() []route {
 		{"DELETE /v1/workflows/{name}/runs/{id}", tenantAccess, h.terminateRun},
 		{"POST /v1/workflows/{name}/runs/{id}/cancel", tenantAccess, h.cancelRun},
 		{"POST /v1/workflows/{name}/runs/{id}/terminate", tenantAccess, h.terminateRun},
+		{"POST /v1/workflows/{name}/runs/{id}/restart", tenantAccess, h.restartRun},
 		{"POST /v1/workflows/{name}/runs/{id}/signals/{event}", tenantAccess, h.signal},
 		{"POST /v1/workflows/{name}/signal-with-start", tenantAccess, h.signalWithStart},
 		{"GET /v1/workflows/{name}/runs/{id}/steps", tenantAccess, h.steps},

@@ -15,7 +15,7 @@ func viewRun(r store.Run) wire.Run {
 		ModuleDigest: r.Digest, Activations: r.Activations, CreatedAt: r.CreatedAt, StartedAt: r.StartedAt,
 		CompletedAt: r.CompletedAt, UpdatedAt: r.UpdatedAt, Deadline: r.Deadline, Retry: r.Retry,
 		Attempt: max(r.Attempt, 1), ContinuedFrom: r.ContinuedFrom, ContinuedAs: r.ContinuedAs,
-		CancelRequestedAt: r.CancelRequestedAt, CancelGraceUntil: r.CancelGraceUntil,
+		CancelRequestedAt: r.CancelRequestedAt, CancelGraceUntil: r.CancelGraceUntil, RestartedFrom: r.RestartedFrom,
 	}
 }
 

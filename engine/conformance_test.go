@@ -2,9 +2,9 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -322,6 +322,39 @@ var conformanceScenarios = []conformanceScenario{
 		_, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{}`)})
 		if !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("a signal to the cancelled run: %v, want a conflict", err)
+		}
+		return tr
+	}},
+	{"RestartFromScratchAndFromAStep", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// A failed saga is restarted twice with a card that works: from scratch (every step
+		// runs again) and from its charge (its reservation is kept, replayed, not run again).
+		failed := h.await(h.start("order-saga", map[string]any{"orderId": "o-12", "amount": 4, "failPayment": true}).ID, settle)
+		if failed.Status != store.StatusFailed {
+			t.Fatalf("the first run is %s, want failed", failed.Status)
+		}
+		ctx := context.Background()
+		if _, err := h.engine.RestartRun(ctx, store.DefaultTenant, engine.RestartRequest{RunID: failed.ID, FromStep: "ship-order"}); !errors.Is(err, engine.ErrInvalid) {
+			t.Fatalf("restart from a step the run never reached: %v, want invalid", err)
+		}
+		input := json.RawMessage(`{"orderId":"o-12","amount":4}`)
+		fresh, err := h.engine.RestartRun(ctx, store.DefaultTenant, engine.RestartRequest{RunID: failed.ID, Input: input})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := h.transcript(h.await(fresh.ID, settle))
+		wantTranscript(t, again, store.StatusCompleted, "reserve-inventory", "charge-payment", "ship-order")
+		resumed, err := h.engine.RestartRun(ctx, store.DefaultTenant, engine.RestartRequest{RunID: failed.ID, Input: input, FromStep: "charge-payment"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := h.await(resumed.ID, settle)
+		tr := h.transcript(r)
+		wantTranscript(t, tr, store.StatusCompleted, "reserve-inventory", "charge-payment", "ship-order")
+		if kept, src := h.steps(resumed.ID)[0], h.steps(failed.ID)[0]; !kept.StartedAt.Equal(src.StartedAt) || string(kept.Output) != string(src.Output) {
+			t.Fatalf("the kept reservation %+v is not the failed run's %+v: it ran again", kept, src)
+		}
+		if r.RestartedFrom != failed.ID || fresh.RestartedFrom != failed.ID || !reflect.DeepEqual(tr.Output, again.Output) {
+			t.Fatalf("want both restarts linked to the failed run and ending alike: %+v %+v", r, fresh)
 		}
 		return tr
 	}},

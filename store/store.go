@@ -288,6 +288,9 @@ type Run struct {
 	// when it is terminated.
 	CancelRequestedAt *time.Time
 	CancelGraceUntil  *time.Time
+	// RestartedFrom is the ended run this one restarts (RestartRun): from scratch, or from one
+	// of its steps with the journal before it copied; "" for any other run.
+	RestartedFrom string
 }
 
 // StepKind is the verb that made a journal entry.
@@ -677,6 +680,13 @@ type Store interface {
 	// one transaction: the engine holds back a step's commit until the guest's next durable
 	// call, and when that call is the run's end the two go together. Fenced.
 	CommitAndFinish(ctx context.Context, l Lease, s Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
+	// RestartRun creates a pending run, claimable now, that restarts the ended run sourceID of
+	// the tenant: next (resolved: Version and Digest taken as given) with RestartedFrom =
+	// sourceID and, copied from the source in the same transaction, its journal entries with
+	// Seq < keep (0: none, a restart from scratch), which the new run replays instead of running.
+	// An unknown source is ErrNotFound; a live one ErrConflict; keep past the source's journal
+	// ErrInvalid... as ErrConflict.
+	RestartRun(ctx context.Context, sourceID string, keep int, next NewRun) (Run, error)
 	// FinishAndContinue ends the run as CommitAndFinish does (held: its last step, when not
 	// nil) and, in the same transaction, creates next: a pending run of the same tenant and
 	// workflow, continuing this one (ContinuedFrom, and this run's ContinuedAs), claimable at

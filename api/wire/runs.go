@@ -78,6 +78,8 @@ type Run struct {
 	// may compensate until CancelGraceUntil, when it is terminated.
 	CancelRequestedAt *time.Time `json:"cancelRequestedAt,omitempty"`
 	CancelGraceUntil  *time.Time `json:"cancelGraceUntil,omitempty"`
+	// RestartedFrom is the ended run this one restarts (POST .../restart).
+	RestartedFrom string `json:"restartedFrom,omitempty"`
 	// Lease names the host executing a live run and until when it holds it: in GET run's
 	// answer only, and only while a host holds the run.
 	Lease *RunLease `json:"lease,omitempty"`
@@ -234,4 +236,13 @@ type BroadcastResult struct {
 	Resolved  int    `json:"resolved"`
 	Started   []Run  `json:"started"`
 	Duplicate bool   `json:"duplicate"`
+}
+
+// RestartRun is POST /v1/workflows/{name}/runs/{id}/restart's body: every field may be left
+// out (a restart from scratch with the ended run's input and version).
+type RestartRun struct {
+	Input     json.RawMessage `json:"input,omitempty"`
+	FromStep  string          `json:"fromStep,omitempty"`
+	Version   string          `json:"version,omitempty"`
+	TimeoutMs int64           `json:"timeoutMs,omitempty"`
 }

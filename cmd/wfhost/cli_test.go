@@ -551,3 +551,27 @@ func TestRunsCancelTellsTheWorkflow(t *testing.T) {
 	other := runOf(t, expect(t, 0, "start", "order-saga", "--input", `{"orderId":"o-6","amount":2,"holdMs":600000}`, "--json"))
 	matches(t, "runs terminate", expect(t, 0, "runs", "terminate", "order-saga", other.ID).stdout, `status\s+cancelled`, `error\s+cancelled: the run was cancelled`)
 }
+
+// TestRunsRestart: runs restart runs a failed saga again from its charge with a card that
+// works; the new run names the run it restarts and keeps its reservation. A live run and a step
+// the run never reached are refused.
+func TestRunsRestart(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("WFHOST_URL", serve(t))
+	t.Setenv("WFHOST_TOKEN", newTenant(t, "acme", ""))
+	expect(t, 0, "deploy", testdata("examples.wasm"))
+	failed := runOf(t, expect(t, exitRunFailed, "start", "order-saga", "--input", `{"orderId":"o-7","amount":2,"failPayment":true}`, "--wait", "--json"))
+	r := expect(t, 0, "runs", "restart", "order-saga", failed.ID, "--input", `{"orderId":"o-7","amount":2}`, "--from-step", "charge-payment")
+	matches(t, "the restart", r.stdout, `status\s+pending`, `restarts\s+`+failed.ID)
+	next := runOf(t, expect(t, 0, "runs", "restart", "order-saga", failed.ID, "--input", `{"orderId":"o-7","amount":2}`, "--json"))
+	testenv.Await(t, 30*time.Second, func() error {
+		if got := runJSON[wire.Run](t, "runs", "get", "order-saga", next.ID); got.Status != wire.RunCompleted {
+			return fmt.Errorf("the restart is %s", got.Status)
+		}
+		return nil
+	})
+	expectJSONError(t, exitOther, "invalid_request", 400, "runs", "restart", "order-saga", failed.ID, "--from-step", "no-such-step")
+	live := runOf(t, expect(t, 0, "start", "order-saga", "--input", `{"orderId":"o-8","amount":2,"holdMs":600000}`, "--json"))
+	expectJSONError(t, exitConflict, "conflict", 409, "runs", "restart", "order-saga", live.ID)
+	expectJSONError(t, exitUsage, "usage", 0, "runs", "restart", "order-saga", failed.ID, "--input", "{not json")
+}

@@ -275,6 +275,9 @@ func printRun(w io.Writer, r wire.Run) {
 	if r.ContinuedFrom != "" {
 		fmt.Fprintf(w, "continues\t%s\n", r.ContinuedFrom)
 	}
+	if r.RestartedFrom != "" {
+		fmt.Fprintf(w, "restarts\t%s\n", r.RestartedFrom)
+	}
 	if r.ContinuedAs != "" {
 		fmt.Fprintf(w, "continued as\t%s\n", r.ContinuedAs)
 	}

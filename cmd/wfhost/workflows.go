@@ -319,6 +319,40 @@ func runsCommand() *cli.Command {
 				Action: cancelRun,
 			},
 			{
+				Name: "restart", ArgsUsage: runArgs,
+				Usage: "run an ended run again as a new run linked to it: from scratch, or --from-step KEY with the journal before it kept (replayed, not run)",
+				Flags: clientFlags(
+					&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the new run's input: JSON, @FILE or - (default: the ended run's)"},
+					&cli.StringFlag{Name: "from-step", Usage: "the journal key to run again from (default: from scratch)"},
+					&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version of the new run (default: the ended run's)"},
+					timeoutFlag(),
+				),
+				Action: func(c *cli.Context) error {
+					a, err := args(c, "WORKFLOW", "RUN_ID")
+					if err != nil {
+						return err
+					}
+					input, err := jsonFlag(c, "input")
+					if err != nil {
+						return err
+					}
+					timeout, err := timeoutMs(c)
+					if err != nil {
+						return err
+					}
+					cl, err := tenantClient(c)
+					if err != nil {
+						return err
+					}
+					body := wire.RestartRun{Input: input, FromStep: c.String("from-step"), Version: c.String("version"), TimeoutMs: timeout}
+					raw, err := cl.Do(c.Context, "POST", client.RunPath(a[0], a[1])+"/restart", body)
+					if err != nil {
+						return err
+					}
+					return render(c, raw, func(w *tabwriter.Writer, r wire.Run) { printRun(w, r) })
+				},
+			},
+			{
 				Name: "terminate", Usage: "stop a run now, whatever it is doing: no code of it runs again", ArgsUsage: runArgs, Flags: clientFlags(),
 				Action: func(c *cli.Context) error {
 					a, err := args(c, "WORKFLOW", "RUN_ID")

@@ -263,3 +263,42 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, runID string, grace
 	}
 	return run, nil
 }
+
+// RestartRun creates the run that restarts an ended one, with the journal it keeps, in one
+// transaction.
+func (s *Store) RestartRun(ctx context.Context, sourceID string, keep int, n store.NewRun) (_ store.Run, err error) {
+	defer classify(&err)
+	input, err := jsonOrNull(n.Input)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("restart run %s: input: %w", sourceID, err)
+	}
+	var run store.Run
+	err = s.write(ctx, "restart run "+sourceID, func(w *wtx) error {
+		var status string
+		if err := w.queryRow("run_status", n.TenantID, sourceID).Scan(&status); err != nil {
+			return notFound(err)
+		}
+		if !store.RunStatus(status).Terminal() {
+			return fmt.Errorf("%w: the run is %s; only an ended run is restarted", store.ErrConflict, status)
+		}
+		var err error
+		run, err = scanRun(w.queryRow("restart_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
+			n.RetentionDays, micros(w.now), timeArg(n.Deadline), retryArg(n.Retry), sourceID))
+		if err != nil {
+			return err
+		}
+		res, err := w.exec("copy_steps", sourceID, run.ID, keep)
+		if err != nil {
+			return err
+		}
+		if copied, _ := res.RowsAffected(); copied != int64(keep) {
+			return fmt.Errorf("%w: the run's journal has %d entries, not the %d to keep", store.ErrConflict, copied, keep)
+		}
+		w.wake()
+		return nil
+	})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("restart run %s: %w", sourceID, err)
+	}
+	return run, nil
+}

@@ -57,7 +57,7 @@ func scanRun(row scanner, extra ...any) (store.Run, error) {
 	)
 	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &available,
-		&created, &started, &ended, &updated, &deadline, &r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &cancelAsked, &cancelGrace)
+		&created, &started, &ended, &updated, &deadline, &r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &cancelAsked, &cancelGrace, &r.RestartedFrom)
 	if err := row.Scan(dest...); err != nil {
 		return store.Run{}, err
 	}

@@ -203,3 +203,37 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, runID string, grace
 	}
 	return store.Run{}, fmt.Errorf("request cancel of run %s: %w: the run is %s", runID, store.ErrConflict, status)
 }
+
+// RestartRun creates the run that restarts an ended one, with the journal it keeps: one
+// statement, undone when fewer entries were copied than asked for.
+func (s *Store) RestartRun(ctx context.Context, sourceID string, keep int, n store.NewRun) (_ store.Run, err error) {
+	defer classify(&err)
+	if !validUUID(sourceID) {
+		return store.Run{}, fmt.Errorf("restart run %q: %w", sourceID, store.ErrNotFound)
+	}
+	var run store.Run
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var copied int
+		var err error
+		run, err = scanRunThen(tx.QueryRow(ctx, s.q("restart_run"), n.TenantID, sourceID, n.Workflow, n.Version, n.Digest,
+			jsonOrNull(n.Input), n.RetentionDays, n.Deadline, retryArg(n.Retry), keep, s.wakeChannel), &copied)
+		if errors.Is(err, pgx.ErrNoRows) {
+			var status string
+			if err := tx.QueryRow(ctx, s.q("run_status"), n.TenantID, sourceID).Scan(&status); err != nil {
+				return notFound(err)
+			}
+			return fmt.Errorf("%w: the run is %s; only an ended run is restarted", store.ErrConflict, status)
+		}
+		if err != nil {
+			return err
+		}
+		if copied != keep {
+			return fmt.Errorf("%w: the run's journal has %d entries, not the %d to keep", store.ErrConflict, copied, keep)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("restart run %s: %w", sourceID, err)
+	}
+	return run, nil
+}

@@ -11,8 +11,13 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// scanRun reads the run columns every run query selects, in their order.
-func scanRun(row pgx.Row, extra ...any) (store.Run, error) {
+// scanRun reads the run columns every run query selects, in their order, after extra.
+func scanRun(row pgx.Row, extra ...any) (store.Run, error) { return scanRunWith(row, extra, nil) }
+
+// scanRunThen is scanRun of a row with more columns after the run's, read into after.
+func scanRunThen(row pgx.Row, after ...any) (store.Run, error) { return scanRunWith(row, nil, after) }
+
+func scanRunWith(row pgx.Row, before, after []any) (store.Run, error) {
 	var (
 		r      store.Run
 		status string
@@ -20,11 +25,11 @@ func scanRun(row pgx.Row, extra ...any) (store.Run, error) {
 		errb   []byte
 		retry  []byte
 	)
-	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &r.Input,
+	dest := append(before, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &r.Input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &r.AvailableAt,
 		&r.CreatedAt, &r.StartedAt, &r.CompletedAt, &r.UpdatedAt, &r.Deadline,
-		&r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &r.CancelRequestedAt, &r.CancelGraceUntil)
-	if err := row.Scan(dest...); err != nil {
+		&r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &r.CancelRequestedAt, &r.CancelGraceUntil, &r.RestartedFrom)
+	if err := row.Scan(append(dest, after...)...); err != nil {
 		return store.Run{}, err
 	}
 	r.Retry = decodeRetry(retry)

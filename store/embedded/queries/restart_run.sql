@@ -1,0 +1,7 @@
+-- The run that restarts an ended one (RestartRun), pending and claimable now.
+-- ?1 id, ?2 tenant, ?3 workflow, ?4 version, ?5 digest, ?6 input, ?7 retention days, ?8 now,
+-- ?9 deadline or null, ?10 retry policy or null, ?11 the source run.
+INSERT INTO runs (id, tenant_id, workflow, version, digest, status, input, retention_days, available_at,
+                  created_at, updated_at, deadline, retry, attempt, restarted_from)
+VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?8, ?8, ?9, ?10, 1, ?11)
+RETURNING id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, '')
