@@ -30,6 +30,13 @@ type Config struct {
 	// sdktrace.WithIDGenerator(TraceIDGenerator()) so each run's spans hang under its
 	// workflow.run span (see tracing.go).
 	TracerProvider trace.TracerProvider
+	// Version names this build in wfhost_build_info and in the spans' resource (the daemon's
+	// own); default "devel".
+	Version string
+	// RunStatesInterval is the least time between two counts of the store's live runs for
+	// the wfhost_runs gauge (runstates.go); scrapes in between serve the last count. Default
+	// 15s.
+	RunStatesInterval time.Duration
 
 	// Clock is the engine's time: its timers and tickers, the times it writes (step starts,
 	// due times, ends), backoffs and the limits cache; default the system's (clock.Real). A
@@ -126,6 +133,8 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	c.Version = cmp.Or(c.Version, "devel")
+	c.RunStatesInterval = cmp.Or(c.RunStatesInterval, 15*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -35,7 +35,7 @@ func New(cfg Config) (*Engine, error) {
 		_, _ = rand.Read(b[:])
 		cfg.Owner = "host-" + hex.EncodeToString(b[:])
 	}
-	m := newMetrics(cfg.Metrics, cfg.Clock)
+	m := newMetrics(cfg.Metrics, cfg)
 	acq := newAcquisitions()
 	// Every store call goes through the wrapper, so commit latencies count whoever makes them.
 	cfg.Store = observedStore{Store: cfg.Store, m: m, acq: acq}

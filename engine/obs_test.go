@@ -45,7 +45,7 @@ func setupObsWith(t *testing.T, opts ...sdktrace.TracerProviderOption) *obsHarne
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{sdktrace.WithSyncer(spans)}, opts...)...)
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	h := setup(t, harnessOptions{metrics: reg, tracerProvider: tp})
+	h := setup(t, harnessOptions{metrics: reg, tracerProvider: tp, runStatesInterval: 10 * time.Millisecond})
 	h.deploy("examples.wasm", false)
 	return &obsHarness{harness: h, reg: reg, spans: spans}
 }
@@ -83,7 +83,7 @@ func (o *obsHarness) quietScrape() map[string]float64 {
 			return fmt.Errorf("activations still running: the oldest for %vs", oldest)
 		}
 		for k, v := range got {
-			if strings.HasPrefix(k, "workflow_runs_in_flight{") && v != 0 {
+			if strings.HasPrefix(k, "wfhost_activations_in_flight{") && v != 0 {
 				return fmt.Errorf("activations still running: %s = %v", k, v)
 			}
 		}
@@ -155,26 +155,26 @@ func TestMetricsAfterScenario(t *testing.T) {
 
 	got := o.quietScrape()
 	want := map[string]float64{
-		"workflow_runs_started_total{tenant=default,workflow=steps}":                         1,
-		"workflow_runs_started_total{tenant=default,workflow=order-saga}":                    1,
-		"workflow_runs_started_total{tenant=default,workflow=onboarding}":                    2,
-		"workflow_runs_completed_total{status=completed,tenant=default,workflow=steps}":      1,
-		"workflow_runs_completed_total{status=failed,tenant=default,workflow=order-saga}":    1,
-		"workflow_runs_completed_total{status=completed,tenant=default,workflow=onboarding}": 1,
-		"workflow_runs_completed_total{status=cancelled,tenant=default,workflow=onboarding}": 1,
-		"workflow_run_duration_seconds_count{tenant=default,workflow=onboarding}":            2,
-		"workflow_runs_in_flight{tenant=default,workflow=onboarding}":                        0,
-		"workflow_runs_in_flight{tenant=default,workflow=steps}":                             0,
-		"workflow_step_retries_total{step=send-welcome,workflow=onboarding}":                 2,
-		"workflow_step_retries_total{step=charge-payment,workflow=order-saga}":               2,
-		"workflow_step_duration_seconds_count{step=s,workflow=steps}":                        3, // s, s#1, s#2 under one label
-		"workflow_step_duration_seconds_count{step=charge-payment,workflow=order-saga}":      1, // the last attempt; retried ones count as retries
-		"workflow_signals_total{event=verify,tenant=default,workflow=onboarding}":            1,
-		"workflow_retention_swept_total{}":                                                   2,
-		"workflow_timer_lateness_seconds_count{kind=retry}":                                  4,
-		"wfhost_activation_oldest_seconds{}":                                                 0,
-		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":                          -1, // absent: nothing trapped
-		"wfhost_store_commit_seconds_count{op=reach_wait}":                                   2,
+		"wfhost_runs_started_total{tenant=default,workflow=steps}":                                   1,
+		"wfhost_runs_started_total{tenant=default,workflow=order-saga}":                              1,
+		"wfhost_runs_started_total{tenant=default,workflow=onboarding}":                              2,
+		"wfhost_runs_ended_total{status=completed,tenant=default,workflow=steps}":                    1,
+		"wfhost_runs_ended_total{status=failed,tenant=default,workflow=order-saga}":                  1,
+		"wfhost_runs_ended_total{status=completed,tenant=default,workflow=onboarding}":               1,
+		"wfhost_runs_ended_total{status=cancelled,tenant=default,workflow=onboarding}":               1,
+		"wfhost_run_duration_seconds_count{tenant=default,workflow=onboarding}":                      2,
+		"wfhost_activations_in_flight{tenant=default,workflow=onboarding}":                           0,
+		"wfhost_activations_in_flight{tenant=default,workflow=steps}":                                0,
+		"wfhost_step_retries_total{step=send-welcome,tenant=default,workflow=onboarding}":            2,
+		"wfhost_step_retries_total{step=charge-payment,tenant=default,workflow=order-saga}":          2,
+		"wfhost_step_duration_seconds_count{step=s,tenant=default,workflow=steps}":                   3, // s, s#1, s#2 under one label
+		"wfhost_step_duration_seconds_count{step=charge-payment,tenant=default,workflow=order-saga}": 1, // the last attempt; retried ones count as retries
+		"wfhost_signals_total{event=verify,tenant=default,workflow=onboarding}":                      1,
+		"wfhost_retention_swept_total{}":                                                             2,
+		"wfhost_timer_lateness_seconds_count{kind=retry}":                                            4,
+		"wfhost_activation_oldest_seconds{}":                                                         0,
+		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":                                  0, // nothing trapped, and the series is there from the start
+		"wfhost_store_commit_seconds_count{op=reach_wait}":                                           2,
 	}
 	var bad []string
 	for k, v := range want {
@@ -192,7 +192,7 @@ func TestMetricsAfterScenario(t *testing.T) {
 	for _, k := range []string{
 		"wfhost_wasm_instantiate_seconds_count{tenant=default}", "wfhost_wasm_memory_bytes_count{tenant=default}",
 		"wfhost_store_commit_seconds_count{op=commit_and_finish}", "wfhost_store_claim_batch_size_count{}",
-		"workflow_timer_lateness_seconds_count{kind=sleep}",
+		"wfhost_timer_lateness_seconds_count{kind=sleep}",
 	} {
 		if got[k] <= 0 {
 			bad = append(bad, k+" has no observation")
@@ -220,9 +220,9 @@ func TestGuestFaultMetrics(t *testing.T) {
 	}
 	got := o.quietScrape()
 	for k, v := range map[string]float64{
-		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":                 1,
-		"wfhost_wasm_guest_faults_total{cause=deadline_exceeded,tenant=default}":    1,
-		"workflow_runs_completed_total{status=failed,tenant=default,workflow=trap}": 1,
+		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":              1,
+		"wfhost_wasm_guest_faults_total{cause=deadline_exceeded,tenant=default}": 1,
+		"wfhost_runs_ended_total{status=failed,tenant=default,workflow=trap}":    1,
 	} {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)

@@ -260,6 +260,7 @@ func runDaemon(c *cli.Context) error {
 		return err
 	}
 	cfg.Store, cfg.Runtime, cfg.Metrics, cfg.TracerProvider, cfg.SecretKeys = st, rt, reg, tp, secretKeys
+	cfg.Version = version()
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,124 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/wfhost/wfhost/internal/testenv"
+	"github.com/wfhost/wfhost/store"
+)
+
+// TestRunsByStateGauge: runs that wait and sleep show in wfhost_runs by state while no
+// activation runs (wfhost_activations_in_flight is 0), and every state of the default tenant
+// is served, at 0, before any run exists.
+func TestRunsByStateGauge(t *testing.T) {
+	t.Parallel()
+	o := setupObs(t)
+	first := series(o.scrape())
+	for _, s := range store.RunStates {
+		k := fmt.Sprintf("wfhost_runs{state=%s,tenant=default}", s)
+		if v, ok := first[k]; !ok || v != 0 {
+			t.Errorf("first scrape: %s = %v (present %v), want 0", k, v, ok)
+		}
+	}
+	if v := first[`wfhost_build_info{goversion=`+goVersionLabel(first)+`,version=devel}`]; v != 1 {
+		t.Errorf("wfhost_build_info: want 1 with version=devel, scrape has %v", keysWith(first, "wfhost_build_info"))
+	}
+
+	const waiting, sleeping = 4, 2
+	for i := range waiting {
+		r := o.start("onboarding", map[string]any{"email": fmt.Sprintf("w%d@example.com", i), "delayMs": 1, "verifyTimeoutMs": 600000})
+		o.awaitStep(r.ID, "await-verify", store.StepWaiting, settle)
+	}
+	for i := range sleeping {
+		r := o.start("onboarding", map[string]any{"email": fmt.Sprintf("s%d@example.com", i), "delayMs": 3600000})
+		o.awaitStep(r.ID, "welcome-delay", store.StepSleeping, settle)
+	}
+	want := map[store.RunState]float64{store.StateWaiting: waiting, store.StateSleeping: sleeping, store.StateQueued: 0, store.StateRunning: 0, store.StatePaused: 0}
+	testenv.Await(t, settle, func() error {
+		got := o.quietScrape()
+		for s, n := range want {
+			if k := fmt.Sprintf("wfhost_runs{state=%s,tenant=default}", s); got[k] != n {
+				return fmt.Errorf("%s = %v, want %v", k, got[k], n)
+			}
+		}
+		if k := "wfhost_activations_in_flight{tenant=default,workflow=onboarding}"; got[k] != 0 {
+			return fmt.Errorf("%s = %v, want 0", k, got[k])
+		}
+		return nil
+	})
+}
+
+// goVersionLabel is the goversion label of the scrape's wfhost_build_info, "" without one.
+func goVersionLabel(got map[string]float64) string {
+	for _, k := range keysWith(got, "wfhost_build_info{") {
+		if m := regexp.MustCompile(`goversion=([^,}]+)`).FindStringSubmatch(k); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+func keysWith(got map[string]float64, prefix string) []string {
+	var out []string
+	for k := range got {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// TestDashboardHasDataFromFirstScrape: every query of the Grafana dashboard either names only
+// metrics a fresh daemon serves in its first scrape (before any run) or falls back to
+// `or vector(0)`, so no panel shows "no data" on a new install.
+func TestDashboardHasDataFromFirstScrape(t *testing.T) {
+	t.Parallel()
+	o := setupObs(t)
+	served := map[string]bool{}
+	for name := range o.scrape() {
+		served[name] = true
+	}
+	b, err := os.ReadFile(filepath.Join(testenv.Root(), "deploy/grafana/wfhost.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	metric := regexp.MustCompile(`\bwfhost_[a-z_]+`)
+	queries := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			queries++
+			if strings.Contains(tg.Expr, "or vector(0)") {
+				continue
+			}
+			for _, name := range metric.FindAllString(tg.Expr, -1) {
+				base := name
+				for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+					base = strings.TrimSuffix(base, suffix)
+				}
+				if !served[base] && !served[name] {
+					t.Errorf("panel %q: %s is not in a fresh daemon's first scrape, and the query has no `or vector(0)`", p.Title, name)
+				}
+			}
+		}
+	}
+	if queries < 20 {
+		t.Fatalf("read only %d queries from the dashboard", queries)
+	}
+}
