@@ -41,7 +41,7 @@ func New(cfg Config) (*Engine, error) {
 	cfg.Store = observedStore{Store: cfg.Store, m: m, acq: acq}
 	sh := &shared{
 		cfg:     cfg,
-		obs:     &observer{m: m, t: newTracing(cfg.TracerProvider), outbound: newOutboundCounter(cfg.Metrics)},
+		obs:     &observer{log: cfg.Logger, m: m, t: newTracing(cfg.TracerProvider), outbound: newOutboundCounter(cfg.Metrics)},
 		modules: newModuleCache(cfg.Store, cfg.Runtime),
 		limits:  newLimitsCache(cfg.Store, cfg.TenantDefaults, cfg.Clock),
 		waiters: &waiters{},

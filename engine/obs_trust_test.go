@@ -122,3 +122,56 @@ func TestDashboardHasDataFromFirstScrape(t *testing.T) {
 		t.Fatalf("read only %d queries from the dashboard", queries)
 	}
 }
+
+// runRecords are the JSON log records of the harness's engine about run with message msg.
+func runRecords(h *harness, runID, msg string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if rec["run"] == runID && rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// TestRunStartAndEndAreLogged: every run's start is one INFO record; a completed run's end is
+// INFO, a failed run's WARN, and a run cancelled while it waits (no activation running) has
+// its end logged too.
+func TestRunStartAndEndAreLogged(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	ok := h.start("steps", map[string]any{"n": 1})
+	failed := h.start("order-saga", map[string]any{"orderId": "o-1", "amount": 7, "failPayment": true})
+	waits := h.start("onboarding", map[string]any{"email": "log@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
+	h.await(ok.ID, settle)
+	h.await(failed.ID, settle)
+	h.awaitStep(waits.ID, "await-verify", store.StepWaiting, settle)
+	if _, err := h.engine.CancelRun(t.Context(), store.DefaultTenant, waits.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		run, msg, level, status string
+	}{
+		{ok.ID, "run started", "INFO", ""},
+		{failed.ID, "run started", "INFO", ""},
+		{waits.ID, "run started", "INFO", ""},
+		{ok.ID, "run ended", "INFO", "completed"},
+		{failed.ID, "run ended", "WARN", "failed"},
+		{waits.ID, "run ended", "INFO", "cancelled"},
+	} {
+		recs := runRecords(h, c.run, c.msg)
+		if len(recs) != 1 {
+			t.Errorf("run %s: %d %q records, want 1", c.run, len(recs), c.msg)
+			continue
+		}
+		r := recs[0]
+		if r["level"] != c.level || (c.status != "" && r["status"] != c.status) || r["tenant"] != store.DefaultTenant || r["workflow"] == nil {
+			t.Errorf("run %s: %q record %v, want level %s status %q with tenant and workflow", c.run, c.msg, r, c.level, c.status)
+		}
+	}
+}

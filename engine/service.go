@@ -252,7 +252,7 @@ func (s *Service) CancelRun(ctx context.Context, tenantID, runID string) (store.
 		if run.CompletedAt != nil {
 			at = *run.CompletedAt
 		}
-		s.obs.runEnded(ctx, run, store.StatusCancelled, run.Error, at)
+		s.obs.runCancelled(ctx, run, at)
 	}
 	// The notice reaches every host; this one need not wait for it.
 	s.exec.cancelLocal(runID)
