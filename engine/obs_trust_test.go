@@ -175,3 +175,30 @@ func TestRunStartAndEndAreLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestGuestStackTraceIsOneRecord: a Go guest's fatal error with its goroutine dump, a dozen
+// lines of stderr, is one WARN record, not one per line.
+func TestGuestStackTraceIsOneRecord(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("hostile.wasm", false)
+	run := h.start("trap", nil)
+	if r := h.await(run.ID, settle); r.Status != store.StatusFailed {
+		t.Fatalf("trap: %s, want failed", r.Status)
+	}
+	var stderr []map[string]any
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["run"] == run.ID && rec["stream"] == "stderr" {
+			stderr = append(stderr, rec)
+		}
+	}
+	if len(stderr) != 1 {
+		t.Fatalf("%d stderr records, want the trace as 1:\n%v", len(stderr), stderr)
+	}
+	msg, _ := stderr[0]["msg"].(string)
+	if stderr[0]["level"] != "WARN" || stderr[0]["stack_trace"] != true || !strings.HasPrefix(msg, "fatal error: ") ||
+		!strings.Contains(msg, "\ngoroutine 1 [") || strings.Count(msg, "\n") < 3 {
+		t.Fatalf("the trace's record: %v", stderr[0])
+	}
+}
