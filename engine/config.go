@@ -26,7 +26,7 @@ type Config struct {
 	// Metrics receives the engine's collectors; nil keeps them unregistered.
 	Metrics prometheus.Registerer
 	// TracerProvider receives the engine's spans (workflow.run, workflow.activation,
-	// workflow.step, workflow.signal); nil makes none. Build it with
+	// workflow.step, workflow.signal, workflow.end, workflow.start); nil makes none. Build it with
 	// sdktrace.WithIDGenerator(TraceIDGenerator()) so each run's spans hang under its
 	// workflow.run span (see tracing.go).
 	TracerProvider trace.TracerProvider

@@ -238,13 +238,29 @@ type span struct {
 }
 
 // TestTraceOfARunThatWaits: a run that waits for a signal spans two activations, and all of
-// its spans make one trace under workflow.run, with the signal's span in it.
+// its spans make one trace under workflow.run, with the signal's span in it; while it waits,
+// the spans exported so far already have their parents (the root is made by the first
+// activation, not at the end).
 func TestTraceOfARunThatWaits(t *testing.T) {
 	t.Parallel()
 	o := setupObs(t)
 	ctx := context.Background()
 	run := o.start("onboarding", map[string]any{"email": "trace@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 600000})
 	o.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+	o.quietScrape()
+	waiting := o.spans.GetSpans()
+	exported := map[string]bool{}
+	for _, s := range waiting {
+		exported[s.SpanContext.SpanID().String()] = true
+	}
+	if len(waiting) < 3 {
+		t.Fatalf("while the run waits, %d spans exported", len(waiting))
+	}
+	for _, s := range waiting {
+		if s.Parent.IsValid() && !exported[s.Parent.SpanID().String()] {
+			t.Fatalf("while the run waits, span %s names parent %s, which is not exported", s.Name, s.Parent.SpanID())
+		}
+	}
 	if _, err := o.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{"userId":"` + o.userID(run.ID) + `"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +304,8 @@ func TestTraceOfARunThatWaits(t *testing.T) {
 	// the failed attempt's retry, reached in step_done, unwinds (parking.go); the replay after
 	// the backoff parks at the wait, and the signal resumes it.
 	want := strings.Join([]string{
-		"workflow.run run_id=" + run.ID + " status=completed workflow.name=onboarding workflow.version=1",
+		"workflow.run run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
+		"  workflow.end run_id=" + run.ID + " status=completed workflow.name=onboarding workflow.version=1",
 		"  workflow.activation outcome=parked run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
 		"    workflow.step step.attempt=1 step.kind=run step.name=create-user",
 		"    workflow.step step.kind=sleep step.name=welcome-delay",
@@ -366,7 +383,7 @@ func TestTraceWithAnotherIDGenerator(t *testing.T) {
 		}
 		names[s.Name]++
 	}
-	if names["workflow.run"] != 1 || names["workflow.activation"] != 2 || names["workflow.step"] != 3 {
-		t.Fatalf("spans %v, want 1 run, 2 activations, 3 steps", names)
+	if names["workflow.run"] != 1 || names["workflow.end"] != 1 || names["workflow.activation"] != 2 || names["workflow.step"] != 3 {
+		t.Fatalf("spans %v, want 1 run, 1 end, 2 activations, 3 steps", names)
 	}
 }

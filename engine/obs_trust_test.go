@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
@@ -200,5 +205,36 @@ func TestGuestStackTraceIsOneRecord(t *testing.T) {
 	if stderr[0]["level"] != "WARN" || stderr[0]["stack_trace"] != true || !strings.HasPrefix(msg, "fatal error: ") ||
 		!strings.Contains(msg, "\ngoroutine 1 [") || strings.Count(msg, "\n") < 3 {
 		t.Fatalf("the trace's record: %v", stderr[0])
+	}
+}
+
+// TestBroadcastLinksTheRunsItResolves: a broadcast's span, in the caller's trace, links the
+// root span of each run whose wait it resolved.
+func TestBroadcastLinksTheRunsItResolves(t *testing.T) {
+	t.Parallel()
+	o := setupObs(t)
+	run := o.start("onboarding", map[string]any{"email": "bc@example.com", "delayMs": 1, "verifyTimeoutMs": 600000})
+	o.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+	caller := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled, Remote: true})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), caller)
+	res, err := o.engine.Broadcast(ctx, store.DefaultTenant, engine.BroadcastRequest{Event: "verify", Payload: json.RawMessage(`{"userId":"` + o.userID(run.ID) + `"}`)})
+	if err != nil || res.Resolved != 1 {
+		t.Fatalf("broadcast: resolved %d, %v", res.Resolved, err)
+	}
+	var root, broadcast trace.SpanContext
+	var links []sdktrace.Link
+	for _, s := range o.spans.GetSpans() {
+		switch {
+		case s.Name == "workflow.run" && s.SpanContext.TraceID().String() == engine.TraceIDOf(run.ID):
+			root = s.SpanContext
+		case s.Name == "workflow.signal" && s.SpanContext.TraceID() == caller.TraceID():
+			broadcast, links = s.SpanContext, s.Links
+		}
+	}
+	if !root.IsValid() || !broadcast.IsValid() {
+		t.Fatalf("root %v, broadcast span %v: want both exported", root, broadcast)
+	}
+	if len(links) != 1 || links[0].SpanContext.TraceID() != root.TraceID() || links[0].SpanContext.SpanID() != root.SpanID() {
+		t.Fatalf("the broadcast's links %v, want the run's root %v", links, root)
 	}
 }

@@ -36,8 +36,9 @@ func (o *observer) traceID(runID string) (string, bool) {
 }
 
 // runStarted: a run was created (a start, a signal-with-start, a broadcast's trigger).
-func (o *observer) runStarted(run store.Run) {
+func (o *observer) runStarted(ctx context.Context, run store.Run) {
 	o.m.runStarted(run)
+	o.t.started(ctx, run)
 	o.log.Info("run started", o.runAttrs(run)...)
 }
 

@@ -172,7 +172,7 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 	}
 	run := claim.Run
 	if isNew {
-		s.obs.runStarted(run)
+		s.obs.runStarted(ctx, run)
 		if created != nil {
 			created(run)
 		}
@@ -366,7 +366,7 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 	}
 	if res.Created {
 		// Created pending, with the event kept for it: the claimer takes it in turn.
-		s.obs.runStarted(res.Run)
+		s.obs.runStarted(ctx, res.Run)
 		s.exec.backlog.Store(true)
 		s.exec.wake()
 	}
@@ -425,7 +425,7 @@ func (s *Service) Broadcast(ctx context.Context, tenantID string, req BroadcastR
 	}
 	if !res.Duplicate {
 		for _, r := range res.Started {
-			s.obs.runStarted(r)
+			s.obs.runStarted(ctx, r)
 		}
 	}
 	if res.Resolved > 0 || len(res.Started) > 0 {

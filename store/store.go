@@ -513,9 +513,12 @@ type BroadcastParams struct {
 
 // BroadcastResult is what a broadcast did.
 type BroadcastResult struct {
-	Resolved  int   // waiting runs it resolved
-	Started   []Run // runs it started (with Duplicate: the runs the first sending started)
-	Duplicate bool  // EventID was already taken; nothing changed
+	Resolved int // waiting runs it resolved
+	// ResolvedRuns are the ids of the runs it resolved (their spans are linked to the
+	// broadcast's).
+	ResolvedRuns []string
+	Started      []Run // runs it started (with Duplicate: the runs the first sending started)
+	Duplicate    bool  // EventID was already taken; nothing changed
 }
 
 // Notice is a wake-up sent through Postgres LISTEN/NOTIFY (or the embedded equivalent).

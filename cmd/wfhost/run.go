@@ -291,7 +291,7 @@ func runDaemon(c *cli.Context) error {
 
 	handler := api.New(api.Config{
 		Service: eng.Service, Store: st, Logger: log, Gatherer: reg, AdminToken: c.String("admin-token"),
-		Ready: api.StoreReady(st),
+		Ready: api.StoreReady(st), TracerProvider: tp,
 	})
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {

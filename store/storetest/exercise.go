@@ -58,6 +58,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"SignalWithStart", signalWithStartTests},
 		{"Continuation", continuationTests},
 		{"Broadcast", broadcastTests},
+		{"RunStates", runStateTests},
 		{"Notices", noticeTests},
 		{"Tenancy", tenancyTests},
 		{"Capabilities", capabilityTests},
