@@ -35,7 +35,7 @@ type Config struct {
 	Version string
 	// RunStatesInterval is the least time between two counts of the store's live runs for
 	// the wfhost_runs gauge (runstates.go); scrapes in between serve the last count. Default
-	// 15s.
+	// defaults.RunStatesInterval (15s).
 	RunStatesInterval time.Duration
 
 	// Clock is the engine's time: its timers and tickers, the times it writes (step starts,
@@ -134,7 +134,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	c.Version = cmp.Or(c.Version, "devel")
-	c.RunStatesInterval = cmp.Or(c.RunStatesInterval, 15*time.Second)
+	c.RunStatesInterval = cmp.Or(c.RunStatesInterval, defaults.RunStatesInterval)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -215,6 +215,8 @@ func (c *Config) validate() error {
 		return errors.New("engine config: PollInterval must not be negative (0 takes the default)")
 	case c.SweepInterval < 0:
 		return errors.New("engine config: SweepInterval must not be negative (0 takes the default)")
+	case c.RunStatesInterval < 0:
+		return errors.New("engine config: RunStatesInterval must not be negative (0 takes the default)")
 	case c.ShutdownGrace < 0:
 		return errors.New("engine config: ShutdownGrace must not be negative (0 takes the default)")
 	case c.Concurrency < 1:

@@ -96,6 +96,7 @@ func engineFlags() []cli.Flag {
 		&cli.IntFlag{Name: "default-retention-days", Value: defaults.DefaultRetentionDays, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
 		&cli.IntFlag{Name: "max-retention-days", Value: defaults.MaxRetentionDays, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
 		&cli.DurationFlag{Name: "sweeper-interval", Value: defaults.SweepInterval, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted"},
+		&cli.DurationFlag{Name: "run-states-interval", Value: defaults.RunStatesInterval, EnvVars: []string{"WFHOST_RUN_STATES_INTERVAL"}, Usage: "the least time between two counts of the store's live runs by state for the wfhost_runs gauge (at least 1s); scrapes in between serve the last count"},
 		&cli.DurationFlag{Name: "broadcast-window", Value: defaults.BroadcastWindow, EnvVars: []string{"WFHOST_BROADCAST_WINDOW"}, Usage: "how long a broadcast event is kept for waits reached after it, and how long its event id deduplicates"},
 	}
 }
@@ -106,6 +107,11 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 	limits, err := tenantDefaults(c)
 	if err != nil {
 		return engine.Config{}, err
+	}
+	// Below a second the count of live runs would be made at nearly every scrape: the bound
+	// it is for would be gone.
+	if d := c.Duration("run-states-interval"); d < time.Second {
+		return engine.Config{}, fmt.Errorf("--run-states-interval must be at least 1s, not %s", d)
 	}
 	parkMiB := c.Int("park-memory-mib")
 	if parkMiB < 0 || parkMiB > 1<<20 {
@@ -157,6 +163,7 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 		DefaultRetentionDays: c.Int("default-retention-days"),
 		MaxRetentionDays:     c.Int("max-retention-days"),
 		SweepInterval:        c.Duration("sweeper-interval"),
+		RunStatesInterval:    c.Duration("run-states-interval"),
 		BroadcastWindow:      c.Duration("broadcast-window"),
 	})
 }
