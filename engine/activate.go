@@ -261,6 +261,8 @@ func (x *Executor) ended(ctx context.Context, log *slog.Logger, run store.Run, e
 	r.Status, r.Output, r.Error, r.CompletedAt, r.UpdatedAt = end.status, end.output, end.info, &at, at
 	r.AvailableAt, r.ContinuedAs = nil, end.continuedAs
 	if end.continuedAs != "" {
+		// The new run is a run started like any other: counted, logged, its start traced.
+		x.obs.runStarted(ctx, end.continued)
 		// The new run is pending: this host's claimer takes it as it takes a queued start (the
 		// hosts' notice of it is not for the host that sent it), or at its retry's time.
 		if end.next.NotBefore != nil {

@@ -238,3 +238,31 @@ func TestBroadcastLinksTheRunsItResolves(t *testing.T) {
 		t.Fatalf("the broadcast's links %v, want the run's root %v", links, root)
 	}
 }
+
+// TestContinuedRunsCountAsStarted: each run a continue-as-new creates is a started run: counted
+// in wfhost_runs_started_total and logged "run started", and its predecessor's end is still
+// logged "run continued as a new run".
+func TestContinuedRunsCountAsStarted(t *testing.T) {
+	t.Parallel()
+	o := setupObs(t)
+	first := o.start("ticker", map[string]any{"turns": 3, "ticks": 1})
+	chain := o.awaitChain(first.ID, settle)
+	if len(chain) != 3 || chain[2].Status != store.StatusCompleted {
+		t.Fatalf("a chain of %d runs, the last %s; want 3, completed", len(chain), chain[len(chain)-1].Status)
+	}
+	got := o.quietScrape()
+	if v := got["wfhost_runs_started_total{tenant=default,workflow=ticker}"]; v != 3 {
+		t.Fatalf("wfhost_runs_started_total = %v for a chain of 3, want 3", v)
+	}
+	if v := got["wfhost_runs_ended_total{status=continued,tenant=default,workflow=ticker}"]; v != 2 {
+		t.Fatalf("continued ends = %v, want 2", v)
+	}
+	for i, r := range chain {
+		if n := len(runRecords(o.harness, r.ID, "run started")); n != 1 {
+			t.Errorf("run %d of the chain: %d \"run started\" records, want 1", i, n)
+		}
+		if i < 2 && len(runRecords(o.harness, r.ID, "run continued as a new run")) != 1 {
+			t.Errorf("run %d of the chain: no \"run continued as a new run\" record", i)
+		}
+	}
+}
