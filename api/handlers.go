@@ -61,9 +61,14 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := wire.Deployed{Module: viewModule(res.Module)}
+	var names []string
 	for _, wf := range res.Workflows {
 		out.Workflows = append(out.Workflows, viewWorkflow(wf))
+		names = append(names, wf.Name+"@"+wf.Version)
 	}
+	auditNote(r, "digest", res.Module.Digest)
+	auditNote(r, "workflows", strings.Join(names, ","))
+	auditNote(r, "replace", strconv.FormatBool(replace))
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wfhost/wfhost/store"
 	"github.com/wfhost/wfhost/ui"
@@ -37,12 +38,15 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxModuleBytes bounds module uploads; default 64 MiB (the engine applies its own limit).
 	MaxModuleBytes int64
+	// TracerProvider receives a server span per request (telemetry.go); nil makes none.
+	TracerProvider trace.TracerProvider
 }
 
 // Handler serves the REST API. Safe for concurrent use.
 type Handler struct {
-	cfg Config
-	mux *http.ServeMux
+	cfg    Config
+	mux    *http.ServeMux
+	tracer trace.Tracer
 }
 
 // New builds the handler.
@@ -55,7 +59,7 @@ func New(cfg Config) *Handler {
 	}
 	cfg.MaxBodyBytes = cmp.Or(cfg.MaxBodyBytes, 2<<20)
 	cfg.MaxModuleBytes = cmp.Or(cfg.MaxModuleBytes, 64<<20)
-	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux(), tracer: newTracer(cfg.TracerProvider)}
 
 	for _, rt := range h.routes() {
 		h.mux.Handle(rt.pattern, h.authenticated(rt))
@@ -81,8 +85,17 @@ func New(cfg Config) *Handler {
 	return h
 }
 
-// ServeHTTP recovers from panics as a last resort: a request must never take the daemon down.
+// ServeHTTP serves r in a server span with an access log record (telemetry.go), and recovers
+// from panics as a last resort: a request must never take the daemon down.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, pattern := h.mux.Handler(r)
+	if pattern == "/" {
+		pattern = "" // the catch-all answers 404 or 405: no route
+	}
+	h.observe(w, r, pattern, h.serve)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.cfg.Logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
@@ -194,6 +207,8 @@ type tenantKey struct{}
 // reads from the context. Anything else is 401, and says which kind of token was needed.
 func (h *Handler) authenticated(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer h.audit(rt, r)
+		rq := requestOf(r.Context())
 		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		secret = strings.TrimSpace(secret)
 		if !ok || secret == "" {
@@ -211,6 +226,7 @@ func (h *Handler) authenticated(rt route) http.Handler {
 				writeError(w, http.StatusUnauthorized, "unauthorized", msg)
 				return
 			}
+			rq.admin = true
 		case tenantAccess:
 			if isAdmin {
 				writeError(w, http.StatusUnauthorized, "unauthorized", "the admin token manages tenants; this route needs a tenant's token")
@@ -225,6 +241,7 @@ func (h *Handler) authenticated(rt route) http.Handler {
 				h.fail(w, r, err)
 				return
 			}
+			rq.tenant = tenantID
 			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenantID))
 		}
 		if err := checkQuery(r, routeQuery[rt.pattern]); err != nil {

@@ -24,6 +24,7 @@ func (h *Handler) createTenant(w http.ResponseWriter, r *http.Request) error {
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
+	requestOf(r.Context()).target = clip(body.ID)
 	t, tok, secret, err := h.cfg.Service.CreateTenant(r.Context(), body.ID, storeLimits(body.Limits))
 	if err != nil {
 		return err
@@ -134,6 +135,7 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, tenantID s
 	if err != nil {
 		return err
 	}
+	auditNote(r, "token", tok.ID)
 	writeJSON(w, http.StatusCreated, viewToken(tok, secret))
 	return nil
 }

@@ -268,6 +268,8 @@ func (x *Executor) ended(ctx context.Context, log *slog.Logger, run store.Run, e
 	r.Status, r.Output, r.Error, r.CompletedAt, r.UpdatedAt = end.status, end.output, end.info, &at, at
 	r.AvailableAt, r.ContinuedAs = nil, end.continuedAs
 	if end.continuedAs != "" {
+		// The new run is a run started like any other: counted, logged, its start traced.
+		x.obs.runStarted(ctx, end.continued)
 		// The new run is pending: this host's claimer takes it as it takes a queued start (the
 		// hosts' notice of it is not for the host that sent it), or at its retry's time.
 		if end.next.NotBefore != nil {
@@ -277,16 +279,20 @@ func (x *Executor) ended(ctx context.Context, log *slog.Logger, run store.Run, e
 			x.wake()
 		}
 	}
+	// A run's end is at info, a failure's at warn: an operator at the default level sees every
+	// run end, and a failure stands out.
 	switch {
 	case end.continuedAs != "" && end.info != nil:
-		log.Info("run ended; retried as a new run", "status", end.status, "code", end.info.Code, "error", end.info.Message,
+		log.Warn("run ended; retried as a new run", "status", end.status, "code", end.info.Code, "error", end.info.Message,
 			"continued_as", end.continuedAs, "attempt", end.next.Attempt)
 	case end.continuedAs != "":
 		log.Info("run continued as a new run", "continued_as", end.continuedAs)
+	case end.info != nil && end.status != store.StatusCompleted:
+		log.Warn("run ended", "status", end.status, "code", end.info.Code, "error", end.info.Message)
 	case end.info != nil:
 		log.Info("run ended", "status", end.status, "code", end.info.Code, "error", end.info.Message)
 	default:
-		log.Debug("run ended", "status", end.status)
+		log.Info("run ended", "status", end.status)
 	}
 	return &r
 }

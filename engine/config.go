@@ -26,10 +26,17 @@ type Config struct {
 	// Metrics receives the engine's collectors; nil keeps them unregistered.
 	Metrics prometheus.Registerer
 	// TracerProvider receives the engine's spans (workflow.run, workflow.activation,
-	// workflow.step, workflow.signal); nil makes none. Build it with
+	// workflow.step, workflow.signal, workflow.end, workflow.start); nil makes none. Build it with
 	// sdktrace.WithIDGenerator(TraceIDGenerator()) so each run's spans hang under its
 	// workflow.run span (see tracing.go).
 	TracerProvider trace.TracerProvider
+	// Version names this build in wfhost_build_info and in the spans' resource (the daemon's
+	// own); default "devel".
+	Version string
+	// RunStatesInterval is the least time between two counts of the store's live runs for
+	// the wfhost_runs gauge (runstates.go); scrapes in between serve the last count. Default
+	// defaults.RunStatesInterval (15s).
+	RunStatesInterval time.Duration
 
 	// Clock is the engine's time: its timers and tickers, the times it writes (step starts,
 	// due times, ends), backoffs and the limits cache; default the system's (clock.Real). A
@@ -131,6 +138,8 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	c.Version = cmp.Or(c.Version, "devel")
+	c.RunStatesInterval = cmp.Or(c.RunStatesInterval, defaults.RunStatesInterval)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -214,6 +223,8 @@ func (c *Config) validate() error {
 		return errors.New("engine config: SweepInterval must not be negative (0 takes the default)")
 	case c.SchedulePoll < 0:
 		return errors.New("engine config: SchedulePoll must not be negative (0 takes the default)")
+	case c.RunStatesInterval < 0:
+		return errors.New("engine config: RunStatesInterval must not be negative (0 takes the default)")
 	case c.ShutdownGrace < 0:
 		return errors.New("engine config: ShutdownGrace must not be negative (0 takes the default)")
 	case c.Concurrency < 1:

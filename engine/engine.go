@@ -35,13 +35,13 @@ func New(cfg Config) (*Engine, error) {
 		_, _ = rand.Read(b[:])
 		cfg.Owner = "host-" + hex.EncodeToString(b[:])
 	}
-	m := newMetrics(cfg.Metrics, cfg.Clock)
+	m := newMetrics(cfg.Metrics, cfg)
 	acq := newAcquisitions()
 	// Every store call goes through the wrapper, so commit latencies count whoever makes them.
 	cfg.Store = observedStore{Store: cfg.Store, m: m, acq: acq}
 	sh := &shared{
 		cfg:     cfg,
-		obs:     &observer{m: m, t: newTracing(cfg.TracerProvider), outbound: newOutboundCounter(cfg.Metrics)},
+		obs:     &observer{log: cfg.Logger, m: m, t: newTracing(cfg.TracerProvider), outbound: newOutboundCounter(cfg.Metrics)},
 		modules: newModuleCache(cfg.Store, cfg.Runtime),
 		limits:  newLimitsCache(cfg.Store, cfg.TenantDefaults, cfg.Clock),
 		waiters: &waiters{},

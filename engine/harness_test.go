@@ -58,6 +58,8 @@ type harnessOptions struct {
 	// metrics and tracerProvider, when set, receive the engine's metrics and spans.
 	metrics        prometheus.Registerer
 	tracerProvider trace.TracerProvider
+	// runStatesInterval is engine.Config.RunStatesInterval (0: the default).
+	runStatesInterval time.Duration
 }
 
 // setup gives the test a migrated schema of its own, a started engine on it and the example
@@ -103,6 +105,7 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		ParkMemory:        opts.parkMemory,
 		Metrics:           opts.metrics,
 		TracerProvider:    opts.tracerProvider,
+		RunStatesInterval: opts.runStatesInterval,
 	})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)

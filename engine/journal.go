@@ -195,6 +195,7 @@ type runEnd struct {
 	// end; continuedAs is its id once written.
 	next        *store.NewRun
 	continuedAs string
+	continued   store.Run // the run next became, once written: its start is observed (observer.go)
 }
 
 // finish writes the run's end, with the held-back step when there is one, and leaves end as
@@ -215,7 +216,7 @@ func (j *journal) writeEnd(ctx context.Context, end *runEnd) error {
 		var next store.Run
 		next, err = j.store.FinishAndContinue(ctx, j.lease, end.last, end.status, end.output, end.info, *end.next)
 		if err == nil {
-			end.continuedAs = next.ID
+			end.continuedAs, end.continued = next.ID, next
 		}
 	case end.last != nil:
 		err = j.store.CommitAndFinish(ctx, j.lease, *end.last, end.status, end.output, end.info)

@@ -30,13 +30,13 @@ const otherLabel = "other"
 // metrics are the engine's Prometheus collectors, registered on the Registerer the caller
 // injects (never the global default). Safe for concurrent use.
 type metrics struct {
-	runsStarted   *prometheus.CounterVec
-	runsCompleted *prometheus.CounterVec
-	runsInFlight  *prometheus.GaugeVec
-	runDuration   *prometheus.HistogramVec
-	stepDuration  *prometheus.HistogramVec
-	stepRetries   *prometheus.CounterVec
-	signals       *prometheus.CounterVec
+	runsStarted  *prometheus.CounterVec
+	runsEnded    *prometheus.CounterVec
+	runsInFlight *prometheus.GaugeVec
+	runDuration  *prometheus.HistogramVec
+	stepDuration *prometheus.HistogramVec
+	stepRetries  *prometheus.CounterVec
+	signals      *prometheus.CounterVec
 	// timerLateness is how long after its due time a sleep, a wait's timeout or a retry
 	// backoff was acted on: claim delay plus replay, the figure an operator promises.
 	timerLateness *prometheus.HistogramVec
@@ -80,34 +80,35 @@ type metrics struct {
 	running   map[string]time.Time // run id -> when its activation on this host began
 }
 
-func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
+func newMetrics(reg prometheus.Registerer, cfg Config) *metrics {
+	clk := cfg.Clock
 	m := &metrics{
 		clock: clk,
 		runsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "workflow_runs_started_total", Help: "Runs created.",
+			Name: "wfhost_runs_started_total", Help: "Runs created.",
 		}, []string{"tenant", "workflow"}),
-		runsCompleted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "workflow_runs_completed_total", Help: "Runs that reached a final status, by status.",
+		runsEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wfhost_runs_ended_total", Help: "Runs that ended or stopped, by status (completed, failed, cancelled, continued, nondeterministic).",
 		}, []string{"tenant", "workflow", "status"}),
 		runsInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "workflow_runs_in_flight", Help: "Activations running on this host.",
+			Name: "wfhost_activations_in_flight", Help: "Activations running on this host now (a sleeping or waiting run has none: see wfhost_runs).",
 		}, []string{"tenant", "workflow"}),
 		runDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "workflow_run_duration_seconds", Help: "Time from a run's creation to its final status.",
+			Name: "wfhost_run_duration_seconds", Help: "Time from a run's creation to its final status.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
 		}, []string{"tenant", "workflow"}),
 		stepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "workflow_step_duration_seconds", Help: "Time a step callback took, commit included.",
+			Name: "wfhost_step_duration_seconds", Help: "Time a step callback took, commit included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12),
-		}, []string{"workflow", "step"}),
+		}, []string{"tenant", "workflow", "step"}),
 		stepRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "workflow_step_retries_total", Help: "Failed step attempts that were scheduled to retry.",
-		}, []string{"workflow", "step"}),
+			Name: "wfhost_step_retries_total", Help: "Failed step attempts that were scheduled to retry.",
+		}, []string{"tenant", "workflow", "step"}),
 		signals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "workflow_signals_total", Help: "Events (signals and broadcasts) that resolved a run's wait.",
+			Name: "wfhost_signals_total", Help: "Events (signals and broadcasts) that resolved a run's wait.",
 		}, []string{"tenant", "workflow", "event"}),
 		timerLateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "workflow_timer_lateness_seconds", Help: "How long after its due time a timer was acted on, by kind (sleep, wait_timeout, retry).",
+			Name: "wfhost_timer_lateness_seconds", Help: "How long after its due time a timer was acted on, by kind (sleep, wait_timeout, retry).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}, []string{"kind"}),
 		activations: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -121,7 +122,7 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 			Name: "wfhost_schedule_fires_total", Help: "Fire times of schedules handled by this host, by outcome: started, skipped (the last run live), buffered, missed (past the catch-up window), failed (the start was refused).",
 		}, []string{"outcome"}),
 		retentionSwept: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "workflow_retention_swept_total", Help: "Terminal runs deleted because their retention passed.",
+			Name: "wfhost_retention_swept_total", Help: "Terminal runs deleted because their retention passed.",
 		}),
 		broadcastsPruned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "wfhost_broadcast_events_pruned_total", Help: "Broadcast events deleted because their window passed.",
@@ -186,13 +187,51 @@ func newMetrics(reg prometheus.Registerer, clk clock.Clock) *metrics {
 		Name: "wfhost_activation_oldest_seconds", Help: "Age of the longest-running activation on this host (0: none); a stuck run shows here.",
 	}, m.oldestActivation)
 	if reg != nil {
-		reg.MustRegister(m.runsStarted, m.runsCompleted, m.runsInFlight, m.runDuration,
+		reg.MustRegister(m.runsStarted, m.runsEnded, m.runsInFlight, m.runDuration,
 			m.stepDuration, m.stepRetries, m.signals, m.timerLateness, m.activations, m.activationSec,
 			m.scheduleFires, m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
 			m.storeCommit, m.claimBatch, m.parks, m.parkResumes, m.parkEvictions,
-			m.snapshots, m.snapshotBytes, m.snapshotRestores, m.snapshotFailures, oldest)
+			m.snapshots, m.snapshotBytes, m.snapshotRestores, m.snapshotFailures, oldest,
+			buildInfo(cfg.Version), newRunStates(cfg.Store, clk, cfg.RunStatesInterval))
 	}
+	m.zeroFixedLabels()
 	return m
+}
+
+// zeroFixedLabels makes the series whose label values are a fixed set, and the default
+// tenant's, exist at zero before their first use, so a dashboard panel or an alert over them
+// has data from the first scrape: a series that appears only at its first event makes rate()
+// and increase() miss that event, and a panel shows "no data" where it means none happened.
+func (m *metrics) zeroFixedLabels() {
+	for _, kind := range []string{"sleep", "wait_timeout", "retry"} {
+		m.timerLateness.WithLabelValues(kind)
+	}
+	for _, op := range []string{"commit_step", "suspend", "commit_and_suspend", "finish", "commit_and_finish", "finish_and_continue", "reach_wait", "park_wait", "timeout_wait"} {
+		m.storeCommit.WithLabelValues(op)
+	}
+	for _, by := range []string{"timer", "claim"} {
+		m.parkResumes.WithLabelValues(by)
+	}
+	for _, reason := range []string{"memory", "cancelled", "not_resumable", "superseded", "shutdown"} {
+		m.parkEvictions.WithLabelValues(reason)
+	}
+	for _, outcome := range []string{"restored", "replayed"} {
+		m.snapshotRestores.WithLabelValues(outcome)
+	}
+	m.tenantSeen(store.DefaultTenant)
+}
+
+// tenantSeen makes the tenant's series with fixed label sets exist at zero (zeroFixedLabels).
+// Called for the default tenant at once and for others at their first run; each is cheap and
+// idempotent.
+func (m *metrics) tenantSeen(tenant string) {
+	for cause := range faultCauses {
+		m.guestFaults.WithLabelValues(tenant, cause)
+	}
+	for _, cause := range []string{abi.CodeStoreRefused, abi.CodeNoProgress} {
+		m.runsStalled.WithLabelValues(tenant, cause)
+	}
+	m.guestLogsDropped.WithLabelValues(tenant)
 }
 
 // labelBound hands out at most max distinct label values per scope.
@@ -236,17 +275,18 @@ func (m *metrics) stepLabel(workflow, key string) string {
 }
 
 func (m *metrics) runStarted(run store.Run) {
+	m.tenantSeen(run.TenantID)
 	m.runsStarted.WithLabelValues(run.TenantID, m.workflowLabel(run.TenantID, run.Workflow)).Inc()
 }
 
 func (m *metrics) stepDone(run store.Run, key string, d time.Duration) {
 	wf := m.workflowLabel(run.TenantID, run.Workflow)
-	m.stepDuration.WithLabelValues(wf, m.stepLabel(wf, key)).Observe(d.Seconds())
+	m.stepDuration.WithLabelValues(run.TenantID, wf, m.stepLabel(run.TenantID+"/"+wf, key)).Observe(d.Seconds())
 }
 
 func (m *metrics) stepRetry(run store.Run, key string) {
 	wf := m.workflowLabel(run.TenantID, run.Workflow)
-	m.stepRetries.WithLabelValues(wf, m.stepLabel(wf, key)).Inc()
+	m.stepRetries.WithLabelValues(run.TenantID, wf, m.stepLabel(run.TenantID+"/"+wf, key)).Inc()
 }
 
 func (m *metrics) signalled(run store.Run, event string) {
@@ -261,7 +301,7 @@ func (m *metrics) timerDue(kind string, due, now time.Time) {
 
 func (m *metrics) runEnded(run store.Run, status store.RunStatus, at time.Time) {
 	wf := m.workflowLabel(run.TenantID, run.Workflow)
-	m.runsCompleted.WithLabelValues(run.TenantID, wf, string(status)).Inc()
+	m.runsEnded.WithLabelValues(run.TenantID, wf, string(status)).Inc()
 	m.runDuration.WithLabelValues(run.TenantID, wf).Observe(max(at.Sub(run.CreatedAt), 0).Seconds())
 }
 

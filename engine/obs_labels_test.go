@@ -16,7 +16,7 @@ import (
 func TestStepLabelsAreBounded(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	m := newMetrics(reg, clock.Real{})
+	m := newMetrics(reg, Config{Clock: clock.Real{}})
 	run := store.Run{TenantID: "t", Workflow: "wf"}
 	for i := range 10 {
 		key := "poll"
@@ -35,13 +35,18 @@ func TestStepLabelsAreBounded(t *testing.T) {
 		t.Fatalf("1000 invented step names made %d series, want %d", got, maxStepLabels)
 	}
 	// "poll" holds one of the 64 slots, so 63 invented names got their own series.
-	if got := value(t, m.stepRetries.WithLabelValues("wf", otherLabel)); got != 1000-(maxStepLabels-1) {
+	if got := value(t, m.stepRetries.WithLabelValues("t", "wf", otherLabel)); got != 1000-(maxStepLabels-1) {
 		t.Fatalf("other = %v, want %d", got, 1000-(maxStepLabels-1))
 	}
 	// Another workflow has its own bound.
 	m.stepRetry(store.Run{TenantID: "t", Workflow: "wf2"}, "invented-999")
-	if got := value(t, m.stepRetries.WithLabelValues("wf2", "invented-999")); got != 1 {
+	if got := value(t, m.stepRetries.WithLabelValues("t", "wf2", "invented-999")); got != 1 {
 		t.Fatalf("wf2's first step name counted %v under its own label, want 1", got)
+	}
+	// So has a workflow of the same name in another tenant, whose steps carry its tenant.
+	m.stepRetry(store.Run{TenantID: "u", Workflow: "wf"}, "invented-999")
+	if got := value(t, m.stepRetries.WithLabelValues("u", "wf", "invented-999")); got != 1 {
+		t.Fatalf("tenant u's step counted %v under its own tenant label, want 1", got)
 	}
 }
 
@@ -49,7 +54,7 @@ func TestStepLabelsAreBounded(t *testing.T) {
 // waiting on invented event names, are bounded too.
 func TestWorkflowAndEventLabelsAreBounded(t *testing.T) {
 	t.Parallel()
-	m := newMetrics(prometheus.NewRegistry(), clock.Real{})
+	m := newMetrics(prometheus.NewRegistry(), Config{Clock: clock.Real{}})
 	for i := range maxWorkflowLabels + 50 {
 		m.runStarted(store.Run{TenantID: "greedy", Workflow: fmt.Sprintf("wf-%d", i)})
 	}

@@ -45,7 +45,7 @@ func setupObsWith(t *testing.T, opts ...sdktrace.TracerProviderOption) *obsHarne
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{sdktrace.WithSyncer(spans)}, opts...)...)
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	h := setup(t, harnessOptions{metrics: reg, tracerProvider: tp})
+	h := setup(t, harnessOptions{metrics: reg, tracerProvider: tp, runStatesInterval: 10 * time.Millisecond})
 	h.deploy("examples.wasm", false)
 	return &obsHarness{harness: h, reg: reg, spans: spans}
 }
@@ -83,7 +83,7 @@ func (o *obsHarness) quietScrape() map[string]float64 {
 			return fmt.Errorf("activations still running: the oldest for %vs", oldest)
 		}
 		for k, v := range got {
-			if strings.HasPrefix(k, "workflow_runs_in_flight{") && v != 0 {
+			if strings.HasPrefix(k, "wfhost_activations_in_flight{") && v != 0 {
 				return fmt.Errorf("activations still running: %s = %v", k, v)
 			}
 		}
@@ -155,26 +155,26 @@ func TestMetricsAfterScenario(t *testing.T) {
 
 	got := o.quietScrape()
 	want := map[string]float64{
-		"workflow_runs_started_total{tenant=default,workflow=steps}":                         1,
-		"workflow_runs_started_total{tenant=default,workflow=order-saga}":                    1,
-		"workflow_runs_started_total{tenant=default,workflow=onboarding}":                    2,
-		"workflow_runs_completed_total{status=completed,tenant=default,workflow=steps}":      1,
-		"workflow_runs_completed_total{status=failed,tenant=default,workflow=order-saga}":    1,
-		"workflow_runs_completed_total{status=completed,tenant=default,workflow=onboarding}": 1,
-		"workflow_runs_completed_total{status=cancelled,tenant=default,workflow=onboarding}": 1,
-		"workflow_run_duration_seconds_count{tenant=default,workflow=onboarding}":            2,
-		"workflow_runs_in_flight{tenant=default,workflow=onboarding}":                        0,
-		"workflow_runs_in_flight{tenant=default,workflow=steps}":                             0,
-		"workflow_step_retries_total{step=send-welcome,workflow=onboarding}":                 2,
-		"workflow_step_retries_total{step=charge-payment,workflow=order-saga}":               2,
-		"workflow_step_duration_seconds_count{step=s,workflow=steps}":                        3, // s, s#1, s#2 under one label
-		"workflow_step_duration_seconds_count{step=charge-payment,workflow=order-saga}":      1, // the last attempt; retried ones count as retries
-		"workflow_signals_total{event=verify,tenant=default,workflow=onboarding}":            1,
-		"workflow_retention_swept_total{}":                                                   2,
-		"workflow_timer_lateness_seconds_count{kind=retry}":                                  4,
-		"wfhost_activation_oldest_seconds{}":                                                 0,
-		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":                          -1, // absent: nothing trapped
-		"wfhost_store_commit_seconds_count{op=reach_wait}":                                   2,
+		"wfhost_runs_started_total{tenant=default,workflow=steps}":                                   1,
+		"wfhost_runs_started_total{tenant=default,workflow=order-saga}":                              1,
+		"wfhost_runs_started_total{tenant=default,workflow=onboarding}":                              2,
+		"wfhost_runs_ended_total{status=completed,tenant=default,workflow=steps}":                    1,
+		"wfhost_runs_ended_total{status=failed,tenant=default,workflow=order-saga}":                  1,
+		"wfhost_runs_ended_total{status=completed,tenant=default,workflow=onboarding}":               1,
+		"wfhost_runs_ended_total{status=cancelled,tenant=default,workflow=onboarding}":               1,
+		"wfhost_run_duration_seconds_count{tenant=default,workflow=onboarding}":                      2,
+		"wfhost_activations_in_flight{tenant=default,workflow=onboarding}":                           0,
+		"wfhost_activations_in_flight{tenant=default,workflow=steps}":                                0,
+		"wfhost_step_retries_total{step=send-welcome,tenant=default,workflow=onboarding}":            2,
+		"wfhost_step_retries_total{step=charge-payment,tenant=default,workflow=order-saga}":          2,
+		"wfhost_step_duration_seconds_count{step=s,tenant=default,workflow=steps}":                   3, // s, s#1, s#2 under one label
+		"wfhost_step_duration_seconds_count{step=charge-payment,tenant=default,workflow=order-saga}": 1, // the last attempt; retried ones count as retries
+		"wfhost_signals_total{event=verify,tenant=default,workflow=onboarding}":                      1,
+		"wfhost_retention_swept_total{}":                                                             2,
+		"wfhost_timer_lateness_seconds_count{kind=retry}":                                            4,
+		"wfhost_activation_oldest_seconds{}":                                                         0,
+		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":                                  0, // nothing trapped, and the series is there from the start
+		"wfhost_store_commit_seconds_count{op=reach_wait}":                                           2,
 	}
 	var bad []string
 	for k, v := range want {
@@ -192,7 +192,7 @@ func TestMetricsAfterScenario(t *testing.T) {
 	for _, k := range []string{
 		"wfhost_wasm_instantiate_seconds_count{tenant=default}", "wfhost_wasm_memory_bytes_count{tenant=default}",
 		"wfhost_store_commit_seconds_count{op=commit_and_finish}", "wfhost_store_claim_batch_size_count{}",
-		"workflow_timer_lateness_seconds_count{kind=sleep}",
+		"wfhost_timer_lateness_seconds_count{kind=sleep}",
 	} {
 		if got[k] <= 0 {
 			bad = append(bad, k+" has no observation")
@@ -220,9 +220,9 @@ func TestGuestFaultMetrics(t *testing.T) {
 	}
 	got := o.quietScrape()
 	for k, v := range map[string]float64{
-		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":                 1,
-		"wfhost_wasm_guest_faults_total{cause=deadline_exceeded,tenant=default}":    1,
-		"workflow_runs_completed_total{status=failed,tenant=default,workflow=trap}": 1,
+		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":              1,
+		"wfhost_wasm_guest_faults_total{cause=deadline_exceeded,tenant=default}": 1,
+		"wfhost_runs_ended_total{status=failed,tenant=default,workflow=trap}":    1,
 	} {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
@@ -238,13 +238,29 @@ type span struct {
 }
 
 // TestTraceOfARunThatWaits: a run that waits for a signal spans two activations, and all of
-// its spans make one trace under workflow.run, with the signal's span in it.
+// its spans make one trace under workflow.run, with the signal's span in it; while it waits,
+// the spans exported so far already have their parents (the root is made by the first
+// activation, not at the end).
 func TestTraceOfARunThatWaits(t *testing.T) {
 	t.Parallel()
 	o := setupObs(t)
 	ctx := context.Background()
 	run := o.start("onboarding", map[string]any{"email": "trace@example.com", "delayMs": 1, "failWelcome": 1, "verifyTimeoutMs": 600000})
 	o.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
+	o.quietScrape()
+	waiting := o.spans.GetSpans()
+	exported := map[string]bool{}
+	for _, s := range waiting {
+		exported[s.SpanContext.SpanID().String()] = true
+	}
+	if len(waiting) < 3 {
+		t.Fatalf("while the run waits, %d spans exported", len(waiting))
+	}
+	for _, s := range waiting {
+		if s.Parent.IsValid() && !exported[s.Parent.SpanID().String()] {
+			t.Fatalf("while the run waits, span %s names parent %s, which is not exported", s.Name, s.Parent.SpanID())
+		}
+	}
 	if _, err := o.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{"userId":"` + o.userID(run.ID) + `"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +304,8 @@ func TestTraceOfARunThatWaits(t *testing.T) {
 	// the failed attempt's retry, reached in step_done, unwinds (parking.go); the replay after
 	// the backoff parks at the wait, and the signal resumes it.
 	want := strings.Join([]string{
-		"workflow.run run_id=" + run.ID + " status=completed workflow.name=onboarding workflow.version=1",
+		"workflow.run run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
+		"  workflow.end run_id=" + run.ID + " status=completed workflow.name=onboarding workflow.version=1",
 		"  workflow.activation outcome=parked run_id=" + run.ID + " workflow.name=onboarding workflow.version=1",
 		"    workflow.step step.attempt=1 step.kind=run step.name=create-user",
 		"    workflow.step step.kind=sleep step.name=welcome-delay",
@@ -366,7 +383,7 @@ func TestTraceWithAnotherIDGenerator(t *testing.T) {
 		}
 		names[s.Name]++
 	}
-	if names["workflow.run"] != 1 || names["workflow.activation"] != 2 || names["workflow.step"] != 3 {
-		t.Fatalf("spans %v, want 1 run, 2 activations, 3 steps", names)
+	if names["workflow.run"] != 1 || names["workflow.end"] != 1 || names["workflow.activation"] != 2 || names["workflow.step"] != 3 {
+		t.Fatalf("spans %v, want 1 run, 1 end, 2 activations, 3 steps", names)
 	}
 }

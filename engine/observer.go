@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -20,6 +21,7 @@ import (
 // resolved, a run ended), so none of them makes a metric or span call of its own, and what an
 // operator sees of an event is decided here, once. Safe for concurrent use.
 type observer struct {
+	log      *slog.Logger // the run's start and a cancel's end (an activation logs the other ends)
 	m        *metrics
 	t        *tracing
 	outbound outboundStats // wfhost_outbound_requests_total (capabilities.go)
@@ -33,8 +35,27 @@ func (o *observer) traceID(runID string) (string, bool) {
 	return TraceIDOf(runID), true
 }
 
-// runStarted: a run was created (a start, or a broadcast's trigger).
-func (o *observer) runStarted(run store.Run) { o.m.runStarted(run) }
+// runStarted: a run was created (a start, a signal-with-start, a broadcast's trigger).
+func (o *observer) runStarted(ctx context.Context, run store.Run) {
+	o.m.runStarted(run)
+	o.t.started(ctx, run)
+	o.log.Info("run started", o.runAttrs(run)...)
+}
+
+// runCancelled: a cancel ended run at at; no activation logs this end, so it is logged here.
+func (o *observer) runCancelled(ctx context.Context, run store.Run, at time.Time) {
+	o.runEnded(ctx, run, store.StatusCancelled, run.Error, at)
+	o.log.Info("run ended", append(o.runAttrs(run), "status", store.StatusCancelled)...)
+}
+
+// runAttrs are the attributes of a record about run, as an activation's records carry them.
+func (o *observer) runAttrs(run store.Run) []any {
+	attrs := []any{"tenant", run.TenantID, "workflow", run.Workflow, "version", run.Version, "run", run.ID}
+	if id, ok := o.traceID(run.ID); ok {
+		attrs = append(attrs, "trace_id", id)
+	}
+	return attrs
+}
 
 // compiled: a deploy compiled a module for the tenant in d.
 func (o *observer) compiled(tenantID string, d time.Duration) {

@@ -78,7 +78,7 @@ func (s *Service) RestartRun(ctx context.Context, tenantID string, req RestartRe
 	if err != nil {
 		return fail(err)
 	}
-	s.obs.runStarted(run)
+	s.obs.runStarted(ctx, run)
 	// Created pending: this host's claimer takes it as it takes a queued start.
 	s.exec.backlog.Store(true)
 	s.exec.wake()

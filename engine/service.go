@@ -172,7 +172,7 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 	}
 	run := claim.Run
 	if isNew {
-		s.obs.runStarted(run)
+		s.obs.runStarted(ctx, run)
 		if created != nil {
 			created(run)
 		}
@@ -296,7 +296,7 @@ func (s *Service) TerminateRun(ctx context.Context, tenantID, runID string) (sto
 		if run.CompletedAt != nil {
 			at = *run.CompletedAt
 		}
-		s.obs.runEnded(ctx, run, store.StatusCancelled, run.Error, at)
+		s.obs.runCancelled(ctx, run, at)
 	}
 	// The notice reaches every host; this one need not wait for it.
 	s.exec.cancelLocal(runID)
@@ -410,7 +410,7 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 	}
 	if res.Created {
 		// Created pending, with the event kept for it: the claimer takes it in turn.
-		s.obs.runStarted(res.Run)
+		s.obs.runStarted(ctx, res.Run)
 		s.exec.backlog.Store(true)
 		s.exec.wake()
 	}
@@ -469,7 +469,7 @@ func (s *Service) Broadcast(ctx context.Context, tenantID string, req BroadcastR
 	}
 	if !res.Duplicate {
 		for _, r := range res.Started {
-			s.obs.runStarted(r)
+			s.obs.runStarted(ctx, r)
 		}
 	}
 	if res.Resolved > 0 || len(res.Started) > 0 {

@@ -20,13 +20,22 @@ import (
 // Tracing: one trace per run, over every activation and host, with no state stored for it.
 //
 // A run's trace id and the span id of its workflow.run span are derived from the run id
-// (runSpanContext). Every span about the run (an activation, a step, a signal) names that span
-// as its parent, whichever host makes it and whenever. The workflow.run span itself is made
-// last, when the run ends, spanning creation to end; TraceIDGenerator lets it take the derived
-// ids. So a run that sleeps or waits shows one trace whose activations are separated by gaps.
+// (runSpanContext). Every span about the run (an activation, a step, a signal, its end) names
+// that span as its parent, whichever host makes it and whenever. The workflow.run span is made
+// by the run's first activation (from the run's creation to that activation: the time it was
+// queued), or by its end if it never ran; TraceIDGenerator lets it take the derived ids. So a
+// run that sleeps or waits for days has its root exported from its first activation on, and
+// its activations are never orphans while it waits. The run's end is a workflow.end span, from
+// its creation to its end, with its status: a span, once ended, cannot be changed, so the root
+// cannot wait for the end to say it.
 //
 // The alternative, storing the root span context in the run's row, needs a column and a write
-// on the start path for something derivable, and still needs the run span made at the end.
+// on the start path for something derivable.
+//
+// A caller's trace (a traceparent on a start or a signal) is another trace: a start makes a
+// workflow.start span in the caller's trace, linked to the run's root, and a signal's span in
+// the run's trace links the caller's span. A broadcast's span, in the caller's trace, links
+// the roots of the runs it started and resolved.
 
 // tracerName is the instrumentation scope of the engine's spans.
 const tracerName = "github.com/wfhost/wfhost/engine"
@@ -71,6 +80,9 @@ func (t *tracing) startActivation(ctx context.Context, run store.Run) (context.C
 	if !t.on {
 		return ctx, trace.SpanFromContext(context.Background())
 	}
+	if run.Activations == 1 {
+		t.runRoot(ctx, run, time.Now())
+	}
 	return t.tracer.Start(inRun(ctx, run.ID), "workflow.activation", trace.WithAttributes(
 		attribute.String("tenant", run.TenantID),
 		attribute.String("workflow.name", run.Workflow),
@@ -99,7 +111,7 @@ func (t *tracing) signal(ctx context.Context, tenantID, runID, event string) (en
 	if !t.on {
 		return func(store.SignalResult, error) {}
 	}
-	_, s := t.tracer.Start(inRun(ctx, runID), "workflow.signal", trace.WithAttributes(
+	_, s := t.tracer.Start(inRun(ctx, runID), "workflow.signal", trace.WithLinks(callerLinks(ctx)...), trace.WithAttributes(
 		attribute.String("tenant", tenantID),
 		attribute.String("run_id", runID),
 		attribute.String("event", event),
@@ -122,17 +134,55 @@ func (t *tracing) broadcast(ctx context.Context, tenantID, event string) (end fu
 	))
 	return func(res store.BroadcastResult, err error) {
 		s.SetAttributes(attribute.Int("resolved", res.Resolved), attribute.Int("started", len(res.Started)))
+		for i, r := range res.Started {
+			if i == maxBroadcastLinks {
+				break
+			}
+			s.AddLink(trace.Link{SpanContext: runSpanContext(r.ID), Attributes: []attribute.KeyValue{attribute.String("run_id", r.ID), attribute.String("relation", "started")}})
+		}
+		for i, id := range res.ResolvedRuns {
+			if i+len(res.Started) >= maxBroadcastLinks {
+				break
+			}
+			s.AddLink(trace.Link{SpanContext: runSpanContext(id), Attributes: []attribute.KeyValue{attribute.String("run_id", id), attribute.String("relation", "resolved")}})
+		}
 		endSpan(s, err)
 	}
 }
 
-// runEnded makes the run's workflow.run span, from its creation to end, with the derived ids.
-// With a TracerProvider that does not use TraceIDGenerator the span cannot take them; it is
-// then made as a child of the derived span, so the run's spans still share one trace.
-func (t *tracing) runEnded(ctx context.Context, run store.Run, status store.RunStatus, info *abi.ErrorInfo, end time.Time) {
-	if !t.on {
+// maxBroadcastLinks bounds the links of one broadcast's span: a broadcast may touch thousands
+// of runs, and a span's links are kept in memory until it is exported.
+const maxBroadcastLinks = 128
+
+// callerLinks links the span in ctx, the caller's (a traceparent, or the API's server span),
+// when there is one.
+func callerLinks(ctx context.Context) []trace.Link {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		return []trace.Link{{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("relation", "caller")}}}
+	}
+	return nil
+}
+
+// started makes the workflow.start span of a run just created, in the caller's trace (ctx),
+// linked to the run's root: from a caller's trace one follows the link to the run's. Without a
+// caller's span in ctx it makes nothing: the run's own trace says the rest.
+func (t *tracing) started(ctx context.Context, run store.Run) {
+	if !t.on || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
+	_, s := t.tracer.Start(ctx, "workflow.start", trace.WithLinks(trace.Link{SpanContext: runSpanContext(run.ID)}), trace.WithAttributes(
+		attribute.String("tenant", run.TenantID),
+		attribute.String("workflow.name", run.Workflow),
+		attribute.String("workflow.version", run.Version),
+		attribute.String("run_id", run.ID),
+	))
+	s.End()
+}
+
+// runRoot makes the run's workflow.run span with the derived ids, from its creation to at.
+// With a TracerProvider that does not use TraceIDGenerator the span cannot take them; it is
+// then made as a child of the derived span, so the run's spans still share one trace.
+func (t *tracing) runRoot(ctx context.Context, run store.Run, at time.Time) {
 	want := runSpanContext(run.ID)
 	opts := []trace.SpanStartOption{
 		trace.WithTimestamp(run.CreatedAt),
@@ -142,17 +192,37 @@ func (t *tracing) runEnded(ctx context.Context, run store.Run, status store.RunS
 			attribute.String("workflow.name", run.Workflow),
 			attribute.String("workflow.version", run.Version),
 			attribute.String("run_id", run.ID),
-			attribute.String("status", string(status)),
 		),
 	}
+	// The root is nobody's child: a start's caller links to it (started).
+	ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
 	_, s := t.tracer.Start(context.WithValue(ctx, wantIDsKey{}, want), "workflow.run", append(opts, trace.WithNewRoot())...)
 	if s.SpanContext().TraceID() != want.TraceID() || s.SpanContext().SpanID() != want.SpanID() {
 		// Left unended, the span is never exported.
 		_, s = t.tracer.Start(inRun(ctx, run.ID), "workflow.run", opts...)
 	}
+	s.End(trace.WithTimestamp(at))
+}
+
+// runEnded makes the run's workflow.end span, from its creation to end, with its status; and
+// its root first if it never ran (a run cancelled while queued).
+func (t *tracing) runEnded(ctx context.Context, run store.Run, status store.RunStatus, info *abi.ErrorInfo, end time.Time) {
+	if !t.on {
+		return
+	}
+	if run.Activations == 0 {
+		t.runRoot(ctx, run, end)
+	}
+	_, s := t.tracer.Start(inRun(ctx, run.ID), "workflow.end", trace.WithTimestamp(run.CreatedAt), trace.WithAttributes(
+		attribute.String("tenant", run.TenantID),
+		attribute.String("workflow.name", run.Workflow),
+		attribute.String("workflow.version", run.Version),
+		attribute.String("run_id", run.ID),
+		attribute.String("status", string(status)),
+	))
 	if info != nil {
 		s.SetAttributes(attribute.String("error.code", info.Code))
-		if status != store.StatusCompleted {
+		if status != store.StatusCompleted && status != store.StatusContinued {
 			s.SetStatus(codes.Error, info.Message)
 		}
 	}

@@ -124,6 +124,7 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 // reported, or the fault of a call that failed or returned without reporting one.
 func (st *state) passEnded(ctx, gctx context.Context, err error) (Result, error) {
 	st.stdout.flush()
+	st.stderr.emitTrace() // a stack trace is logged whole when the pass ends (guestlines.go)
 	if err != nil && st.result != nil && st.result.Continue != nil && st.abort == nil && st.fault == nil {
 		// continue_as_new ended the pass by unwinding the guest (errContinued).
 		return *st.result, nil

@@ -193,6 +193,7 @@ type lineLogger struct {
 	line   []byte
 	first  []string // the first lines: a Go runtime puts the reason of a fatal error there
 	last   []string
+	trace  stackTrace // the lines of a stack trace being gathered into one record (guestlines.go)
 }
 
 const (
@@ -223,7 +224,7 @@ func (w *lineLogger) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		w.flush()
+		w.endLine()
 		p = p[i+1:]
 	}
 	return n, nil
@@ -238,13 +239,20 @@ func (st *state) logAttrs() []any {
 	return attrs
 }
 
+// flush logs what the guest wrote so far: a line not ended yet, and a stack trace gathered.
 func (w *lineLogger) flush() {
+	w.endLine()
+	w.emitTrace()
+}
+
+// endLine logs the line written so far, or adds it to the stack trace being gathered.
+func (w *lineLogger) endLine() {
 	if len(w.line) == 0 {
 		return
 	}
 	s := w.text(w.line, maxLineBytes)
 	w.line = w.line[:0]
-	w.logger.Log(context.Background(), w.level, s, append(w.attrs(), "stream", w.stream)...)
+	w.record(s)
 	if len(w.first) < keepLines/2 {
 		w.first = append(w.first, s)
 		return

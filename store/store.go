@@ -193,6 +193,32 @@ func (s RunStatus) Terminal() bool {
 	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled || s == StatusContinued
 }
 
+// RunState is what a live run is doing now, as an operator counts runs: a finer split of the
+// live statuses (pending, running, nondeterministic) by lease, wait and due time.
+type RunState string
+
+// Run states. A run is in exactly one: paused (nondeterministic, waiting for a hotfix deploy or
+// a cancel), else running (leased by a live host: an activation, or a pass parked in memory),
+// else waiting (on an event, with or without a timeout), else sleeping (not due yet: a sleep
+// or a retry backoff), else queued (due, waiting for a slot).
+const (
+	StateQueued   RunState = "queued"
+	StateRunning  RunState = "running"
+	StateWaiting  RunState = "waiting"
+	StateSleeping RunState = "sleeping"
+	StatePaused   RunState = "paused"
+)
+
+// RunStates are every RunState, in the order above.
+var RunStates = []RunState{StateQueued, StateRunning, StateWaiting, StateSleeping, StatePaused}
+
+// RunStateCount is how many live runs of a tenant are in a state.
+type RunStateCount struct {
+	TenantID string
+	State    RunState
+	Runs     int
+}
+
 // Module is an uploaded wasm module, stored once per tenant and digest.
 type Module struct {
 	TenantID   string
@@ -504,9 +530,12 @@ type BroadcastParams struct {
 
 // BroadcastResult is what a broadcast did.
 type BroadcastResult struct {
-	Resolved  int   // waiting runs it resolved
-	Started   []Run // runs it started (with Duplicate: the runs the first sending started)
-	Duplicate bool  // EventID was already taken; nothing changed
+	Resolved int // waiting runs it resolved
+	// ResolvedRuns are the ids of the runs it resolved (their spans are linked to the
+	// broadcast's).
+	ResolvedRuns []string
+	Started      []Run // runs it started (with Duplicate: the runs the first sending started)
+	Duplicate    bool  // EventID was already taken; nothing changed
 }
 
 // Notice is a wake-up sent through Postgres LISTEN/NOTIFY (or the embedded equivalent).
@@ -548,6 +577,9 @@ type Store interface {
 	GetTenant(ctx context.Context, tenantID string) (Tenant, error)
 	// ListTenants returns every tenant, oldest first.
 	ListTenants(ctx context.Context) ([]Tenant, error)
+	// CountRunStates counts the live runs of every tenant by RunState (the wfhost_runs gauge).
+	// It reads every live run: callers bound how often (engine/runstates.go).
+	CountRunStates(ctx context.Context) ([]RunStateCount, error)
 	// SetTenantLimits replaces the tenant's limit overrides.
 	SetTenantLimits(ctx context.Context, tenantID string, l Limits) (Tenant, error)
 	// CreateToken adds a token to an existing tenant (ErrNotFound otherwise); a hash already

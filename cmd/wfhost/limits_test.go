@@ -120,8 +120,8 @@ func TestEveryTenantLimitIsAFlag(t *testing.T) {
 	}
 }
 
-// TestEngineFlagsAreChecked: --snapshot-every, --journal-window and the slots and
-// starts flags out of their ranges are startup errors naming the flag.
+// TestEngineFlagsAreChecked: --snapshot-every, --journal-window, --run-states-interval and
+// the slots and starts flags out of their ranges are startup errors naming the flag.
 func TestEngineFlagsAreChecked(t *testing.T) {
 	for _, tc := range []struct{ args []string }{
 		{[]string{"--concurrency", "0"}},
@@ -132,6 +132,8 @@ func TestEngineFlagsAreChecked(t *testing.T) {
 		{[]string{"--snapshot-every", "1000001"}},
 		{[]string{"--journal-window", "0"}},
 		{[]string{"--journal-window", "-3"}},
+		{[]string{"--run-states-interval", "10ms"}},
+		{[]string{"--run-states-interval", "-1s"}},
 	} {
 		_, err := effectiveLimits(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.args[0]) {
@@ -146,5 +148,8 @@ func TestEngineFlagsAreChecked(t *testing.T) {
 	}
 	if _, err := effectiveLimits(t, "--reserved-slots", "-1"); err != nil {
 		t.Errorf("no reserved slots: %v", err)
+	}
+	if _, err := effectiveLimits(t, "--run-states-interval", "1m"); err != nil {
+		t.Errorf("a count a minute: %v", err)
 	}
 }

@@ -97,6 +97,7 @@ func engineFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-retention-days", Value: defaults.MaxRetentionDays, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
 		&cli.DurationFlag{Name: "schedule-poll", Value: engine.DefaultSchedulePoll, EnvVars: []string{"WFHOST_SCHEDULE_POLL"}, Usage: "the longest the scheduler sleeps between looks at the store: how late this host sees a schedule created or resumed on another host, or a buffered fire time whose run ended"},
 		&cli.DurationFlag{Name: "sweeper-interval", Value: defaults.SweepInterval, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted"},
+		&cli.DurationFlag{Name: "run-states-interval", Value: defaults.RunStatesInterval, EnvVars: []string{"WFHOST_RUN_STATES_INTERVAL"}, Usage: "the least time between two counts of the store's live runs by state for the wfhost_runs gauge (at least 1s); scrapes in between serve the last count"},
 		&cli.DurationFlag{Name: "broadcast-window", Value: defaults.BroadcastWindow, EnvVars: []string{"WFHOST_BROADCAST_WINDOW"}, Usage: "how long a broadcast event is kept for waits reached after it, and how long its event id deduplicates"},
 	}
 }
@@ -107,6 +108,11 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 	limits, err := tenantDefaults(c)
 	if err != nil {
 		return engine.Config{}, err
+	}
+	// Below a second the count of live runs would be made at nearly every scrape: the bound
+	// it is for would be gone.
+	if d := c.Duration("run-states-interval"); d < time.Second {
+		return engine.Config{}, fmt.Errorf("--run-states-interval must be at least 1s, not %s", d)
 	}
 	parkMiB := c.Int("park-memory-mib")
 	if parkMiB < 0 || parkMiB > 1<<20 {
@@ -159,6 +165,7 @@ func engineConfig(c *cli.Context, log *slog.Logger) (engine.Config, error) {
 		MaxRetentionDays:     c.Int("max-retention-days"),
 		SweepInterval:        c.Duration("sweeper-interval"),
 		SchedulePoll:         c.Duration("schedule-poll"),
+		RunStatesInterval:    c.Duration("run-states-interval"),
 		BroadcastWindow:      c.Duration("broadcast-window"),
 	})
 }
@@ -262,6 +269,7 @@ func runDaemon(c *cli.Context) error {
 		return err
 	}
 	cfg.Store, cfg.Runtime, cfg.Metrics, cfg.TracerProvider, cfg.SecretKeys = st, rt, reg, tp, secretKeys
+	cfg.Version = version()
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
@@ -292,7 +300,7 @@ func runDaemon(c *cli.Context) error {
 
 	handler := api.New(api.Config{
 		Service: eng.Service, Store: st, Logger: log, Gatherer: reg, AdminToken: c.String("admin-token"),
-		Ready: api.StoreReady(st),
+		Ready: api.StoreReady(st), TracerProvider: tp,
 	})
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {

@@ -69,6 +69,7 @@ func newTracerProvider(ctx context.Context, base, instance string) (trace.Tracer
 		sdktrace.WithResource(resource.NewSchemaless(
 			attribute.String("service.name", "wfhost"),
 			attribute.String("service.instance.id", instance),
+			attribute.String("service.version", version()),
 		)),
 	)
 	return tp, tp.Shutdown, nil

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,9 +36,12 @@ func TestTracerProviderExportsOverOTLPHTTP(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var got []string
+	var body []byte
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type"))
+		body = append(body, b...)
 		mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	}))
@@ -55,6 +60,12 @@ func TestTracerProviderExportsOverOTLPHTTP(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 1 || got[0] != "POST /v1/traces application/x-protobuf" {
 		t.Fatalf("collector saw %q, want one protobuf POST to /v1/traces", got)
+	}
+	// The resource names the build: protobuf keeps strings as their bytes.
+	for _, want := range []string{"service.version", version(), "service.instance.id", "test-host"} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("the exported resource lacks %q", want)
+		}
 	}
 }
 

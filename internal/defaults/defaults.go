@@ -38,6 +38,7 @@ const (
 	DefaultRetentionDays = 30
 	MaxRetentionDays     = 365
 	SweepInterval        = 5 * time.Minute
+	RunStatesInterval    = 15 * time.Second // least time between two counts of live runs (wfhost_runs)
 	BroadcastWindow      = 24 * time.Hour
 	FaultLimit           = 10 // activations in a row that may end in a fault without progress
 )

@@ -174,11 +174,11 @@ func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (_ store
 			if err := w.queryRow("keep_event", p.TenantID, nil, p.Event, body, micros(w.now), nullIfEmpty(p.EventID)).Scan(&id); err != nil {
 				return err
 			}
-			n, err := w.resolveWaiting(p.TenantID, p.Event, body, id)
+			ids, err := w.resolveWaiting(p.TenantID, p.Event, body, id)
 			if err != nil {
 				return err
 			}
-			res.Resolved = n
+			res.Resolved, res.ResolvedRuns = len(ids), ids
 		}
 		for _, n := range p.Start {
 			var (
@@ -213,10 +213,10 @@ func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (_ store
 
 // resolveWaiting completes every waiting step of the tenant's running runs on event whose
 // match payload contains, wakes their runs, and returns how many runs it resolved.
-func (w *wtx) resolveWaiting(tenant, event, payload string, eventID int64) (int, error) {
+func (w *wtx) resolveWaiting(tenant, event, payload string, eventID int64) ([]string, error) {
 	rows, err := w.query("waiting_steps_of_tenant", tenant, event)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	type target struct{ run, key string }
 	var targets []target
@@ -227,7 +227,7 @@ func (w *wtx) resolveWaiting(tenant, event, payload string, eventID int64) (int,
 		)
 		if err := rows.Scan(&t.run, &t.key, &match); err != nil {
 			rows.Close()
-			return 0, err
+			return nil, err
 		}
 		if match.Valid {
 			if ok, err := contains([]byte(payload), []byte(match.String)); err != nil || !ok {
@@ -238,22 +238,24 @@ func (w *wtx) resolveWaiting(tenant, event, payload string, eventID int64) (int,
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	woken := map[string]bool{}
+	var ids []string // the runs woken, in the order resolved
 	for _, t := range targets {
 		if _, err := w.exec("resolve_wait", t.run, t.key, payload, eventID, micros(w.now)); err != nil {
-			return 0, err
+			return nil, err
 		}
 		if !woken[t.run] {
 			if _, err := w.exec("wake_run", t.run, micros(w.now)); err != nil {
-				return 0, err
+				return nil, err
 			}
 			woken[t.run] = true
+			ids = append(ids, t.run)
 		}
 	}
 	if len(woken) > 0 {
 		w.wake()
 	}
-	return len(woken), nil
+	return ids, nil
 }

@@ -134,7 +134,7 @@ func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (_ store
 				return err
 			}
 			var notified int
-			return br.QueryRow().Scan(&res.Resolved, &notified, &kept)
+			return br.QueryRow().Scan(&res.Resolved, &notified, &kept, &res.ResolvedRuns)
 		}()
 		if err != nil {
 			return err

@@ -40,9 +40,13 @@ func testBroadcastResolvesWaitingRuns(t *testing.T, f *fixture) {
 	otherName := f.parkedRun(f.tenant, f.digest, "rollback", "")
 	otherTenant := f.parkedRun(other, otherDigest, "deploy", "")
 
-	n, err := f.broadcast(f.tenant, "deploy", json.RawMessage(`{"env":"prod","v":2}`))
+	res, err := f.s.Broadcast(f.ctx, store.BroadcastParams{TenantID: f.tenant, Event: "deploy", Payload: json.RawMessage(`{"env":"prod","v":2}`)})
 	ok(t, err)
-	equal(t, "runs resolved", n, 2)
+	equal(t, "runs resolved", res.Resolved, 2)
+	resolved, wantResolved := slices.Clone(res.ResolvedRuns), []string{prod.ID, anyEnv.ID}
+	slices.Sort(resolved)
+	slices.Sort(wantResolved)
+	check(t, slices.Equal(resolved, wantResolved), "resolved runs %v, want %v", resolved, wantResolved)
 	a, b := f.step(prod.ID, "w"), f.step(anyEnv.ID, "w")
 	for _, s := range []store.Step{a, b} {
 		equal(t, "resolved status", s.Status, store.StepCompleted)
@@ -63,7 +67,7 @@ func testBroadcastResolvesWaitingRuns(t *testing.T, f *fixture) {
 	slices.Sort(want)
 	check(t, slices.Equal(got, want), "runnable after the broadcast: got %v, want %v", got, want)
 
-	n, err = f.broadcast(f.tenant, "nobody-waits", json.RawMessage(`{}`))
+	n, err := f.broadcast(f.tenant, "nobody-waits", json.RawMessage(`{}`))
 	ok(t, err)
 	equal(t, "runs resolved with no waiters", n, 0)
 }

@@ -60,6 +60,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Cancel", cancelTests},
 		{"Restart", restartTests},
 		{"Broadcast", broadcastTests},
+		{"RunStates", runStateTests},
 		{"Notices", noticeTests},
 		{"Tenancy", tenancyTests},
 		{"Capabilities", capabilityTests},

@@ -32,4 +32,5 @@ WITH ev AS (
 ), notified AS (
     SELECT pg_notify($4, current_setting('application_name')) FROM (SELECT 1 FROM woken LIMIT 1) AS any_woken
 )
-SELECT (SELECT count(*) FROM woken), (SELECT count(*) FROM notified), EXISTS (SELECT 1 FROM ev)
+SELECT (SELECT count(*) FROM woken), (SELECT count(*) FROM notified), EXISTS (SELECT 1 FROM ev),
+       (SELECT coalesce(array_agg(id::text ORDER BY id), '{}') FROM woken)
