@@ -78,6 +78,9 @@ func onboarding(ctx *wf.Context, in onboardingInput) (onboardingResult, error) {
 		return onboardingResult{}, err
 	}
 	if !timedOut {
+		if err := verifiedStep(ctx, u); err != nil {
+			return onboardingResult{}, err
+		}
 		return onboardingResult{UserID: u.ID, Verified: true, Outcome: "verified via " + v.Via}, nil
 	}
 	if _, err := wf.Step(ctx, "send-nudge", func(sc *wf.StepContext) (bool, error) {
