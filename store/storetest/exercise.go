@@ -67,6 +67,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Faults", faultTests},
 		{"Snapshots", snapshotTests},
 		{"JournalWindow", windowTests},
+		{"Upgrades", upgradeTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
