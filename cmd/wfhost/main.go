@@ -43,6 +43,7 @@ func newApp() *cli.App {
 			secretKeysCommand(),
 			deployCommand(),
 			modulesCommand(),
+			upgradesCommand(),
 			workflowsCommand(),
 			startCommand(),
 			runsCommand(),
