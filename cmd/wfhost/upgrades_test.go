@@ -113,6 +113,7 @@ func TestDeployThroughTheUpgradeGate(t *testing.T) {
 			}
 
 			r = expect(t, 0, "upgrades", "get", d.Upgrade.ID)
+			t.Logf("wfhost upgrades get %s:\n%s", d.Upgrade.ID, r.stdout)
 			matches(t, "report", r.stdout, waiting.ID+`\s+1\s+diverged\s+false\s+2\s+expected run send-welcome, reached run send-greeting`)
 			if strings.Contains(r.stdout, asleep.ID) {
 				t.Fatalf("the report lists a run that moved without --all:\n%s", r.stdout)
