@@ -53,8 +53,9 @@ func (h *harness) verify(runID string) {
 	}
 }
 
-// TestUpgradeGateAppendedStep: a step appended after the last one any open run has journaled
-// is compatible with every run; upgrade moves them all, and a moved run then runs the new step.
+// TestUpgradeGateAppendedStep: a new version with a step appended after the last one any open
+// run has journaled is compatible with every run; upgrade moves them all to the new version, and
+// a moved run then runs the new step.
 func TestUpgradeGateAppendedStep(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
@@ -62,6 +63,8 @@ func TestUpgradeGateAppendedStep(t *testing.T) {
 	h.deploy("examples.wasm", false)
 	asleep, waiting := population(t, h, 2)
 
+	old := h.getWorkflowDigest("1")
+	// Replace: the module's other workflows stay version 1, rebound; onboarding is version 2.
 	res, err := h.deployGated("examples_appended.wasm", engine.DeployOptions{Replace: true, Upgrade: engine.UpgradeMove})
 	if err != nil {
 		t.Fatal(err)
@@ -80,9 +83,14 @@ func TestUpgradeGateAppendedStep(t *testing.T) {
 		if got := v[r.ID]; got.Stopped == nil || got.Stopped.Seq != 3 || got.Stopped.At.Key != "await-verify" {
 			t.Fatalf("waiting run: %+v, want stopped at its wait (entry 3)", got)
 		}
-		if got := h.getRun(r.ID); got.Digest != res.Module.Digest {
-			t.Fatalf("run %s is on %.12s, want the new module %.12s", r.ID, got.Digest, res.Module.Digest)
+	}
+	for _, r := range append(asleep, waiting...) {
+		if got := h.getRun(r.ID); got.Digest != res.Module.Digest || got.Version != "2" {
+			t.Fatalf("run %s is version %s on %.12s, want version 2 on the new module %.12s", r.ID, got.Version, got.Digest, res.Module.Digest)
 		}
+	}
+	if h.getWorkflowDigest("1") != old || h.getWorkflowDigest("2") != res.Module.Digest {
+		t.Fatalf("version 1 is bound to %.12s, 2 to %.12s", h.getWorkflowDigest("1"), h.getWorkflowDigest("2"))
 	}
 	// A moved run goes on on the new code: verified, it runs the appended step.
 	h.verify(waiting[0].ID)
@@ -201,4 +209,13 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, verdict string) 
 	}
 	t.Fatalf("no %s{verdict=%q}", name, verdict)
 	return 0
+}
+
+func (h *harness) getWorkflowDigest(version string) string {
+	h.t.Helper()
+	w, err := h.store.ResolveWorkflow(context.Background(), store.DefaultTenant, "onboarding", version)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return w.Digest
 }

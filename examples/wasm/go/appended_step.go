@@ -8,3 +8,6 @@ import wf "github.com/wfhost/wfhost/guest-sdk/go"
 // The `appended` build adds a step there, to show a redeploy that is replay-compatible: a step
 // after every step an open run can have journaled.
 func verifiedStep(*wf.Context, user) error { return nil }
+
+// onboardingVersion is the onboarding workflow's version; the `appended` build is version 2.
+const onboardingVersion = "1"

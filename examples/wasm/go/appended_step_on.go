@@ -8,3 +8,5 @@ func verifiedStep(ctx *wf.Context, u user) error {
 	_, err := wf.Step(ctx, "record-verified", func(*wf.StepContext) (string, error) { return u.ID, nil })
 	return err
 }
+
+const onboardingVersion = "2"

@@ -35,7 +35,7 @@ type onboardingResult struct {
 
 func init() {
 	wf.Register(wf.Workflow[onboardingInput, onboardingResult]{
-		Name: "onboarding", Version: "1", RetentionDays: 30,
+		Name: "onboarding", Version: onboardingVersion, RetentionDays: 30,
 		// A broadcast of user.signed_up starts a run with the event's payload as its input.
 		Triggers: []string{"user.signed_up"},
 		Run:      onboarding,
