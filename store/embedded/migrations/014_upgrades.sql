@@ -1,4 +1,4 @@
--- The upgrade gate's reports, as store/postgres's 015_upgrades.sql.
+-- The upgrade gate's reports, as store/postgres's 019_upgrades.sql.
 CREATE TABLE upgrades (
     tenant_id  TEXT NOT NULL REFERENCES tenants (id),
     id         TEXT NOT NULL,
