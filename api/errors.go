@@ -44,6 +44,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		message = "request body is over its limit"
 	case errors.Is(err, store.ErrNotFound):
 		status, code = http.StatusNotFound, "not_found"
+	case errors.Is(err, engine.ErrUpgradeRefused):
+		status, code = http.StatusConflict, "upgrade_refused"
 	case errors.Is(err, store.ErrConflict):
 		status, code = http.StatusConflict, "conflict"
 	case errors.Is(err, store.ErrLimit):

@@ -38,6 +38,10 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	policy, err := upgradeParam(r)
+	if err != nil {
+		return err
+	}
 	var wasm []byte
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxModuleBytes)
@@ -56,11 +60,11 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 	} else if wasm, err = readBody(w, r, h.cfg.MaxModuleBytes); err != nil {
 		return err
 	}
-	res, err := h.cfg.Service.Deploy(r.Context(), tenant(r), wasm, replace)
+	res, err := h.cfg.Service.DeployWith(r.Context(), tenant(r), wasm, engine.DeployOptions{Replace: replace, Upgrade: policy})
 	if err != nil {
 		return err
 	}
-	out := wire.Deployed{Module: viewModule(res.Module)}
+	out := wire.Deployed{Module: viewModule(res.Module), Upgrade: viewUpgradeSummary(res.Upgrade)}
 	var names []string
 	for _, wf := range res.Workflows {
 		out.Workflows = append(out.Workflows, viewWorkflow(wf))

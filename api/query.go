@@ -11,7 +11,7 @@ import (
 // routeQuery lists the query parameters each route takes; a route not listed takes none. A
 // name ending in ".*" stands for every parameter with that prefix (input.customer.id).
 var routeQuery = map[string][]string{
-	"POST /v1/modules":                                    {"replace"},
+	"POST /v1/modules":                                    {"replace", "upgrade"},
 	"POST /v1/workflows/{name}/runs":                      {"wait"},
 	"GET /v1/workflows/{name}/runs":                       runListQuery,
 	"GET /v1/runs":                                        runListQuery,

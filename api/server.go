@@ -146,6 +146,7 @@ func (h *Handler) routes() []route {
 	return []route{
 		{"POST /v1/modules", tenantAccess, h.deployModule},
 		{"GET /v1/modules", tenantAccess, h.listModules},
+		{"GET /v1/upgrades/{id}", tenantAccess, h.getUpgrade},
 		{"GET /v1/workflows", tenantAccess, h.listWorkflows},
 		{"POST /v1/workflows/{name}/runs", tenantAccess, h.startRun},
 		{"GET /v1/workflows/{name}/runs", tenantAccess, h.listRuns},

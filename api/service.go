@@ -16,7 +16,8 @@ type Service interface {
 	Authenticate(ctx context.Context, secret string) (tenantID string, err error)
 	Limits(ctx context.Context, tenantID string) (store.Limits, error)
 
-	Deploy(ctx context.Context, tenantID string, wasm []byte, replace bool) (engine.DeployResult, error)
+	DeployWith(ctx context.Context, tenantID string, wasm []byte, opts engine.DeployOptions) (engine.DeployResult, error)
+	UpgradeReport(ctx context.Context, tenantID, id string) (*engine.UpgradeReport, error)
 	StartRun(ctx context.Context, tenantID string, req engine.StartRequest) (run store.Run, created bool, err error)
 	ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (runs []store.Run, next string, err error)
 	CountRuns(ctx context.Context, tenantID string, f store.RunFilter) (map[store.RunStatus]int, error)

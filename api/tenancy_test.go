@@ -71,6 +71,9 @@ func TestCrossTenantMatrix(t *testing.T) {
 	runID := run["id"].(string)
 	runPath := "/v1/workflows/onboarding/runs/" + runID
 	userID := awaitWait(t, a, runPath)
+	checked := a.mustCall("POST", "/v1/modules?upgrade=check&replace=true", testenv.Fixture(t, "examples_appended.wasm"), 201)
+	upgradeID := checked["upgrade"].(map[string]any)["id"].(string)
+	a.mustCall("GET", "/v1/upgrades/"+upgradeID, nil, 200)
 	a.mustCall("PUT", "/v1/secrets/stripe-key", []byte(`{"value":"sk_live_a"}`), 200)
 	aSecret, _, err := e.st.GetSecret(context.Background(), "tenant-a", "stripe-key")
 	if err != nil {
@@ -116,6 +119,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 	matrix := map[string]probe{
 		"POST /v1/modules":               {"/v1/modules", hostile, status(201)},
 		"GET /v1/modules":                {"/v1/modules", nil, status(200)},
+		"GET /v1/upgrades/{id}":          {"/v1/upgrades/" + upgradeID, nil, status(404)},
 		"GET /v1/workflows":              {"/v1/workflows", nil, status(200)},
 		"POST /v1/workflows/{name}/runs": {"/v1/workflows/onboarding/runs", []byte(`{"input":{}}`), status(404)},
 		"GET /v1/workflows/{name}/runs":  {"/v1/workflows/onboarding/runs", nil, status(200)},

@@ -24,7 +24,8 @@
 // Apart from both, DryReplay (replay.go) runs a pass over a journal it is given, with no
 // store and no lease: journaled steps return their results, nothing executes or commits, and it
 // reports whether the module is compatible with the journal, by the same step rules as a pass
-// (wfhost replay).
+// (wfhost replay). The upgrade gate (upgrade.go) runs it over every open run of a deploy's
+// workflows and moves the runs that pass, pins the rest, or refuses the deploy, by policy.
 //
 // They share the settings, the observer (observer.go: every metric and span, made at named
 // events) and two caches (modules, tenant limits); the Service hands a run it starts to the

@@ -45,6 +45,8 @@ func New(cfg Config) (*Engine, error) {
 		modules: newModuleCache(cfg.Store, cfg.Runtime),
 		limits:  newLimitsCache(cfg.Store, cfg.TenantDefaults, cfg.Clock),
 		waiters: &waiters{},
+
+		upgradeMetrics: newUpgradeMetrics(cfg.Metrics),
 	}
 	x := newExecutor(sh, acq)
 	svc := &Service{shared: sh, exec: x}
@@ -62,4 +64,6 @@ type shared struct {
 	modules *moduleCache
 	limits  *limitsCache
 	waiters *waiters // callers of AwaitRun
+
+	upgradeMetrics *upgradeMetrics // the upgrade gate's (upgrade.go)
 }

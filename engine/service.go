@@ -36,33 +36,78 @@ func (s *Service) Limits(ctx context.Context, tenantID string) (store.Limits, er
 type DeployResult struct {
 	Module    store.Module
 	Workflows []store.Workflow
+	// Upgrade is the upgrade gate's report of a deploy made with DeployOptions.Upgrade.
+	Upgrade *UpgradeReport
 }
 
 // Deploy validates and compiles a module and binds the workflows it declares to it. With
 // replace, workflow versions already bound to another module are rebound (a hotfix: their live
 // runs replay against the new code); without it they are store.ErrConflict.
 func (s *Service) Deploy(ctx context.Context, tenantID string, wasm []byte, replace bool) (DeployResult, error) {
-	if len(wasm) == 0 {
-		return DeployResult{}, fmt.Errorf("deploy: %w: empty module", ErrInvalid)
+	return s.DeployWith(ctx, tenantID, wasm, DeployOptions{Replace: replace})
+}
+
+// DeployOptions are how a deploy binds its module.
+type DeployOptions struct {
+	// Replace rebinds versions already bound to another module (Deploy's replace).
+	Replace bool
+	// Upgrade, when set, puts the deploy through the upgrade gate (upgrade.go): every open run
+	// of the workflows the module declares is replayed against it first, and the policy says
+	// what follows.
+	Upgrade UpgradePolicy
+}
+
+// DeployWith is Deploy with options.
+func (s *Service) DeployWith(ctx context.Context, tenantID string, wasm []byte, opts DeployOptions) (DeployResult, error) {
+	if err := opts.Upgrade.check(); err != nil {
+		return DeployResult{}, fmt.Errorf("deploy: %w", err)
 	}
-	limits, err := s.Limits(ctx, tenantID)
+	d, err := s.prepareDeploy(ctx, tenantID, wasm)
+	if err != nil {
+		return DeployResult{}, err
+	}
+	if opts.Upgrade != UpgradeOff {
+		return s.deployThroughGate(ctx, d, opts)
+	}
+	stored, err := s.cfg.Store.PutModule(ctx, d.mod, d.wfs, opts.Replace)
 	if err != nil {
 		return DeployResult{}, fmt.Errorf("deploy: %w", err)
 	}
+	return s.deployed(d, stored), nil
+}
+
+// deployment is a module a deploy validated and compiled, and the workflows it binds.
+type deployment struct {
+	tenantID string
+	m        *host.Module
+	mod      store.Module
+	wfs      []store.Workflow
+	limits   store.Limits
+}
+
+// prepareDeploy checks and compiles a module for tenantID.
+func (s *Service) prepareDeploy(ctx context.Context, tenantID string, wasm []byte) (deployment, error) {
+	if len(wasm) == 0 {
+		return deployment{}, fmt.Errorf("deploy: %w: empty module", ErrInvalid)
+	}
+	limits, err := s.Limits(ctx, tenantID)
+	if err != nil {
+		return deployment{}, fmt.Errorf("deploy: %w", err)
+	}
 	if len(wasm) > limits.MaxModuleBytes {
-		return DeployResult{}, fmt.Errorf("deploy: %w: module is %d bytes, the tenant's limit is %d", ErrTooLarge, len(wasm), limits.MaxModuleBytes)
+		return deployment{}, fmt.Errorf("deploy: %w: module is %d bytes, the tenant's limit is %d", ErrTooLarge, len(wasm), limits.MaxModuleBytes)
 	}
 	m, err := s.cfg.Runtime.LoadAs(ctx, tenantID, wasm)
 	if err != nil {
 		if errors.Is(err, host.ErrInvalidModule) {
-			return DeployResult{}, fmt.Errorf("deploy: %w: %w", ErrInvalid, err)
+			return deployment{}, fmt.Errorf("deploy: %w: %w", ErrInvalid, err)
 		}
-		return DeployResult{}, fmt.Errorf("deploy: %w", err)
+		return deployment{}, fmt.Errorf("deploy: %w", err)
 	}
 	// A module that cannot fit in the tenant's memory could never run: refused now, not at
 	// its first activation.
 	if pages := cmp.Or(hostLimits(limits).MemoryPages, host.DefaultLimits().MemoryPages); m.MinMemoryPages > pages {
-		return DeployResult{}, fmt.Errorf("deploy: %w: the module needs at least %d pages (%d MiB) of memory; the tenant's memoryPages limit is %d (%d MiB)",
+		return deployment{}, fmt.Errorf("deploy: %w: the module needs at least %d pages (%d MiB) of memory; the tenant's memoryPages limit is %d (%d MiB)",
 			ErrInvalid, m.MinMemoryPages, uint64(m.MinMemoryPages)*65536>>20, pages, uint64(pages)*65536>>20)
 	}
 	s.obs.compiled(tenantID, m.CompileTime)
@@ -78,14 +123,16 @@ func (s *Service) Deploy(ctx context.Context, tenantID string, wasm []byte, repl
 			RetentionDays: d.RetentionDays, Retry: retry.Merge(abi.DefaultRetry()), Triggers: d.Triggers,
 		})
 	}
-	stored, err := s.cfg.Store.PutModule(ctx, mod, wfs, replace)
-	if err != nil {
-		return DeployResult{}, fmt.Errorf("deploy: %w", err)
-	}
-	s.modules.put(tenantID, m)
+	return deployment{tenantID: tenantID, m: m, mod: mod, wfs: wfs, limits: limits}, nil
+}
+
+// deployed caches the module a deploy stored and wakes the executor for the runs it moved.
+func (s *Service) deployed(d deployment, stored []store.Workflow) DeployResult {
+	s.modules.put(d.tenantID, d.m)
+	mod := d.mod
 	mod.Bytes = nil
 	s.exec.wake()
-	return DeployResult{Module: mod, Workflows: stored}, nil
+	return DeployResult{Module: mod, Workflows: stored}
 }
 
 // StartRequest asks for a new run.

@@ -601,6 +601,23 @@ type Store interface {
 	// running again, their snapshots deleted (a snapshot is of the old code). Returns the
 	// workflows as stored.
 	PutModule(ctx context.Context, m Module, workflows []Workflow, replace bool) ([]Workflow, error)
+	// UpgradeModule is PutModule for a deploy through the upgrade gate (engine/upgrade.go): it
+	// stores the module and binds the workflows as PutModule does (replace rebinds a version)
+	// but moves no run on its own; it moves each run of moves to (move.Version, m.Digest) when
+	// the run is still what the gate checked: open, on move.From, with move.Entries journal
+	// entries, and leased to no one (a held run may be adding entries the gate did not see).
+	// A moved run keeps its status and wake time, its snapshot deleted (it is of the old code);
+	// a nondeterministic one runs again, available now. A run not moved keeps its version and
+	// digest: it stays pinned to the module it was checked on. In one transaction; returns the
+	// workflows as stored and the ids of the runs moved.
+	UpgradeModule(ctx context.Context, m Module, workflows []Workflow, replace bool, moves []RunMove) ([]Workflow, []string, error)
+	// ListOpenRuns returns a page of the open runs q names, by id, each with its whole
+	// journal; fewer than q.Limit at the end.
+	ListOpenRuns(ctx context.Context, q OpenRunsQuery) ([]OpenRun, error)
+	// PutUpgradeReport keeps an upgrade gate's report (ErrConflict for an id already kept).
+	PutUpgradeReport(ctx context.Context, r UpgradeReport) error
+	// GetUpgradeReport returns one kept report; another tenant's is ErrNotFound.
+	GetUpgradeReport(ctx context.Context, tenantID, id string) (UpgradeReport, error)
 	// GetModule returns the module with its bytes.
 	GetModule(ctx context.Context, tenantID, digest string) (Module, error)
 	// ListModules returns the tenant's modules without bytes, newest first.

@@ -10,6 +10,7 @@ build() { # build OUTPUT DIR [TAGS]
 }
 build examples.wasm examples/wasm/go
 build examples_renamed.wasm examples/wasm/go renamed
+build examples_appended.wasm examples/wasm/go appended
 build hostile.wasm examples/wasm/go/hostile
 build capabilities.wasm examples/wasm/go/capabilities
 build probe.wasm examples/wasm/go/probe

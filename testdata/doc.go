@@ -8,6 +8,8 @@
 //     Extism door's own tests (http-fetch; extism-http, Extism's own HTTP under the tenant's
 //     policy; determinism).
 //   - examples_renamed.wasm: examples.wasm with one step renamed, for nondeterminism tests.
+//   - examples_appended.wasm: examples.wasm with onboarding as version 2, a step appended after
+//     its last wait (a replay-compatible change), for the upgrade gate's tests.
 //   - hostile.wasm: guests that misbehave on purpose (spin, memory bomb, traps, ABI abuse).
 //   - capabilities.wasm, capabilities_rust.wasm, capabilities_as.wasm: outbound HTTP and
 //     secrets from step callbacks, and the ways a secret could leak.

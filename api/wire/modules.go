@@ -34,6 +34,8 @@ type Workflow struct {
 type Deployed struct {
 	Module
 	Workflows []Workflow `json:"workflows"`
+	// Upgrade is the upgrade gate's outcome, for a deploy made with ?upgrade=.
+	Upgrade *UpgradeSummary `json:"upgrade,omitempty"`
 }
 
 // WorkflowSummary is one workflow name with its versions and its runs counted by status.

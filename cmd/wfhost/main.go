@@ -46,6 +46,7 @@ func newApp() *cli.App {
 			secretKeysCommand(),
 			deployCommand(),
 			modulesCommand(),
+			upgradesCommand(),
 			workflowsCommand(),
 			startCommand(),
 			runsCommand(),

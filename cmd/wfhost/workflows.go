@@ -26,7 +26,7 @@ import (
 func deployCommand() *cli.Command {
 	return &cli.Command{
 		Name: "deploy", Usage: "upload a workflow module", ArgsUsage: "FILE.wasm",
-		Flags: clientFlags(&cli.BoolFlag{Name: "replace", EnvVars: []string{"WFHOST_REPLACE"}, Usage: "rebind workflow versions already bound to another module (a hotfix)"}),
+		Flags: clientFlags(&cli.BoolFlag{Name: "replace", EnvVars: []string{"WFHOST_REPLACE"}, Usage: "rebind workflow versions already bound to another module (a hotfix)"}, upgradeFlag()),
 		Action: func(c *cli.Context) error {
 			a, err := args(c, "FILE.wasm")
 			if err != nil {
@@ -40,19 +40,33 @@ func deployCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			path := "/v1/modules"
+			upgrade, err := upgradeQuery(c)
+			if err != nil {
+				return err
+			}
+			var query []string
 			if c.Bool("replace") {
-				path += "?replace=true"
+				query = append(query, "replace=true")
+			}
+			if upgrade != "" {
+				query = append(query, upgrade)
+			}
+			path := "/v1/modules"
+			if len(query) > 0 {
+				path += "?" + strings.Join(query, "&")
 			}
 			raw, err := cl.Do(c.Context, "POST", path, wasm)
 			if err != nil {
-				return deployError(err, a[0])
+				return upgradeRefused(deployError(err, a[0]))
 			}
 			return render(c, raw, func(w *tabwriter.Writer, d wire.Deployed) {
 				fmt.Fprintf(w, "module %s (%s)\n\n", d.Digest, byteSize(d.Size))
 				fmt.Fprintln(w, "WORKFLOW\tVERSION\tTRIGGERS")
 				for _, wf := range d.Workflows {
 					fmt.Fprintf(w, "%s\t%s\t%s\n", wf.Name, wf.Version, orDash(strings.Join(wf.Triggers, ", ")))
+				}
+				if d.Upgrade != nil {
+					printUpgradeSummary(w, d.Upgrade)
 				}
 			})
 		},
@@ -63,7 +77,7 @@ func deployCommand() *cli.Command {
 // parameter ("deploy with replace"), which here is the --replace flag.
 func deployError(err error, file string) error {
 	var apiErr *client.Error
-	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict {
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict || apiErr.Code == "upgrade_refused" {
 		return err
 	}
 	msg := apiErr.Message

@@ -16,70 +16,78 @@ func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store
 	defer classify(&err)
 	var out []store.Workflow
 	err = s.write(ctx, "put module", func(w *wtx) error {
-		out = out[:0]
-		if _, err := w.exec("put_module", m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion, micros(w.now)); err != nil {
-			return err
-		}
-		moved := int64(0)
-		for _, wf := range workflows {
-			retry, err := json.Marshal(wf.Retry)
-			if err != nil {
-				return err
-			}
-			triggers := wf.Triggers
-			if triggers == nil {
-				triggers = []string{}
-			}
-			trig, err := json.Marshal(triggers)
-			if err != nil {
-				return err
-			}
-			var bound string
-			switch err := w.queryRow("bound_digest", m.TenantID, wf.Name, wf.Version).Scan(&bound); {
-			case errors.Is(err, sql.ErrNoRows):
-				_, err = w.exec("insert_workflow", m.TenantID, wf.Name, wf.Version, m.Digest, wf.RetentionDays,
-					string(retry), string(trig), micros(w.now))
-				if err != nil {
-					return err
-				}
-			case err != nil:
-				return err
-			case bound != m.Digest && !replace:
-				return fmt.Errorf("%w: workflow %s version %s is bound to module %.12s; deploy with replace to rebind it",
-					store.ErrConflict, wf.Name, wf.Version, bound)
-			default:
-				// The same module again keeps its place in binding order; a rebind (a hotfix)
-				// becomes the most recently bound version.
-				if _, err := w.exec("rebind_workflow", m.TenantID, wf.Name, wf.Version, m.Digest, wf.RetentionDays,
-					string(retry), string(trig), bound != m.Digest); err != nil {
-					return err
-				}
-			}
-			if replace {
-				if _, err := w.exec("delete_moving_snapshots", m.TenantID, wf.Name, wf.Version, m.Digest); err != nil {
-					return err
-				}
-				n, err := w.affected("move_live_runs", m.TenantID, wf.Name, wf.Version, m.Digest, micros(w.now))
-				if err != nil {
-					return err
-				}
-				moved += n
-			}
-			stored, err := scanWorkflow(w.queryRow("get_workflow", m.TenantID, wf.Name, wf.Version))
-			if err != nil {
-				return err
-			}
-			out = append(out, stored)
-		}
-		if moved > 0 {
+		stored, moved, err := w.putModule(m, workflows, replace, replace)
+		if err == nil && moved > 0 {
 			w.wake()
 		}
-		return nil
+		out = stored
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("put module: %w", err)
 	}
 	return out, nil
+}
+
+// putModule stores m and binds workflows to it (rebinding with replace), moving the rebound
+// versions' live runs with moveLive, and says how many it moved.
+func (w *wtx) putModule(m store.Module, workflows []store.Workflow, replace, moveLive bool) ([]store.Workflow, int64, error) {
+	var out []store.Workflow
+	if _, err := w.exec("put_module", m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion, micros(w.now)); err != nil {
+		return nil, 0, err
+	}
+	moved := int64(0)
+	for _, wf := range workflows {
+		retry, err := json.Marshal(wf.Retry)
+		if err != nil {
+			return nil, 0, err
+		}
+		triggers := wf.Triggers
+		if triggers == nil {
+			triggers = []string{}
+		}
+		trig, err := json.Marshal(triggers)
+		if err != nil {
+			return nil, 0, err
+		}
+		var bound string
+		switch err := w.queryRow("bound_digest", m.TenantID, wf.Name, wf.Version).Scan(&bound); {
+		case errors.Is(err, sql.ErrNoRows):
+			_, err = w.exec("insert_workflow", m.TenantID, wf.Name, wf.Version, m.Digest, wf.RetentionDays,
+				string(retry), string(trig), micros(w.now))
+			if err != nil {
+				return nil, 0, err
+			}
+		case err != nil:
+			return nil, 0, err
+		case bound != m.Digest && !replace:
+			return nil, 0, fmt.Errorf("%w: workflow %s version %s is bound to module %.12s; deploy with replace to rebind it",
+				store.ErrConflict, wf.Name, wf.Version, bound)
+		default:
+			// The same module again keeps its place in binding order; a rebind (a hotfix)
+			// becomes the most recently bound version.
+			if _, err := w.exec("rebind_workflow", m.TenantID, wf.Name, wf.Version, m.Digest, wf.RetentionDays,
+				string(retry), string(trig), bound != m.Digest); err != nil {
+				return nil, 0, err
+			}
+		}
+		if moveLive {
+			if _, err := w.exec("delete_moving_snapshots", m.TenantID, wf.Name, wf.Version, m.Digest); err != nil {
+				return nil, 0, err
+			}
+			n, err := w.affected("move_live_runs", m.TenantID, wf.Name, wf.Version, m.Digest, micros(w.now))
+			if err != nil {
+				return nil, 0, err
+			}
+			moved += n
+		}
+		stored, err := scanWorkflow(w.queryRow("get_workflow", m.TenantID, wf.Name, wf.Version))
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, stored)
+	}
+	return out, moved, nil
 }
 
 func scanWorkflow(row scanner) (store.Workflow, error) {

@@ -27,50 +27,58 @@ func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store
 	defer classify(&err)
 	var out []store.Workflow
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		out = out[:0]
-		if _, err := tx.Exec(ctx, s.q("put_module"), m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion); err != nil {
+		var moved int
+		out, moved, err = s.putModule(ctx, tx, m, workflows, replace, replace)
+		if err != nil || moved == 0 {
 			return err
 		}
-		moved := 0
-		for _, w := range workflows {
-			retry, err := json.Marshal(w.Retry)
-			if err != nil {
-				return err
-			}
-			triggers := w.Triggers
-			if triggers == nil {
-				triggers = []string{}
-			}
-			stored, err := scanWorkflow(tx.QueryRow(ctx, s.q("bind_workflow"), m.TenantID, w.Name, w.Version, m.Digest,
-				w.RetentionDays, string(retry), triggers, replace))
-			if errors.Is(err, pgx.ErrNoRows) {
-				var bound string
-				_ = tx.QueryRow(ctx, s.q("bound_digest"), m.TenantID, w.Name, w.Version).Scan(&bound)
-				return fmt.Errorf("%w: workflow %s version %s is bound to module %.12s; deploy with replace to rebind it",
-					store.ErrConflict, w.Name, w.Version, bound)
-			}
-			if err != nil {
-				return err
-			}
-			if replace {
-				var n int
-				if err := tx.QueryRow(ctx, s.q("move_live_runs"), m.TenantID, w.Name, w.Version, m.Digest).Scan(&n); err != nil {
-					return err
-				}
-				moved += n
-			}
-			out = append(out, stored)
-		}
-		if moved > 0 {
-			_, err := tx.Exec(ctx, s.q("notify"), s.wakeChannel, s.appName)
-			return err
-		}
-		return nil
+		_, err = tx.Exec(ctx, s.q("notify"), s.wakeChannel, s.appName)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("put module: %w", err)
 	}
 	return out, nil
+}
+
+// putModule stores m and binds workflows to it in tx (rebinding with replace), moving the
+// rebound versions' live runs with moveLive, and says how many it moved.
+func (s *Store) putModule(ctx context.Context, tx pgx.Tx, m store.Module, workflows []store.Workflow, replace, moveLive bool) ([]store.Workflow, int, error) {
+	var out []store.Workflow
+	if _, err := tx.Exec(ctx, s.q("put_module"), m.TenantID, m.Digest, m.Bytes, m.Size, m.ABIVersion); err != nil {
+		return nil, 0, err
+	}
+	moved := 0
+	for _, w := range workflows {
+		retry, err := json.Marshal(w.Retry)
+		if err != nil {
+			return nil, 0, err
+		}
+		triggers := w.Triggers
+		if triggers == nil {
+			triggers = []string{}
+		}
+		stored, err := scanWorkflow(tx.QueryRow(ctx, s.q("bind_workflow"), m.TenantID, w.Name, w.Version, m.Digest,
+			w.RetentionDays, string(retry), triggers, replace))
+		if errors.Is(err, pgx.ErrNoRows) {
+			var bound string
+			_ = tx.QueryRow(ctx, s.q("bound_digest"), m.TenantID, w.Name, w.Version).Scan(&bound)
+			return nil, 0, fmt.Errorf("%w: workflow %s version %s is bound to module %.12s; deploy with replace to rebind it",
+				store.ErrConflict, w.Name, w.Version, bound)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if moveLive {
+			var n int
+			if err := tx.QueryRow(ctx, s.q("move_live_runs"), m.TenantID, w.Name, w.Version, m.Digest).Scan(&n); err != nil {
+				return nil, 0, err
+			}
+			moved += n
+		}
+		out = append(out, stored)
+	}
+	return out, moved, nil
 }
 
 func scanWorkflow(row pgx.Row) (store.Workflow, error) {

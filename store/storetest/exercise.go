@@ -72,6 +72,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"JournalWindow", windowTests},
 		{"Schedules", scheduleTests},
 		{"Console", consoleTests},
+		{"Upgrades", upgradeTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ type onboardingResult struct {
 
 func init() {
 	wf.Register(wf.Workflow[onboardingInput, onboardingResult]{
-		Name: "onboarding", Version: "1", RetentionDays: 30,
+		Name: "onboarding", Version: onboardingVersion, RetentionDays: 30,
 		// A broadcast of user.signed_up starts a run with the event's payload as its input.
 		Triggers: []string{"user.signed_up"},
 		Run:      onboarding,
@@ -80,6 +80,9 @@ func onboarding(ctx *wf.Context, in onboardingInput) (onboardingResult, error) {
 		return onboardingResult{}, err
 	}
 	if !timedOut {
+		if err := verifiedStep(ctx, u); err != nil {
+			return onboardingResult{}, err
+		}
 		return onboardingResult{UserID: u.ID, Verified: true, Outcome: "verified via " + v.Via}, nil
 	}
 	if _, err := wf.Step(ctx, "send-nudge", func(sc *wf.StepContext) (bool, error) {
