@@ -218,7 +218,10 @@ func TestParkingEvictsTheLeastRecentlyParked(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := setup(t, harnessOptions{metrics: reg, parkMemory: 200 << 10})
 	h.deploy("examples_as.wasm", false)
-	first := h.start("steps", map[string]any{"n": 2, "sleepMs": 1500})
+	// The first run sleeps long enough that the second parks while it is still parked, even
+	// when a loaded machine (CI runs every package at once) delays the second's start by
+	// seconds: at 1.5 s the first was sometimes resumed by its timer before the second parked.
+	first := h.start("steps", map[string]any{"n": 2, "sleepMs": 5000})
 	testenv.Await(t, settle, func() error {
 		if n := gathered(t, reg)["wfhost_parked_passes{}"]; n != 1 {
 			return fmt.Errorf("%v passes parked, want the first run's", n)
