@@ -3,9 +3,6 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -23,18 +20,7 @@ import (
 // ends cancelled (ABI.md §4.15).
 func TestCancelAbortsAStepsRequest(t *testing.T) {
 	t.Parallel()
-	arrived, aborted := make(chan struct{}, 1), make(chan bool, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrived <- struct{}{}
-		select {
-		case <-r.Context().Done():
-			aborted <- true
-		case <-time.After(30 * time.Second):
-			aborted <- false
-			fmt.Fprint(w, "too late")
-		}
-	}))
-	t.Cleanup(srv.Close)
+	srv, arrived, aborted := slowServer(t)
 	h := setup(t, harnessOptions{allowPrivateHosts: true, limits: store.Limits{AllowedHosts: []string{srv.URL}}})
 	h.deploy("capabilities.wasm", false)
 	run := h.start("http-fetch", map[string]any{"url": srv.URL + "/slow"})

@@ -159,17 +159,7 @@ func TestMaxHTTPRedirectsReachesTheHost(t *testing.T) {
 // and its attempt journaled as timed out (ABI.md §4.4).
 func TestAStepTimeoutCancelsTheRequestInFlight(t *testing.T) {
 	t.Parallel()
-	cancelled := make(chan bool, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-			cancelled <- true
-		case <-time.After(30 * time.Second):
-			cancelled <- false
-			fmt.Fprint(w, "too late")
-		}
-	}))
-	t.Cleanup(srv.Close)
+	srv, _, cancelled := slowServer(t)
 	h := setup(t, harnessOptions{allowPrivateHosts: true, limits: store.Limits{AllowedHosts: []string{srv.URL}}})
 	h.deploy("capabilities.wasm", false)
 	run := h.start("http-fetch", map[string]any{"url": srv.URL + "/slow", "timeoutMs": 300})
@@ -185,4 +175,30 @@ func TestAStepTimeoutCancelsTheRequestInFlight(t *testing.T) {
 		steps[0].Error.Message != "the step's attempt ran past its timeout of 300ms" {
 		t.Fatalf("journal %+v, want the fetch step failed with its timeout", steps)
 	}
+}
+
+// slowServer answers a request after 30 s unless its context ends first. arrived gets a value
+// when a request arrives; aborted tells whether its context ended (the client gave up).
+func slowServer(t *testing.T) (srv *httptest.Server, arrived <-chan struct{}, aborted <-chan bool) {
+	in, out := make(chan struct{}, 1), make(chan bool, 1)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The first request is the one reported; a later one (a retry) must not block.
+		select {
+		case in <- struct{}{}:
+		default:
+		}
+		aborted := false
+		select {
+		case <-r.Context().Done():
+			aborted = true
+		case <-time.After(30 * time.Second):
+			fmt.Fprint(w, "too late")
+		}
+		select {
+		case out <- aborted:
+		default:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, in, out
 }

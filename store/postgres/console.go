@@ -17,35 +17,7 @@ import (
 // tells an unknown run from one with no entries from `from` on.
 func (s *Store) ListStepsFrom(ctx context.Context, tenantID, runID string, from, limit int) (_ []store.Step, err error) {
 	defer classify(&err)
-	if !validUUID(runID) {
-		return nil, fmt.Errorf("list steps of run %q: %w", runID, store.ErrNotFound)
-	}
-	b := &pgx.Batch{}
-	b.Queue(s.q("run_status"), tenantID, runID)
-	b.Queue(s.q("list_steps_from"), tenantID, runID, from, limit)
-	var steps []store.Step
-	err = func() (err error) {
-		br := s.pool.SendBatch(ctx, b)
-		defer func() {
-			if cerr := br.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
-		}()
-		var status string
-		if err := br.QueryRow().Scan(&status); err != nil {
-			return notFound(err)
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		steps, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Step, error) { return scanStep(r) })
-		return err
-	}()
-	if err != nil {
-		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
-	}
-	return steps, nil
+	return s.stepsOf(ctx, tenantID, runID, s.q("list_steps_from"), tenantID, runID, from, limit)
 }
 
 // CountRuns counts a listing's runs by status in one GROUP BY.

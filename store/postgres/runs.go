@@ -130,12 +130,18 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 // found) from one with no steps yet.
 func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) (_ []store.Step, err error) {
 	defer classify(&err)
+	return s.stepsOf(ctx, tenantID, runID, s.q("list_steps"), tenantID, runID)
+}
+
+// stepsOf runs query (with args), a read of the run's journal, batched after run_status so an
+// unknown run is told from one with no entries: one round trip.
+func (s *Store) stepsOf(ctx context.Context, tenantID, runID, query string, args ...any) (_ []store.Step, err error) {
 	if !validUUID(runID) {
 		return nil, fmt.Errorf("list steps of run %q: %w", runID, store.ErrNotFound)
 	}
 	b := &pgx.Batch{}
 	b.Queue(s.q("run_status"), tenantID, runID)
-	b.Queue(s.q("list_steps"), tenantID, runID)
+	b.Queue(query, args...)
 	var steps []store.Step
 	err = func() (err error) {
 		br := s.pool.SendBatch(ctx, b)
