@@ -122,7 +122,7 @@ func setupEnvOn(t testing.TB, kind storeKind, defaults store.Limits) *env {
 	// 16 MiB: the capabilities fixture links net/http and is about 11 MB.
 	handler := api.New(api.Config{Service: eng.Service, Store: st, AdminToken: adminToken, MaxBodyBytes: 64 << 10, MaxModuleBytes: 16 << 20,
 		Logger: logger, Ready: func(ctx context.Context) error { return st.(api.StoreHealth).Ping(ctx) }})
-	srv := httptest.NewServer(handler)
+	srv := httptest.NewServer(contract(t, handler))
 	t.Cleanup(func() {
 		srv.Close()
 		eng.Stop()

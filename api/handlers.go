@@ -64,7 +64,8 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.Deployed{Module: viewModule(res.Module), Upgrade: viewUpgradeSummary(res.Upgrade)}
+	// Workflows is an array even when the deploy bound none (an upgrade check): never null.
+	out := wire.Deployed{Module: viewModule(res.Module), Upgrade: viewUpgradeSummary(res.Upgrade), Workflows: []wire.Workflow{}}
 	var names []string
 	for _, wf := range res.Workflows {
 		out.Workflows = append(out.Workflows, viewWorkflow(wf))
