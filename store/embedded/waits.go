@@ -153,24 +153,24 @@ func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt 
 // TimeoutWait times a waiting step out unless an event resolved it first.
 func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (_ store.Step, err error) {
 	defer classify(&err)
-	return s.endWait(ctx, l, key, "time out wait", "time_out_wait", leaseFor, completedAt, abi.WaitTimeout)
+	return s.endWait(ctx, l, key, "time out wait", leaseFor, completedAt, store.StepTimedOut, abi.WaitTimeout, nil)
 }
 
 // CancelWait ends the waiting step as cancelled, unless an event resolved it first.
 func (s *Store) CancelWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, info abi.ErrorInfo, leaseFor time.Duration) (_ store.Step, err error) {
 	defer classify(&err)
-	return s.endWait(ctx, l, key, "cancel wait", "cancel_wait", leaseFor, completedAt, errorArg(&info))
+	return s.endWait(ctx, l, key, "cancel wait", leaseFor, completedAt, store.StepCancelled, nil, errorArg(&info))
 }
 
-// endWait runs query (time_out_wait.sql or cancel_wait.sql) on the waiting step key under the
-// renewed lease, with its last argument end, and returns the step as it then stands.
-func (s *Store) endWait(ctx context.Context, l store.Lease, key, what, query string, leaseFor time.Duration, completedAt time.Time, end any) (store.Step, error) {
+// endWait ends the waiting step key with status, output and errInfo (end_wait.sql) under the
+// renewed lease, unless an event resolved it first, and returns the step as it then stands.
+func (s *Store) endWait(ctx context.Context, l store.Lease, key, what string, leaseFor time.Duration, completedAt time.Time, status store.StepStatus, output, errInfo any) (store.Step, error) {
 	var out store.Step
 	err := s.write(ctx, what+" "+key, func(w *wtx) error {
 		if _, err := w.fence("renew_lease", l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now)); err != nil {
 			return err
 		}
-		if _, err := w.exec(query, l.RunID, key, micros(completedAt), end); err != nil {
+		if _, err := w.exec("end_wait", l.RunID, key, micros(completedAt), string(status), output, errInfo); err != nil {
 			return err
 		}
 		var err error

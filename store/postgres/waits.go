@@ -67,21 +67,21 @@ func (s *Store) ParkWait(ctx context.Context, l store.Lease, key string, wakeAt 
 // TimeoutWait times a waiting step out unless an event resolved it first.
 func (s *Store) TimeoutWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, leaseFor time.Duration) (_ store.Step, err error) {
 	defer classify(&err)
-	return s.endWait(ctx, l, key, "time out wait", s.q("time_out_wait"), leaseFor, completedAt, abi.WaitTimeout)
+	return s.endWait(ctx, l, key, "time out wait", leaseFor, completedAt, store.StepTimedOut, abi.WaitTimeout, nil)
 }
 
 // CancelWait ends the waiting step as cancelled, unless an event resolved it first.
 func (s *Store) CancelWait(ctx context.Context, l store.Lease, key string, completedAt time.Time, info abi.ErrorInfo, leaseFor time.Duration) (_ store.Step, err error) {
 	defer classify(&err)
-	return s.endWait(ctx, l, key, "cancel wait", s.q("cancel_wait"), leaseFor, completedAt, errorArg(&info))
+	return s.endWait(ctx, l, key, "cancel wait", leaseFor, completedAt, store.StepCancelled, nil, errorArg(&info))
 }
 
-// endWait runs query (time_out_wait.sql's or cancel_wait.sql's) on the waiting step key after
-// fence_lock, with its last argument end.
-func (s *Store) endWait(ctx context.Context, l store.Lease, key, what, query string, leaseFor time.Duration, completedAt time.Time, end any) (store.Step, error) {
+// endWait ends the waiting step key with status, output and errInfo (end_wait.sql) after
+// fence_lock, unless an event resolved it first.
+func (s *Store) endWait(ctx context.Context, l store.Lease, key, what string, leaseFor time.Duration, completedAt time.Time, status store.StepStatus, output, errInfo any) (store.Step, error) {
 	b := &pgx.Batch{}
 	b.Queue(s.q("fence_lock"), l.RunID, l.Epoch)
-	b.Queue(query, l.RunID, l.Epoch, millis(leaseFor), key, completedAt, end)
+	b.Queue(s.q("end_wait"), l.RunID, l.Epoch, millis(leaseFor), key, completedAt, string(status), output, errInfo)
 	var row store.Step
 	err := s.fencedBatch(ctx, b, func(br pgx.BatchResults) error {
 		var err error

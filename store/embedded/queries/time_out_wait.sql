@@ -1,3 +1,0 @@
--- ?1 run, ?2 key, ?3 completed at, ?4 the timeout output.
-UPDATE steps SET status = 'timed_out', output = ?4, completed_at = ?3
-WHERE run_id = ?1 AND key = ?2 AND status = 'waiting'
