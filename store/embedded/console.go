@@ -12,28 +12,10 @@ import (
 // The reads the console makes beside the run listing: a page of a journal, the counts of a
 // filtered listing and a run's lease holder.
 
-// ListStepsFrom returns a page of a run's journal, in one read transaction with the check that
-// the run exists, as ListSteps does.
+// ListStepsFrom returns a page of a run's journal, checked as ListSteps is.
 func (s *Store) ListStepsFrom(ctx context.Context, tenantID, runID string, from, limit int) (_ []store.Step, err error) {
 	defer classify(&err)
-	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	var status string
-	if err := tx.QueryRowContext(ctx, s.q("run_status"), tenantID, runID).Scan(&status); err != nil {
-		return nil, fmt.Errorf("list steps of run %q: %w", runID, notFound(err))
-	}
-	rows, err := tx.QueryContext(ctx, s.q("list_steps_from"), tenantID, runID, from, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
-	}
-	steps, err := collect(rows, scanStep)
-	if err != nil {
-		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
-	}
-	return steps, nil
+	return s.stepsOf(ctx, tenantID, runID, "list_steps_from", tenantID, runID, from, limit)
 }
 
 // CountRuns counts a listing's runs by status. An input filter is tested in Go, as ListRuns

@@ -186,9 +186,16 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 }
 
 // ListSteps returns a run's journal; an unknown run is not found, a run with no steps an
-// empty journal. One read transaction, so the two answers agree.
+// empty journal.
 func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) (_ []store.Step, err error) {
 	defer classify(&err)
+	return s.stepsOf(ctx, tenantID, runID, "list_steps", tenantID, runID)
+}
+
+// stepsOf runs query (with args), a read of the run's journal, in one read transaction with
+// the check that the run exists, so an unknown run is told from one with no entries and the
+// two answers agree.
+func (s *Store) stepsOf(ctx context.Context, tenantID, runID, query string, args ...any) ([]store.Step, error) {
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
@@ -198,7 +205,7 @@ func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) (_ []stor
 	if err := tx.QueryRowContext(ctx, s.q("run_status"), tenantID, runID).Scan(&status); err != nil {
 		return nil, fmt.Errorf("list steps of run %q: %w", runID, notFound(err))
 	}
-	rows, err := tx.QueryContext(ctx, s.q("list_steps"), tenantID, runID)
+	rows, err := tx.QueryContext(ctx, s.q(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
 	}
