@@ -206,6 +206,17 @@ func TestSuspendedRunsShareOneTimer(t *testing.T) {
 // clock at 9:00 on 1 March 2026, with the examples deployed to the default tenant.
 func onAFakeClock(t *testing.T, cfg engine.Config) (*clock.Fake, *embedded.Store, *engine.Engine) {
 	t.Helper()
+	clk, st, eng := fakeClockEngine(t, cfg)
+	if err := eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Stop)
+	return clk, st, eng
+}
+
+// fakeClockEngine is onAFakeClock's engine, not started.
+func fakeClockEngine(t *testing.T, cfg engine.Config) (*clock.Fake, *embedded.Store, *engine.Engine) {
+	t.Helper()
 	ctx := context.Background()
 	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Clock: clk})
@@ -224,9 +235,5 @@ func onAFakeClock(t *testing.T, cfg engine.Config) (*clock.Fake, *embedded.Store
 	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop)
 	return clk, st, eng
 }

@@ -32,25 +32,7 @@ func scheduleEnv(t *testing.T) (*clock.Fake, *embedded.Store, *engine.Engine) {
 // scheduleEnvWith is scheduleEnv with the engine configured as cfg.
 func scheduleEnvWith(t *testing.T, cfg engine.Config) (*clock.Fake, *embedded.Store, *engine.Engine) {
 	t.Helper()
-	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store, cfg.Runtime, cfg.Clock, cfg.Rand = st, runtimeForTests(t), clk, clock.Seeded(1)
-	eng, err := engine.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
-		t.Fatal(err)
-	}
-	return clk, st, eng
+	return fakeClockEngine(t, cfg)
 }
 
 // scheduledRuns is the runs schedule id started, by fire time.
