@@ -33,15 +33,23 @@ func cancelledInfo() abi.ErrorInfo {
 	return abi.ErrorInfo{Code: abi.CodeCancelled, Message: "the run was cancelled", NonRetryable: true}
 }
 
-// cancelSignal is how an activation hears of a cancel asked while it runs: closed once.
+// cancelSignal is how an activation hears of a cancel asked while it runs: ch is closed once,
+// after requestedAt and graceUntil are set (the close publishes them to the pass).
 type cancelSignal struct {
-	once sync.Once
-	ch   chan struct{}
+	once                    sync.Once
+	ch                      chan struct{}
+	requestedAt, graceUntil time.Time
 }
 
 func newCancelSignal() *cancelSignal { return &cancelSignal{ch: make(chan struct{})} }
 
-func (c *cancelSignal) raise() { c.once.Do(func() { close(c.ch) }) }
+// raise tells the activation that a cancel was asked at requestedAt, with grace until graceUntil.
+func (c *cancelSignal) raise(requestedAt, graceUntil time.Time) {
+	c.once.Do(func() {
+		c.requestedAt, c.graceUntil = requestedAt, graceUntil
+		close(c.ch)
+	})
+}
 
 func (c *cancelSignal) raised() bool {
 	select {
@@ -53,29 +61,31 @@ func (c *cancelSignal) raised() bool {
 }
 
 // cancelRequested reports whether a cancel was asked of the run: as it was claimed, or since,
-// by a notice to this activation; then the run's cancel times are read once from the store.
-func (p *pass) cancelRequested(ctx context.Context) bool {
+// by a notice to this activation, which carries the cancel's times (Executor.cancelRequested).
+func (p *pass) cancelRequested() bool {
 	if p.run.CancelRequestedAt != nil {
 		return true
 	}
-	if p.act == nil || p.act.cancelAsk == nil || !p.act.cancelAsk.raised() {
+	ask := p.cancelAsk()
+	if ask == nil || !ask.raised() {
 		return false
 	}
-	r, err := p.j.store.GetRun(ctx, p.run.TenantID, p.run.ID)
-	if err != nil || r.CancelRequestedAt == nil {
-		// The notice is the store's word that it was asked; the grace is the default's.
-		now, grace := p.now(), p.now().Add(DefaultCancelGrace)
-		p.run.CancelRequestedAt, p.run.CancelGraceUntil = &now, &grace
-		return true
-	}
-	p.run.CancelRequestedAt, p.run.CancelGraceUntil = r.CancelRequestedAt, r.CancelGraceUntil
+	p.run.CancelRequestedAt, p.run.CancelGraceUntil = &ask.requestedAt, &ask.graceUntil
 	return true
+}
+
+// cancelAsk is the activation's cancel signal, nil when the pass has no activation.
+func (p *pass) cancelAsk() *cancelSignal {
+	if p.act == nil {
+		return nil
+	}
+	return p.act.cancelAsk
 }
 
 // cancelPending reports whether the workflow is to see its cancellation at this call: it
 // handles one, one was asked, and it has not seen it yet.
-func (p *pass) cancelPending(ctx context.Context) bool {
-	return p.handlesCancel && !p.cancelSeen && p.cancelRequested(ctx)
+func (p *pass) cancelPending() bool {
+	return p.handlesCancel && !p.cancelSeen && p.cancelRequested()
 }
 
 // pastGrace reports whether a cancelled run has used up its grace period.
@@ -172,13 +182,19 @@ func (x *Executor) cancelRequested(runID string) {
 	if a == nil {
 		return
 	}
-	a.cancelAsk.raise()
+	// The notice names the run only: its cancel's times are read once, here, for the pass and
+	// the grace timer both. Unread (the store did not answer), the notice is still the store's
+	// word that a cancel was asked; the pass is told of it with the longest grace, so that it is
+	// never ended early, and the run's wake-up, clamped to the stored grace, ends it on time.
 	r, err := x.cfg.Store.GetRun(context.Background(), a.tenant, runID)
-	if err == nil && r.CancelGraceUntil != nil {
-		x.terminateAtGrace(a, *r.CancelGraceUntil)
+	if err != nil || r.CancelRequestedAt == nil || r.CancelGraceUntil == nil {
+		now := x.cfg.Clock.Now().UTC().Truncate(time.Microsecond)
+		a.cancelAsk.raise(now, now.Add(MaxCancelGrace))
+		return
 	}
+	a.cancelAsk.raise(*r.CancelRequestedAt, *r.CancelGraceUntil)
+	x.terminateAtGrace(a, *r.CancelGraceUntil)
 }
-
 // terminateAtGrace terminates the run of a at until unless its activation ends first: a step
 // callback that runs on past the grace period is not waited for.
 func (x *Executor) terminateAtGrace(a *activation, until time.Time) {
@@ -209,8 +225,8 @@ func (p *pass) CancelAsked() <-chan struct{} {
 		return nil
 	case p.run.CancelRequestedAt != nil:
 		return closedChannel
-	case p.act != nil && p.act.cancelAsk != nil:
-		return p.act.cancelAsk.ch
+	case p.cancelAsk() != nil:
+		return p.cancelAsk().ch
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -78,7 +77,7 @@ func (x *Executor) retryOf(run store.Run, status store.RunStatus, info *abi.Erro
 		return nil
 	}
 	next := successor(run, run.Input, attempt+1)
-	at := now.Add(run.Retry.Delay(attempt, rand.Float64())).Truncate(time.Microsecond)
+	at := now.Add(run.Retry.Delay(attempt, x.cfg.Rand.Float64())).Truncate(time.Microsecond)
 	next.NotBefore = &at
 	return &next
 }

@@ -139,7 +139,7 @@ func (p *pass) next(ctx context.Context, name string, kind store.StepKind) (key 
 			Code: abi.CodeRunTimeout, Message: "the run ran past its deadline",
 		}}
 	}
-	if p.cancelRequested(ctx) && p.pastGrace() {
+	if p.cancelRequested() && p.pastGrace() {
 		return "", 0, nil, graceOver()
 	}
 	key = stepKey(p.seen, name)
@@ -216,7 +216,7 @@ func (p *pass) stepRun(ctx context.Context, name string, opts abi.StepOptions) (
 	if s != nil && s.Status == store.StepCancelled {
 		return p.replayCancelled(s), nil
 	}
-	if (s == nil || s.Status == store.StepRetrying) && p.cancelPending(ctx) {
+	if (s == nil || s.Status == store.StepRetrying) && p.cancelPending() {
 		return p.deliverCancel(ctx, key, seq, store.KindRun, s)
 	}
 	attempt := 1
@@ -281,7 +281,7 @@ func (p *pass) attemptFailed(ctx context.Context, info abi.ErrorInfo) (host.Repl
 		return host.Reply{}, err
 	}
 	row.Error = &info
-	if p.cancelPending(ctx) {
+	if p.cancelPending() {
 		return p.attemptCancelled(st, row, done, info), nil
 	}
 	if !info.NonRetryable && st.attempt < st.policy.Attempts {
@@ -342,7 +342,7 @@ func (p *pass) sleep(ctx context.Context, name string, until func(time.Time) tim
 	if s != nil && s.Status == store.StepCancelled {
 		return p.replayCancelled(s), nil
 	}
-	if (s == nil || s.Status == store.StepSleeping) && p.cancelPending(ctx) {
+	if (s == nil || s.Status == store.StepSleeping) && p.cancelPending() {
 		return p.deliverCancel(ctx, key, seq, store.KindSleep, s)
 	}
 	if s == nil {
@@ -416,7 +416,7 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 		}
 		return p.replayCancelled(s), nil
 	}
-	if s == nil && p.cancelPending(ctx) {
+	if s == nil && p.cancelPending() {
 		return p.deliverCancel(ctx, key, seq, store.KindWait, &store.Step{
 			RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindWait, Event: opts.Event, Match: opts.Match, StartedAt: t,
 		})
@@ -449,7 +449,7 @@ func (p *pass) waitEvent(ctx context.Context, name string, opts abi.WaitOptions)
 	if d := checkWaitEvent(seq, s, opts.Event); d != nil {
 		return host.Reply{}, d.failure()
 	}
-	if s.Status == store.StepWaiting && p.cancelPending(ctx) {
+	if s.Status == store.StepWaiting && p.cancelPending() {
 		r, resolved, err := p.cancelWait(ctx, key)
 		if err != nil || resolved == nil {
 			return r, err
