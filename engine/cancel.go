@@ -195,6 +195,7 @@ func (x *Executor) cancelRequested(runID string) {
 	a.cancelAsk.raise(*r.CancelRequestedAt, *r.CancelGraceUntil)
 	x.terminateAtGrace(a, *r.CancelGraceUntil)
 }
+
 // terminateAtGrace terminates the run of a at until unless its activation ends first: a step
 // callback that runs on past the grace period is not waited for.
 func (x *Executor) terminateAtGrace(a *activation, until time.Time) {
