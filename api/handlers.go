@@ -61,6 +61,9 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 	} else if wasm, err = readBody(w, r, h.cfg.MaxModuleBytes); err != nil {
 		return err
 	}
+	if len(wasm) == 0 {
+		return errBodyRequired("the .wasm module, as the raw body or the \"module\" part of a multipart form")
+	}
 	res, err := h.cfg.Service.DeployWith(r.Context(), tenant(r), wasm, engine.DeployOptions{Replace: replace, Upgrade: policy})
 	if err != nil {
 		return err
@@ -526,7 +529,7 @@ func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 // names, started first if there is none or it has ended.
 func (h *Handler) signalWithStart(w http.ResponseWriter, r *http.Request) error {
 	var body wire.SignalWithStart
-	if err := h.decodeJSON(w, r, &body); err != nil {
+	if err := h.decodeRequiredJSON(w, r, &body); err != nil {
 		return err
 	}
 	res, err := h.cfg.Service.SignalWithStart(r.Context(), tenant(r), engine.SignalWithStartRequest{
