@@ -36,11 +36,13 @@ test/race: test/go ## same as test/go (Go tests always run with -race)
 test/short: ## quick tests, no end-to-end crash tests
 	$(ROOT) $(GO) test -short -count=1 ./...
 
-lint: ## gofmt, go vet, promtool on the alerting rules
+lint: ## gofmt, go vet, Redocly CLI on api/openapi.json, promtool on the alerting rules
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(ROOT) $(GO) vet ./...
 	cd guest-sdk/go && GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet -tags extism ./... && GOWORK=off $(GO) test ./...
 	cd examples/wasm/go && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && GOWORK=off GOOS=wasip1 GOARCH=wasm $(GO) vet -tags extism .
+	@test -x api/lint/node_modules/.bin/redocly || { echo "api/lint needs npm ci: run .ci/toolchain-openapi-lint.sh"; exit 1; }
+	cd api/lint && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npm run --silent lint
 	promtool check rules deploy/prometheus/alerts.yml
 	promtool test rules deploy/prometheus/alerts_test.yml
 

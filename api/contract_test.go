@@ -87,7 +87,8 @@ func checkResponse(r *http.Request, rec *httptest.ResponseRecorder) error {
 }
 
 // TestContractCatchesAnUndocumentedResponse: the check bites. A status no operation
-// documents, and a body off its schema, are caught; a documented answer is not.
+// documents, a body off its schema, and a 401 without the challenge header the document
+// requires are caught; a documented answer is not.
 func TestContractCatchesAnUndocumentedResponse(t *testing.T) {
 	answer := func(method, path string, status int, body string) error {
 		rec := httptest.NewRecorder()
@@ -101,6 +102,10 @@ func TestContractCatchesAnUndocumentedResponse(t *testing.T) {
 	}
 	if err := answer("GET", "/v1/workflows/steps/runs/00000000-0000-4000-8000-000000000000", 200, `{"id": 7}`); err == nil {
 		t.Error("a run whose id is a number passed")
+	}
+	if err := answer("GET", "/v1/workflows/steps/runs/00000000-0000-4000-8000-000000000000", 401,
+		`{"error":{"code":"unauthorized","message":"no token"}}`); err == nil {
+		t.Error("a 401 without its WWW-Authenticate challenge passed")
 	}
 	if err := answer("GET", "/v1/workflows/steps/runs/00000000-0000-4000-8000-000000000000", 404,
 		`{"error":{"code":"not_found","message":"no such run"}}`); err != nil {

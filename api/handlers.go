@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,9 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 		}
 	} else if wasm, err = readBody(w, r, h.cfg.MaxModuleBytes); err != nil {
 		return err
+	}
+	if len(wasm) == 0 {
+		return errBodyRequired("the .wasm module, as the raw body or the \"module\" part of a multipart form")
 	}
 	res, err := h.cfg.Service.DeployWith(r.Context(), tenant(r), wasm, engine.DeployOptions{Replace: replace, Upgrade: policy})
 	if err != nil {
@@ -136,8 +140,8 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 
 // GET /v1/workflows/{name}/runs and GET /v1/runs: newest first, filtered by status, version,
 // idempotency key, creation time (since inclusive, until exclusive, RFC 3339) and
-// input.<path>=<value> (a JSON superset match on the input: input.customer.id=42 matches inputs
-// containing {"customer":{"id":42}}). The route admits each parameter once (checkQuery); the
+// input[<key>][<key>]=<value> or input.<key>.<key>=<value> (a JSON superset match on the input:
+// input[customer][id]=42 matches inputs containing {"customer":{"id":42}}; inputFilter). The route admits each parameter once (checkQuery); the
 // engine checks the filter's values.
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	f, err := runFilter(r)
@@ -155,56 +159,75 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Bounds on a listing's input.* parameters.
+// Bounds on a listing's input filter parameters.
 const (
 	maxInputFilters    = 16
 	maxInputFilterKeys = 8
+	// maxInputFilterBytes bounds the filter the parameters build, as JSON: far past any
+	// filter a person or a console writes, and short of making every listing a scan of a
+	// megabyte-long containment test.
+	maxInputFilterBytes = 16 << 10
 )
 
-// inputFilter builds the JSON object that input.<path>=<value> parameters describe. A value
-// that parses as JSON (42, true, null, "42", {"a":1}) is taken as that JSON, read as strictly
-// as a body; any other value is a string, so input.email=a@example.com needs no quotes. Each
-// parameter is named in what it is refused for: a key or a value no store keeps, a path too
-// long, or two parameters that set the same place (input.a=1&input.a.b=2).
+// inputFilterParam is one input filter parameter: its name as sent and the keys of its path.
+type inputFilterParam struct {
+	name string
+	keys []string
+}
+
+// inputFilter builds the JSON object that the input filter parameters describe, each in
+// either of two forms: dotted, input.<key>.<key>=<value>, or OpenAPI's deepObject,
+// input[<key>][<key>]=<value> (which is how the document describes the parameter, and what
+// generated clients send). A value that parses as JSON (42, true, null, "42", {"a":1}) is
+// taken as that JSON, read as strictly as a body; any other value is a string, so
+// input.email=a@example.com needs no quotes. Each parameter is named in what it is refused
+// for: a name of neither form (input[a, input[], input.a[b]), a key or a value no store keeps,
+// a path too long, too many filters or too large a one, or two parameters that set the same
+// place (input.a=1&input.a.b=2, or input.a=1&input[a]=2). A malformed filter is never
+// dropped: that would list every run as if it matched.
 func inputFilter(q url.Values) (json.RawMessage, error) {
-	var params []string
-	for param := range q {
-		if strings.HasPrefix(param, "input.") {
-			params = append(params, param)
+	var params []inputFilterParam
+	for name := range q {
+		if !isInputFilter(name) {
+			continue
 		}
+		if err := abi.CheckText("filter", name, 0); err != nil {
+			return nil, badRequest("invalid_request", fmt.Sprintf("filter %q: %v", name, err))
+		}
+		keys, err := inputFilterKeys(name)
+		if err != nil {
+			return nil, err
+		}
+		params = append(params, inputFilterParam{name: name, keys: keys})
 	}
 	if len(params) == 0 {
 		return nil, nil
 	}
 	if len(params) > maxInputFilters {
-		return nil, badRequest("invalid_request", fmt.Sprintf("input.*: %d filters; at most %d", len(params), maxInputFilters))
+		return nil, badRequest("invalid_request", fmt.Sprintf("input.* and input[*] filters: %d of them; at most %d", len(params), maxInputFilters))
 	}
-	// Sorted, a parameter comes before every one whose path it is a prefix of, so a path that
-	// runs through a value another parameter set is seen at its first key past that value.
-	slices.Sort(params)
+	// Sorted by path, a parameter comes before every one whose path it is a prefix of, so a
+	// path that runs through a value another parameter set is seen at its first key past that
+	// value, whichever form either was given in.
+	slices.SortFunc(params, func(a, b inputFilterParam) int {
+		return cmp.Or(slices.Compare(a.keys, b.keys), strings.Compare(a.name, b.name))
+	})
 	filter := map[string]any{}
-	setBy := map[string]string{} // a dotted path prefix, and the parameter that set a value there
+	setBy := map[string]string{} // a path prefix (its keys as JSON), and the parameter that set a value there
 	for _, param := range params {
-		if err := abi.CheckText(param, param, 0); err != nil {
-			return nil, badRequest("invalid_request", fmt.Sprintf("filter %q: %v", param, err))
-		}
-		keys := strings.Split(strings.TrimPrefix(param, "input."), ".")
-		if len(keys) > maxInputFilterKeys || slices.Contains(keys, "") {
-			return nil, badRequest("invalid_request", fmt.Sprintf("filter %s: the path after input. must be 1 to %d non-empty keys", param, maxInputFilterKeys))
-		}
-		value, err := filterValue(param, q.Get(param))
+		value, err := filterValue(param.name, q.Get(param.name))
 		if err != nil {
 			return nil, err
 		}
 		node := filter
-		for i, k := range keys {
-			at := strings.Join(keys[:i+1], ".")
-			if other, taken := setBy[at]; taken {
-				return nil, badRequest("invalid_request", fmt.Sprintf("filters %s and %s both set input.%s", other, param, at))
+		for i, k := range param.keys {
+			prefix, _ := json.Marshal(param.keys[:i+1])
+			if other, taken := setBy[string(prefix)]; taken {
+				return nil, badRequest("invalid_request", fmt.Sprintf("filters %s and %s both set input.%s", other, param.name, strings.Join(param.keys[:i+1], ".")))
 			}
-			if i == len(keys)-1 {
+			if i == len(param.keys)-1 {
 				node[k] = value
-				setBy[at] = param
+				setBy[string(prefix)] = param.name
 				break
 			}
 			child, ok := node[k].(map[string]any)
@@ -215,10 +238,61 @@ func inputFilter(q url.Values) (json.RawMessage, error) {
 			node = child
 		}
 	}
-	return json.Marshal(filter)
+	out, err := json.Marshal(filter)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > maxInputFilterBytes {
+		return nil, badRequest("invalid_request", fmt.Sprintf("input.* and input[*] filters: %d bytes as JSON; at most %d", len(out), maxInputFilterBytes))
+	}
+	return out, nil
 }
 
-// filterValue is the JSON value of an input.* parameter.
+// isInputFilter reports whether a query parameter is an input filter, in either form; whether
+// it is a well-formed one is inputFilterKeys's to say.
+func isInputFilter(name string) bool {
+	return strings.HasPrefix(name, "input.") || strings.HasPrefix(name, "input[")
+}
+
+// inputFilterKeys is the path of an input filter parameter: input.a.b or input[a][b] is
+// [a b]. Keys are non-empty, 1 to maxInputFilterKeys of them, and hold no [ or ] (so that
+// input.a[b], a mix of the two forms, is refused rather than read as the key "a[b]").
+func inputFilterKeys(name string) ([]string, error) {
+	malformed := func(why string) error {
+		return badRequest("invalid_request", fmt.Sprintf("filter %s: %s; write input.<key>.<key> or input[<key>][<key>], 1 to %d non-empty keys without [ or ]",
+			abbreviate(name, 200), why, maxInputFilterKeys))
+	}
+	var keys []string
+	if rest, ok := strings.CutPrefix(name, "input."); ok {
+		keys = strings.Split(rest, ".")
+		if slices.ContainsFunc(keys, func(k string) bool { return strings.ContainsAny(k, "[]") }) {
+			return nil, malformed("a key holds [ or ]")
+		}
+	} else {
+		rest := strings.TrimPrefix(name, "input")
+		for rest != "" {
+			inner, ok := strings.CutPrefix(rest, "[")
+			if !ok {
+				return nil, malformed("a key does not start with [")
+			}
+			end := strings.IndexAny(inner, "[]")
+			if end < 0 || inner[end] != ']' {
+				return nil, malformed("a [ is not closed by ]")
+			}
+			keys = append(keys, inner[:end])
+			rest = inner[end+1:]
+		}
+	}
+	if slices.Contains(keys, "") {
+		return nil, malformed("a key is empty")
+	}
+	if len(keys) > maxInputFilterKeys {
+		return nil, malformed(fmt.Sprintf("%d keys", len(keys)))
+	}
+	return keys, nil
+}
+
+// filterValue is the JSON value of an input filter parameter.
 func filterValue(param, raw string) (json.RawMessage, error) {
 	if json.Valid([]byte(raw)) {
 		if err := checkStrict([]byte(raw), param, nil); err != nil {
@@ -455,7 +529,7 @@ func (h *Handler) signal(w http.ResponseWriter, r *http.Request) error {
 // names, started first if there is none or it has ended.
 func (h *Handler) signalWithStart(w http.ResponseWriter, r *http.Request) error {
 	var body wire.SignalWithStart
-	if err := h.decodeJSON(w, r, &body); err != nil {
+	if err := h.decodeRequiredJSON(w, r, &body); err != nil {
 		return err
 	}
 	res, err := h.cfg.Service.SignalWithStart(r.Context(), tenant(r), engine.SignalWithStartRequest{

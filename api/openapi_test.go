@@ -197,7 +197,7 @@ func TestOpenAPIDocumentsClientMistakes(t *testing.T) {
 			}
 			if in == "query" {
 				if name == "input" {
-					name = "input.*" // style deepObject: input.<path>
+					name = "input.*" // style deepObject: input[<key>]..., or input.<key>... (query.go)
 				}
 				documented = append(documented, name)
 			}

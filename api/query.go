@@ -9,7 +9,9 @@ import (
 )
 
 // routeQuery lists the query parameters each route takes; a route not listed takes none. A
-// name ending in ".*" stands for every parameter with that prefix (input.customer.id).
+// name ending in ".*" stands for every parameter that starts with the name before it and then
+// a dot or a [: input.* takes input.customer.id and input[customer][id] (inputFilter reads
+// both forms, and refuses a malformed one).
 var routeQuery = map[string][]string{
 	"POST /v1/modules":                                    {"replace", "upgrade"},
 	"POST /v1/workflows/{name}/runs":                      {"wait"},
@@ -63,7 +65,7 @@ func checkQuery(r *http.Request, takes []string) error {
 
 func takesParam(takes []string, name string) bool {
 	for _, t := range takes {
-		if prefix, ok := strings.CutSuffix(t, "*"); ok && strings.HasPrefix(name, prefix) || t == name {
+		if base, ok := strings.CutSuffix(t, ".*"); ok && (strings.HasPrefix(name, base+".") || strings.HasPrefix(name, base+"[")) || t == name {
 			return true
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // POST /v1/schedules
 func (h *Handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	var body wire.CreateSchedule
-	if err := h.decodeJSON(w, r, &body); err != nil {
+	if err := h.decodeRequiredJSON(w, r, &body); err != nil {
 		return err
 	}
 	sc, err := h.cfg.Service.CreateSchedule(r.Context(), tenant(r), engine.ScheduleRequest{

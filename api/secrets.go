@@ -26,7 +26,7 @@ func (h *Handler) putTenantSecret(w http.ResponseWriter, r *http.Request) error 
 // putSecret: {"value": "..."}.
 func (h *Handler) putSecret(w http.ResponseWriter, r *http.Request, tenantID string) error {
 	var body wire.PutSecret
-	if err := h.decodeJSON(w, r, &body); err != nil {
+	if err := h.decodeRequiredJSON(w, r, &body); err != nil {
 		return err
 	}
 	if body.Value == nil {

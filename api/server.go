@@ -213,7 +213,7 @@ func (h *Handler) authenticated(rt route) http.Handler {
 		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		secret = strings.TrimSpace(secret)
 		if !ok || secret == "" {
-			writeError(w, http.StatusUnauthorized, "unauthorized", "an Authorization: Bearer <token> header is required")
+			unauthorized(w, false, "an Authorization: Bearer <token> header is required")
 			return
 		}
 		isAdmin := h.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(h.cfg.AdminToken)) == 1
@@ -224,18 +224,18 @@ func (h *Handler) authenticated(rt route) http.Handler {
 				if h.cfg.AdminToken == "" {
 					msg = "the admin API is off: start wfhost run with --admin-token"
 				}
-				writeError(w, http.StatusUnauthorized, "unauthorized", msg)
+				unauthorized(w, true, msg)
 				return
 			}
 			rq.admin = true
 		case tenantAccess:
 			if isAdmin {
-				writeError(w, http.StatusUnauthorized, "unauthorized", "the admin token manages tenants; this route needs a tenant's token")
+				unauthorized(w, true, "the admin token manages tenants; this route needs a tenant's token")
 				return
 			}
 			tenantID, err := h.cfg.Service.Authenticate(r.Context(), secret)
 			if errors.Is(err, store.ErrNotFound) {
-				writeError(w, http.StatusUnauthorized, "unauthorized", "the bearer token is unknown or revoked")
+				unauthorized(w, true, "the bearer token is unknown or revoked")
 				return
 			}
 			if err != nil {
@@ -253,6 +253,18 @@ func (h *Handler) authenticated(rt route) http.Handler {
 			h.fail(w, r, err)
 		}
 	})
+}
+
+// unauthorized answers 401 with the challenge RFC 6750 asks of a bearer-token API, so a
+// generic HTTP client or proxy knows which scheme to retry with: the realm alone when no
+// bearer token was sent, and error="invalid_token" when one was and it will not do here.
+func unauthorized(w http.ResponseWriter, tokenSent bool, msg string) {
+	challenge := `Bearer realm="wfhost"`
+	if tokenSent {
+		challenge += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeError(w, http.StatusUnauthorized, "unauthorized", msg)
 }
 
 func tenant(r *http.Request) string { return r.Context().Value(tenantKey{}).(string) }

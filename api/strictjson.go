@@ -99,6 +99,27 @@ func (h *Handler) decodeJSON(w http.ResponseWriter, r *http.Request, v any) erro
 	return decodeStrict(body, v)
 }
 
+// decodeRequiredJSON is decodeJSON for an operation whose body the document says is required:
+// no body, or only white space, is a 400 rather than the zero value of v, which would
+// otherwise reach the service as a request the client never made (a tenant's limits
+// replaced by none, a schedule of nothing).
+func (h *Handler) decodeRequiredJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := h.jsonBody(w, r)
+	if err != nil {
+		return err
+	}
+	if body == nil {
+		return errBodyRequired("a JSON object (Content-Type: application/json)")
+	}
+	return decodeStrict(body, v)
+}
+
+// errBodyRequired is the 400 of a required body that is missing or empty; what says what to
+// send.
+func errBodyRequired(what string) error {
+	return badRequest("invalid_request", "the request body is required: send "+what)
+}
+
 // decodeStrict decodes body into v (a pointer to a struct) after checkStrict: each key of an
 // object that maps to a struct must be one of its fields' JSON names, exactly.
 func decodeStrict(body []byte, v any) error {

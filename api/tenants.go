@@ -21,7 +21,7 @@ func (h *Handler) viewTenant(r *http.Request, t store.Tenant) (wire.Tenant, erro
 // POST /v1/tenants (admin): {"id", "limits"?} -> the tenant and its first token, secret included.
 func (h *Handler) createTenant(w http.ResponseWriter, r *http.Request) error {
 	var body wire.CreateTenant
-	if err := h.decodeJSON(w, r, &body); err != nil {
+	if err := h.decodeRequiredJSON(w, r, &body); err != nil {
 		return err
 	}
 	requestOf(r.Context()).target = clip(body.ID)
@@ -75,7 +75,7 @@ func (h *Handler) writeTenant(w http.ResponseWriter, r *http.Request, id string)
 // PATCH /v1/tenants/{tenant} (admin): {"limits": {...}} replaces the tenant's overrides.
 func (h *Handler) setTenantLimits(w http.ResponseWriter, r *http.Request) error {
 	var body wire.SetLimits
-	if err := h.decodeJSON(w, r, &body); err != nil {
+	if err := h.decodeRequiredJSON(w, r, &body); err != nil {
 		return err
 	}
 	if body.Limits == nil {
