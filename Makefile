@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export TEST_DATABASE_URL
 BIN := bin/wfhost
 
-.PHONY: help build test test/go test/sdks test/console console/screenshots test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/scale bench/go bench/peers clean
+.PHONY: help build test test/go test/sdks test/console console/screenshots test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/api bench/scale bench/go bench/peers clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -67,6 +67,12 @@ bench: ## wfbench: 10-step and 1-step throughput, 1-step latency, idle queries, 
 	bin/wfbench -mode=latency -steps=1 -n=300
 	bin/wfbench -mode=idle -idle=10s
 	bin/wfbench -mode=attack -steps=1 -n=300
+
+bench/api: ## 1-step and 10-step direct runs at c=32 in process, then through the HTTP API (wfbench -via=http; BENCHMARKS.md, Through the API)
+	$(ROOT) $(GO) build -o bin/wfbench ./cmd/wfbench
+	for lang in assemblyscript go; do for steps in 1 10; do for via in engine http; do \
+	  bin/wfbench -mode=direct -lang=$$lang -steps=$$steps -n=2000 -c=32 -via=$$via || exit 1; \
+	done; done; done
 
 bench/scale: ## wfbench -mode=scale at quick sizes, on Postgres then the embedded store (a few minutes; the issue's full sizes are the flags' defaults: BENCHMARKS.md, At scale)
 	$(ROOT) $(GO) build -o bin/wfbench ./cmd/wfbench

@@ -101,9 +101,19 @@ func setupEnv(t testing.TB, defaults store.Limits) *env {
 // setupEnvOn serves the API over a started engine on a new store of the kind.
 func setupEnvOn(t testing.TB, kind storeKind, defaults store.Limits) *env {
 	t.Helper()
+	return setupEnvWrapped(t, kind, defaults, nil)
+}
+
+// setupEnvWrapped is setupEnvOn whose engine and handler use wrap(the store) when wrap is
+// set: the real store with some calls counted.
+func setupEnvWrapped(t testing.TB, kind storeKind, defaults store.Limits, wrap func(store.Store) store.Store) *env {
+	t.Helper()
 	ctx := context.Background()
 	rt := testenv.Runtime(t)
 	st := openStore(t, kind)
+	if wrap != nil {
+		st = wrap(st)
+	}
 	// The activation wall time stays the engine's default: no test here is about it, and the
 	// 5 s it was is the likely cause of a run that never reached its wait on a loaded CI
 	// machine under the race detector (the failure now prints the run).

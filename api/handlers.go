@@ -110,7 +110,9 @@ func (h *Handler) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 
 // With wait=N it is a start and an await in one request (a client that starts a run for its
 // result): the answer comes when the run has ended, or after N seconds with the run as it then
-// stands, as GET .../runs/{id}?wait=N answers. The status is the start's.
+// stands, as GET .../runs/{id}?wait=N answers. The status is the start's. The engine puts the
+// waiter in place before the run can start (engine.Service.StartAndWait), so a run that ends
+// at once is answered from what this host recorded, with no read of the store.
 func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	wait, err := waitParam(r)
 	if err != nil {
@@ -120,14 +122,18 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	if err := h.decodeJSON(w, r, &body); err != nil {
 		return err
 	}
-	run, created, err := h.cfg.Service.StartRun(r.Context(), tenant(r), engine.StartRequest{
+	req := engine.StartRequest{
 		Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
 		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs, Retry: body.Retry,
-	})
-	if err != nil {
-		return err
 	}
-	if run, err = h.awaitRun(r, run, wait); err != nil {
+	var run store.Run
+	var created bool
+	if wait > 0 {
+		run, created, err = h.cfg.Service.StartAndWait(r.Context(), tenant(r), req, wait)
+	} else {
+		run, created, err = h.cfg.Service.StartRun(r.Context(), tenant(r), req)
+	}
+	if err != nil {
 		return err
 	}
 	status := http.StatusCreated

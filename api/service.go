@@ -25,6 +25,7 @@ type Service interface {
 	TerminateRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	RestartRun(ctx context.Context, tenantID string, req engine.RestartRequest) (store.Run, error)
 	AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error)
+	StartAndWait(ctx context.Context, tenantID string, req engine.StartRequest, wait time.Duration) (run store.Run, created bool, err error)
 	Signal(ctx context.Context, tenantID string, req engine.SignalRequest) (store.SignalResult, error)
 	SignalWithStart(ctx context.Context, tenantID string, req engine.SignalWithStartRequest) (store.SignalWithStartResult, error)
 	Broadcast(ctx context.Context, tenantID string, req engine.BroadcastRequest) (store.BroadcastResult, error)

@@ -17,7 +17,8 @@
 //     host call, until its run is resumed by id with no replay (parking.go); a run claimed
 //     anew starts from its latest durable snapshot when it has one, replaying only the journal
 //     after it (snapshots.go).
-//   - Service (service*.go, clientinput.go): what a client sent, checked, limited and written.
+//   - Service (service*.go, clientinput.go, tokens.go): what a client sent, checked, limited and
+//     written; the tokens it authenticated are kept for a few seconds (tokens.go).
 //     Reads that need nothing of the engine are the store's own; the engine does not forward
 //     them.
 //

@@ -45,6 +45,7 @@ func New(cfg Config) (*Engine, error) {
 		modules: newModuleCache(cfg.Store, cfg.Runtime),
 		limits:  newLimitsCache(cfg.Store, cfg.TenantDefaults, cfg.Clock),
 		waiters: &waiters{},
+		tokens:  newTokenCache(cfg.Clock),
 
 		upgradeMetrics: newUpgradeMetrics(cfg.Metrics),
 	}
@@ -64,6 +65,7 @@ type shared struct {
 	modules *moduleCache
 	limits  *limitsCache
 	waiters *waiters // callers of AwaitRun
+	tokens  *tokenCache
 
 	upgradeMetrics *upgradeMetrics // the upgrade gate's (upgrade.go)
 }

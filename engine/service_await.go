@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -69,22 +70,49 @@ func (s *Service) AwaitRun(ctx context.Context, tenantID, runID string) (store.R
 	return s.awaitEnd(ctx, tenantID, runID, ch, 0)
 }
 
-// StartAndAwait starts a run and waits for its end, like StartRun then AwaitRun, without
-// reading the run back: its waiter is in place before this host can activate it, so a run
-// that ends here is reported at once. (A run started earlier with the same idempotency key is
-// awaited as AwaitRun does.)
+// StartAndAwait starts a run and waits for its end (or for ctx), like StartRun then AwaitRun,
+// without reading the run back: StartAndWait with no bound of its own.
 func (s *Service) StartAndAwait(ctx context.Context, tenantID string, req StartRequest) (store.Run, error) {
+	run, _, err := s.StartAndWait(ctx, tenantID, req, 0)
+	return run, err
+}
+
+// StartAndWait starts a run and waits up to wait (0: until ctx ends) for its end. Its waiter
+// is in place before this host can activate the run, so a run that ends here, however soon,
+// is reported at once from what this host recorded, with no read of the store; a run that
+// ends elsewhere is read every awaitPoll. After wait it returns the run as it then stands.
+// A run started earlier with the same idempotency key (created is false) is awaited as
+// AwaitRun does. When ctx ends first, the error comes with the run as it was started, so the
+// caller still knows its id.
+func (s *Service) StartAndWait(ctx context.Context, tenantID string, req StartRequest, wait time.Duration) (run store.Run, created bool, err error) {
 	var ch chan *store.Run
-	run, created, err := s.startRun(ctx, tenantID, req, func(r store.Run) { ch = s.waiters.add(r.ID) })
+	run, created, err = s.startRun(ctx, tenantID, req, func(r store.Run) { ch = s.waiters.add(r.ID) })
 	if err != nil {
-		return store.Run{}, err
+		return store.Run{}, false, err
 	}
+	first := awaitPoll // just created: nothing to read before the first poll
 	if !created {
-		return s.AwaitRun(ctx, tenantID, run.ID)
+		if run.Status.Terminal() || run.Status == store.StatusNondeterministic {
+			return run, false, nil
+		}
+		ch, first = s.waiters.add(run.ID), 0
 	}
 	defer s.waiters.remove(run.ID, ch)
-	// The run was just created: nothing to read before the first poll.
-	return s.awaitEnd(ctx, tenantID, run.ID, ch, awaitPoll)
+	wctx := ctx
+	if wait > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	ended, err := s.awaitEnd(wctx, tenantID, run.ID, ch, first)
+	switch {
+	case err == nil:
+		return ended, created, nil
+	case wait > 0 && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		now, err := s.cfg.Store.GetRun(ctx, tenantID, run.ID)
+		return now, created, err
+	}
+	return run, created, err
 }
 
 // awaitEnd waits for the run's end on ch (this host's notice) or by reading it, first after

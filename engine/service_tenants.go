@@ -37,12 +37,14 @@ func newTokenID() string {
 	return "tok_" + hex.EncodeToString(b[:])
 }
 
-// Authenticate returns the tenant a token secret belongs to, or store.ErrNotFound.
+// Authenticate returns the tenant a token secret belongs to, or store.ErrNotFound. A token
+// this host found in the store is trusted for tokenTTL (tokens.go); one revoked through this
+// host is refused at once.
 func (s *Service) Authenticate(ctx context.Context, secret string) (string, error) {
 	if secret == "" || len(secret) > 512 {
 		return "", store.ErrNotFound
 	}
-	return s.cfg.Store.Authenticate(ctx, HashSecret(secret))
+	return s.tokens.authenticate(ctx, sha256.Sum256([]byte(secret)), s.cfg.Store.Authenticate)
 }
 
 // CreateTenant creates a tenant and its first token, and returns the token's secret: the only
@@ -86,6 +88,7 @@ func (s *Service) SetTenantLimits(ctx context.Context, id string, limits store.L
 		return store.Tenant{}, tenantNotFound(id, err)
 	}
 	s.limits.forget(id)
+	s.tokens.forgetTenant(id)
 	return t, nil
 }
 
@@ -120,6 +123,7 @@ func (s *Service) EnsureToken(ctx context.Context, tenantID, secret, name string
 	if err := s.cfg.Store.EnsureTenant(ctx, tenantID); err != nil {
 		return err
 	}
+	s.tokens.forgetHash(sha256.Sum256([]byte(secret)))
 	owner, err := s.cfg.Store.Authenticate(ctx, HashSecret(secret))
 	switch {
 	case err == nil && owner == tenantID:
@@ -151,6 +155,9 @@ func (s *Service) RevokeToken(ctx context.Context, tenantID, tokenID string) (st
 		return store.Token{}, fmt.Errorf("token %q: %w", tokenID, store.ErrNotFound)
 	}
 	tok, err := s.cfg.Store.RevokeToken(ctx, tenantID, tokenID)
+	// Forgotten whatever the store answered: a revocation that failed half-way costs only a
+	// store read per token of the tenant.
+	s.tokens.forgetTenant(tenantID)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Token{}, fmt.Errorf("token %q: %w", tokenID, store.ErrNotFound)
 	}

@@ -11,6 +11,13 @@
 // internal/wasmgen and runs every hostile workflow in a loop: two RESULT lines, phase=idle and
 // phase=attack, with p99_ms, the cases tried and the ratio of the two p99s), scale (below).
 //
+// With -via=http (viahttp.go; issue 17, point 3) the direct and latency modes go through the
+// daemon's real HTTP API instead of engine calls: this process serves api.Handler on a
+// loopback port, and a second process (this binary with -load-url) sends POST
+// /v1/workflows/steps/runs?wait=60 from c callers over kept-alive connections, so the CPU this
+// process reports (daemon_cpu_ms_per_wf) is the daemon's alone. Every RESULT line says via= and
+// prints the same figures, so the two compare (BENCHMARKS.md, Through the API).
+//
 // The scale mode (scale.go, scaleenv.go; issue 13, point 9) runs the scenarios named by
 // -scale, each on a fresh store (-store=postgres: the -db database's wfbench schema, reset;
 // -store=embedded: a temporary data directory) with an engine in process, and prints one

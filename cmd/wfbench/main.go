@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -42,6 +40,7 @@ func main() {
 
 type options struct {
 	mode, lang, db, testdata, attacks, store string
+	via                                      string
 	steps, n, c, pool, tenantCores, pgPort   int
 	parkMemoryMiB, snapshotEvery             int
 	wasmOpt                                  string
@@ -52,6 +51,8 @@ type options struct {
 func run() error {
 	var o options
 	flag.StringVar(&o.mode, "mode", "direct", "direct, drain, latency, idle, attack (control latency idle, then under a hostile tenant: attack.go) or scale (issue 13's scenarios at size: scale.go)")
+	flag.StringVar(&o.via, "via", "engine", "direct and latency modes: engine (callers call the engine in process) or http (callers in a second process send POST runs?wait=60 to this process's API on loopback: viahttp.go)")
+	loadURL := flag.String("load-url", "", "internal: run as -via=http's load process against this API")
 	flag.StringVar(&o.lang, "lang", "go", "guest language of the fixture: go, rust or assemblyscript")
 	flag.IntVar(&o.steps, "steps", 10, "steps per workflow")
 	flag.IntVar(&o.n, "n", 1000, "workflows")
@@ -70,6 +71,17 @@ func run() error {
 	o.scaleFlags()
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file: of the measured part in the direct mode, of the whole run (setup too) in the scale mode")
 	flag.Parse()
+	if *loadURL != "" {
+		return runLoadProcess(o, *loadURL)
+	}
+	switch {
+	case o.via == "engine":
+	case o.via == "http" && (o.mode == "direct" || o.mode == "latency"):
+	case o.via == "http":
+		return fmt.Errorf("-via=http measures the direct and latency modes, not %s", o.mode)
+	default:
+		return fmt.Errorf("-via %q: want engine or http", o.via)
+	}
 	fixture, ok := fixtures[o.lang]
 	if !ok {
 		return fmt.Errorf("-lang %q: want go, rust or assemblyscript", o.lang)
@@ -141,6 +153,18 @@ func run() error {
 		}
 	}
 
+	var load *loadProcess
+	if o.via == "http" {
+		baseURL, token, stopAPI, err := serveAPI(ctx, eng, st)
+		if err != nil {
+			return err
+		}
+		defer stopAPI()
+		if load, err = startLoad(ctx, o, baseURL, token); err != nil {
+			return err
+		}
+	}
+
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
@@ -153,17 +177,20 @@ func run() error {
 	cpu0 := selfCPU()
 	began := time.Now()
 	var lats []time.Duration
-	switch o.mode {
-	case "direct":
+	var elapsed time.Duration
+	switch {
+	case load != nil:
+		elapsed, lats, err = load.run() // the load process's own clock: no pipe in it
+	case o.mode == "direct":
 		lats, err = b.direct(ctx, o.n, o.c)
-	case "drain":
+	case o.mode == "drain":
 		err = b.drain(ctx, o.n)
-	case "latency":
+	case o.mode == "latency":
 		lats, err = b.latency(ctx, o.n)
-	case "idle":
+	case o.mode == "idle":
 		o.n, o.steps = 0, 0
 		time.Sleep(o.idle)
-	case "attack":
+	case o.mode == "attack":
 		lats, err = b.attack(ctx, o)
 	default:
 		return fmt.Errorf("-mode %q: want direct, drain, latency, idle, attack or scale", o.mode)
@@ -171,15 +198,20 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	elapsed := time.Since(began)
+	if load == nil {
+		elapsed = time.Since(began)
+	}
 	cpu1 := selfCPU()
 	pgSec := pgCPUDelta(pg0, postgresCPU(o.db))
 	xacts := float64(tx.n.Load() - xact0)
-	out := fmt.Sprintf("RESULT peer=wfhost lang=%s mode=%s steps=%d n=%d c=%d elapsed=%.3fs wf_per_s=%.1f steps_per_s=%.1f harness_cpu=%.2fs pg_cpu=%.2fs",
-		o.lang, o.mode, o.steps, o.n, o.c, elapsed.Seconds(), float64(o.n)/elapsed.Seconds(),
+	out := fmt.Sprintf("RESULT peer=wfhost lang=%s mode=%s via=%s steps=%d n=%d c=%d elapsed=%.3fs wf_per_s=%.1f steps_per_s=%.1f harness_cpu=%.2fs pg_cpu=%.2fs",
+		o.lang, o.mode, o.via, o.steps, o.n, o.c, elapsed.Seconds(), float64(o.n)/elapsed.Seconds(),
 		float64(o.n*o.steps)/elapsed.Seconds(), cpu1-cpu0, pgSec)
 	if o.n > 0 {
-		out += fmt.Sprintf(" pg_ms_per_step=%.3f xact_per_wf=%.2f", pgSec*1000/float64(max(o.n*o.steps, 1)), xacts/float64(o.n))
+		// daemon_cpu_ms_per_wf is this process's CPU per run: the daemon's, and in process the
+		// callers' goroutines too (a small part); with -via=http the callers are elsewhere.
+		out += fmt.Sprintf(" pg_ms_per_step=%.3f xact_per_wf=%.2f daemon_cpu_ms_per_wf=%.3f",
+			pgSec*1000/float64(max(o.n*o.steps, 1)), xacts/float64(o.n), (cpu1-cpu0)*1000/float64(o.n))
 	} else {
 		out += fmt.Sprintf(" idle_xact_per_s=%.2f", xacts/elapsed.Seconds())
 	}
@@ -210,29 +242,7 @@ func (b *bench) one(ctx context.Context) (time.Duration, error) {
 }
 
 func (b *bench) direct(ctx context.Context, n, c int) ([]time.Duration, error) {
-	jobs := make(chan struct{}, n)
-	for range n {
-		jobs <- struct{}{}
-	}
-	close(jobs)
-	var (
-		mu   sync.Mutex
-		lats []time.Duration
-		errs []error
-		wg   sync.WaitGroup
-	)
-	for range c {
-		wg.Go(func() {
-			for range jobs {
-				d, err := b.one(ctx)
-				mu.Lock()
-				lats, errs = append(lats, d), append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return lats, errors.Join(errs...)
+	return callInParallel(n, c, func() (time.Duration, error) { return b.one(ctx) })
 }
 
 func (b *bench) drain(ctx context.Context, n int) error {

@@ -358,6 +358,62 @@ func TestStartWaitPrintsAFailedRunsStackOnce(t *testing.T) {
 	matches(t, "a trapped run as YAML", y.stdout, `(?m)^status: failed$`, `(?m)^error:\n  code: trap\n  message: "the guest trapped`)
 }
 
+// TestStartWaitPrintsAPanicsStackOnce: a Go workflow that panics, in its body or in a step,
+// fails with code panic; start --wait and runs get print the message with the code once and
+// the stack from the error's details once, as its own rows, and the command's error names the
+// code only. The YAML document has the stack once too, in details.
+func TestStartWaitPrintsAPanicsStackOnce(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("WFHOST_URL", serve(t))
+	t.Setenv("WFHOST_TOKEN", newTenant(t, "acme", ""))
+	expect(t, 0, "deploy", testdata("hostile.wasm"))
+	for _, c := range []struct{ input, message string }{
+		{`{}`, `error\s+panic: workflow panicked: runtime error: index out of range \[11\] with length 0\n`},
+		{`{"inStep":true}`, `error\s+panic: step explode failed: panic: step panicked: runtime error: index out of range \[9\] with length 0\n`},
+	} {
+		r := expect(t, exitRunFailed, "start", "panic", "--input", c.input, "--wait")
+		matches(t, "a panicked run", r.stdout, `status\s+failed`, c.message, `\nstack\s+goroutine \d+ \[running\]:\n`, `\n\s+\S*probes\.panicHere`)
+		matches(t, "a panicked run", r.stderr, `^wfhost: run \S+ ended failed: panic\n$`)
+		both := r.stdout + r.stderr
+		if n := strings.Count(both, "probes.panicHere("); n != 1 || strings.Count(both, "panic: panic") != 0 || strings.Contains(both, "\t/") {
+			t.Fatalf("the stack shows %d times (want once, its tabs as spaces):\n%s", n, both)
+		}
+		id := regexp.MustCompile(`(?m)^run\s+(\S+)$`).FindStringSubmatch(r.stdout)
+		if id == nil {
+			t.Fatalf("no run id in:\n%s", r.stdout)
+		}
+		got := expect(t, 0, "runs", "get", "panic", id[1])
+		matches(t, "runs get", got.stdout, c.message, `\nstack\s+goroutine `)
+		if n := strings.Count(got.stdout, "probes.panicHere("); n != 1 {
+			t.Fatalf("runs get shows the stack %d times:\n%s", n, got.stdout)
+		}
+		y := expect(t, exitRunFailed, "start", "panic", "--input", c.input, "--wait", "-o", "yaml")
+		matches(t, "a panicked run as YAML", y.stdout, `(?m)^error:\n  code: panic\n  message: `, `(?m)^  details:\n    stack: \|`)
+		if n := strings.Count(y.stdout, "probes.panicHere("); n != 1 {
+			t.Fatalf("the YAML shows the stack %d times:\n%s", n, y.stdout)
+		}
+	}
+}
+
+// TestPrintStackKeepsTheTableAndTheTerminal: a stack from details prints as rows under one
+// another, its tabs as spaces and control characters (an escape sequence a hostile guest
+// put there) as U+FFFD; details without a stack, or not JSON, print nothing.
+func TestPrintStackKeepsTheTableAndTheTerminal(t *testing.T) {
+	var b strings.Builder
+	printStack(&b, json.RawMessage(`{"stack":"goroutine 1 [running]:\nmain.f()\n\t/src/main.go:3 +0x1\n\u001b[2J\u0007bell\u0085\n"}`))
+	want := "stack\tgoroutine 1 [running]:\n\tmain.f()\n\t    /src/main.go:3 +0x1\n\t\ufffd[2J\ufffdbell\ufffd\n"
+	if b.String() != want {
+		t.Fatalf("printStack:\n%q\nwant\n%q", b.String(), want)
+	}
+	for _, d := range []string{``, `null`, `{"left":3}`, `{"stack":7}`, `{"stack":"  \n"}`, `not json`, `{"stack":"a"`} {
+		b.Reset()
+		printStack(&b, json.RawMessage(d))
+		if b.Len() != 0 {
+			t.Errorf("details %q printed %q", d, b.String())
+		}
+	}
+}
+
 // TestSignalThatMatchesNoWaitSaysSo: a signal whose payload misses what the run waits for (the
 // README's USER_ID wrong) is buffered, as the API defines; the CLI says why, with the match
 // the wait wants, and the steps table shows that match. A run that does not exist is a 404.

@@ -268,6 +268,7 @@ func printRun(w io.Writer, r wire.Run) {
 	}
 	if r.Error != nil {
 		fmt.Fprintf(w, "error\t%s\n", r.Error)
+		printStack(w, r.Error.Details)
 	}
 	if r.IdempotencyKey != "" {
 		fmt.Fprintf(w, "idempotency key\t%s\n", r.IdempotencyKey)
@@ -351,4 +352,30 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// printStack prints the stack a guest SDK kept in an error's details.stack (a Go panic's:
+// abi/ABI.md §5) as a "stack" row whose lines stay under one another in the value column:
+// the message above says the code and the panic once, and this is the one place the stack
+// shows. Tabs become spaces, which the table would take for columns, and other control
+// characters U+FFFD, so a guest cannot move the terminal's cursor or colour it.
+func printStack(w io.Writer, details json.RawMessage) {
+	var d struct {
+		Stack string `json:"stack"`
+	}
+	if len(details) == 0 || json.Unmarshal(details, &d) != nil || strings.TrimSpace(d.Stack) == "" {
+		return
+	}
+	key := "stack"
+	for _, line := range strings.Split(strings.TrimRight(d.Stack, "\n"), "\n") {
+		line = strings.Map(func(r rune) rune {
+			switch {
+			case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+				return '\ufffd'
+			}
+			return r
+		}, strings.ReplaceAll(line, "\t", "    "))
+		fmt.Fprintf(w, "%s\t%s\n", key, line)
+		key = ""
+	}
 }

@@ -301,18 +301,22 @@ func quoted(s string) string {
 }
 
 // literalBlock reports whether s can be a literal block scalar and read back the same: lines
-// of printable text, none empty at the start, none ending in a space (a literal block keeps
-// trailing spaces, but editors and diffs do not), at most one line break at the end.
+// of printable text (tabs too, past the first character: a Go stack indents its file lines
+// with one), none empty at the start, none ending in a space or a tab (a literal block keeps
+// them, but editors and diffs do not), at most one line break at the end.
 func literalBlock(s string) bool {
 	if !strings.Contains(strings.TrimSuffix(s, "\n"), "\n") || strings.HasSuffix(s, "\n\n") ||
-		strings.HasPrefix(s, " ") || strings.HasPrefix(s, "\n") {
+		strings.HasPrefix(s, " ") || strings.HasPrefix(s, "\t") || strings.HasPrefix(s, "\n") {
 		return false
 	}
 	for _, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
-		if strings.HasSuffix(line, " ") {
+		if strings.HasSuffix(line, " ") || strings.HasSuffix(line, "\t") {
 			return false
 		}
 		for _, r := range line {
+			if r == '\t' {
+				continue
+			}
 			if r < 0x20 || r == 0x7f || r == 0xfeff || r == 0x85 || r == 0x2028 || r == 0x2029 {
 				return false
 			}

@@ -21,6 +21,8 @@ var yamlCases = []struct{ json, yaml string }{
 	{`[[1,2],[{"k":"v"}]]`, "- - 1\n  - 2\n- - k: v\n"},
 	{`{"tab":"a\tb","quote":"say \"hi\"","key with space":1,"uni":"ünï"}`,
 		"tab: \"a\\tb\"\nquote: \"say \\\"hi\\\"\"\n\"key with space\": 1\nuni: \"ünï\"\n"},
+	{`{"stack":"goroutine 1 [running]:\nmain.f()\n\t/src/main.go:3 +0x1","tabEnd":"a\t\nb","tabStart":"\ta\nb"}`,
+		"stack: |-\n  goroutine 1 [running]:\n  main.f()\n  \t/src/main.go:3 +0x1\ntabEnd: \"a\\t\\nb\"\ntabStart: \"\\ta\\nb\"\n"},
 	{`{"trailing":"line \nnext","ends":"a\nb\n"}`, "trailing: \"line \\nnext\"\nends: |\n  a\n  b\n"},
 	{`{"big":1e21,"neg":-2E-7,"int":-3,"frac":0.25}`, "big: 1.0e+21\nneg: -2.0E-7\nint: -3\nfrac: 0.25\n"},
 	{`"scalar"`, "scalar\n"},

@@ -166,10 +166,41 @@ func runWorkflow(name string, input []byte) {
 func runGuarded(ctx *Context, w *registered, input []byte) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &Error{Code: "panic", Message: fmt.Sprintf("workflow panicked: %v\n%s", r, debug.Stack())}
+			err = panicError("workflow", r)
 		}
 	}()
 	return w.run(ctx, input)
+}
+
+// codePanic is the code of a panic the SDK caught (abi/ABI.md §5): the AssemblyScript SDK's
+// for an abort in a step, too.
+const codePanic = "panic"
+
+// maxStackBytes bounds the stack kept with a panic: the frames that matter are the first, and
+// an error must stay far below the run's output limit.
+const maxStackBytes = 16 << 10
+
+// panicError is the error of a panic with value r in what ("workflow" or "step"): code panic,
+// the panic's value in a one-line message that does not say the code again, and the stack
+// in details.stack, where a client shows it once and a transcript does not compare it
+// (abi/ABI.md §5).
+func panicError(what string, r any) *Error {
+	e := &Error{Code: codePanic, Message: fmt.Sprintf("%s panicked: %v", what, r)}
+	// TinyGo's debug.Stack is empty: then no details rather than an empty stack.
+	if stack := debug.Stack(); len(stack) > 0 {
+		e.Details, _ = json.Marshal(struct {
+			Stack string `json:"stack"`
+		}{string(cutStack(stack))})
+	}
+	return e
+}
+
+// cutStack is stack within maxStackBytes, its head kept and "..." saying lines went.
+func cutStack(stack []byte) []byte {
+	if len(stack) <= maxStackBytes {
+		return stack
+	}
+	return append(stack[:maxStackBytes:maxStackBytes], "\n..."...)
 }
 
 func failWith(info errorInfo) {
@@ -268,11 +299,12 @@ func Step[T any](ctx *Context, name string, fn func(sc *StepContext) (T, error),
 	return zero, &StepError{Step: name, Code: "abi", Message: fmt.Sprintf("unexpected reply status %d", status)}
 }
 
-// runStep turns a panic in a step callback into the step's error, so it is retried like one.
+// runStep turns a panic in a step callback into the step's error, with the stack, so it is
+// retried like one.
 func runStep[T any](sc *StepContext, fn func(*StepContext) (T, error)) (out T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("step panicked: %v", r)
+			err = panicError("step", r)
 		}
 	}()
 	return fn(sc)
@@ -394,6 +426,9 @@ type Error struct {
 	Code         string
 	Message      string
 	NonRetryable bool
+	// Details is JSON kept with the error (ErrorInfo.details): a caught panic's
+	// {"stack": "..."}, say. Not storable JSON (abi/ABI.md §3) is dropped by the host.
+	Details json.RawMessage
 }
 
 func (e *Error) Error() string {
@@ -449,7 +484,7 @@ func toErrorInfo(err error) errorInfo {
 	case errors.As(err, &se):
 		return errorInfo{Code: se.Code, Message: se.Error(), Details: se.Details}
 	case errors.As(err, &e):
-		return errorInfo{Code: e.Code, Message: e.Message, NonRetryable: e.NonRetryable}
+		return errorInfo{Code: e.Code, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details}
 	}
 	return errorInfo{Message: err.Error()}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +52,69 @@ func TestErrorsCrossTheABIWithTheirCodes(t *testing.T) {
 	}
 	if se := stepError("x", []byte("not json")); se.Message != "not json" {
 		t.Fatalf("unreadable step error %+v", se)
+	}
+}
+
+// deepPanic panics n frames down, for a stack longer than maxStackBytes.
+func deepPanic(n int) int {
+	if n == 0 {
+		panic("deep")
+	}
+	return deepPanic(n-1) + 1
+}
+
+// TestAPanicKeepsItsStackInDetails: a panic in a step callback or a workflow body is an error
+// with code panic, a one-line message that says the code once, and the stack in
+// details.stack, bounded; a step's reaches the run's error when the workflow returns it.
+func TestAPanicKeepsItsStackInDetails(t *testing.T) {
+	_, stepErr := runStep(&StepContext{Attempt: 1}, func(*StepContext) (int, error) {
+		var m map[string]int
+		m["x"] = 1 // a runtime error: assignment to entry in nil map
+		return 0, nil
+	})
+	saved := workflows
+	defer func() { workflows = saved }()
+	workflows = nil
+	Register(Workflow[int, int]{Name: "p", Run: func(*Context, int) (int, error) { panic(fmt.Sprintf("bad %q", "input\x00\xff")) }})
+	_, wfErr := runGuarded(&Context{workflow: "p"}, &workflows[0], []byte(`1`))
+	_, deepErr := runStep(&StepContext{Attempt: 1}, func(*StepContext) (int, error) { return deepPanic(2000), nil })
+
+	for _, c := range []struct {
+		err         error
+		message     string
+		stackHolds  string
+		whereItFell string
+	}{
+		{stepErr, "step panicked: assignment to entry in nil map", "TestAPanicKeepsItsStackInDetails", "runStep"},
+		{wfErr, `workflow panicked: bad "input\x00\xff"`, "TestAPanicKeepsItsStackInDetails", "runGuarded"},
+		{deepErr, "step panicked: deep", "deepPanic", "deepPanic"},
+	} {
+		info := toErrorInfo(c.err)
+		if info.Code != "panic" || info.Message != c.message || strings.Contains(info.Message, "\n") || strings.Contains(info.Message, "panic: ") {
+			t.Errorf("%v: %+v, want code panic and message %q, one line, the code not said again", c.err, info, c.message)
+		}
+		var details struct {
+			Stack string `json:"stack"`
+		}
+		if err := json.Unmarshal(info.Details, &details); err != nil {
+			t.Fatalf("details %s: %v", info.Details, err)
+		}
+		if !strings.Contains(details.Stack, c.whereItFell) || !strings.Contains(details.Stack, "goroutine ") {
+			t.Errorf("%s: stack without %s:\n%s", c.message, c.whereItFell, details.Stack)
+		}
+		if len(details.Stack) > maxStackBytes+8 {
+			t.Errorf("%s: a stack of %d bytes, over %d", c.message, len(details.Stack), maxStackBytes)
+		}
+		// The step's error as the workflow sees it, returned as the run's error: the stack
+		// goes with it.
+		data, _ := json.Marshal(info)
+		run := toErrorInfo(fmt.Errorf("charge: %w", stepError("charge", data)))
+		if run.Code != "panic" || string(run.Details) != string(info.Details) {
+			t.Errorf("%s returned by the workflow: %+v", c.message, run)
+		}
+	}
+	long := []byte(strings.Repeat("frame\n", maxStackBytes))
+	if cut := cutStack(long); len(cut) != maxStackBytes+4 || !strings.HasSuffix(string(cut), "\n...") || string(long) != strings.Repeat("frame\n", maxStackBytes) {
+		t.Errorf("a long stack cut to %d bytes, ending %q", len(cut), cut[len(cut)-10:])
 	}
 }

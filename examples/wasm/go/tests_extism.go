@@ -10,7 +10,7 @@ import (
 )
 
 // With -tags extism these examples are an Extism plug-in (the SDK's Extism transport, on
-// Extism's Go PDK; testdata/extism_go.wasm), and this file adds three workflows for the host's
+// Extism's Go PDK; testdata/extism_go.wasm), and this file adds four workflows for the host's
 // tests of the Extism door (host/extism_test.go). It sorts after the conformance workflows'
 // files, so they are declared first and in the same order as in the native build.
 
@@ -85,4 +85,7 @@ func init() {
 
 	// determinism is the hostile module's, for the Extism door's determinism test.
 	wf.Register(wf.Workflow[struct{}, probes.Observed]{Name: "determinism", Version: "1", Run: probes.Determinism})
+
+	// panic is the hostile module's, for the Extism door's panic test.
+	wf.Register(wf.Workflow[probes.PanicInput, int]{Name: "panic", Version: "1", Run: probes.Panic})
 }

@@ -7,4 +7,6 @@ import (
 
 func init() {
 	wf.Register(wf.Workflow[struct{}, probes.Observed]{Name: "determinism", Version: "1", Run: probes.Determinism})
+	// panic panics in its body or in a step: the SDK's panic error, its stack in details.
+	wf.Register(wf.Workflow[probes.PanicInput, int]{Name: "panic", Version: "1", Run: probes.Panic})
 }
