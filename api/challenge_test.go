@@ -36,6 +36,7 @@ func TestUnauthorizedCarriesAChallenge(t *testing.T) {
 			{"basic", "Basic YWJjOmRlZg==", realm},
 			{"empty bearer", "Bearer ", realm},
 			{"unknown", "Bearer wfh_unknown", invalid},
+			{"unknown, scheme lower-cased", "bearer wfh_unknown", invalid},
 			{"non-UTF-8", "Bearer wfh_\xff\xfe", invalid},
 			{"revoked", "Bearer " + tok["secret"].(string), invalid},
 			{"wrong kind", wrongKind, invalid},
@@ -60,6 +61,29 @@ func TestUnauthorizedCarriesAChallenge(t *testing.T) {
 			if got := resp.Header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != c.challenge {
 				t.Errorf("%s, %s: WWW-Authenticate %q, want %q", pattern, c.name, got, c.challenge)
 			}
+		}
+	}
+}
+
+// TestBearerSchemeIsCaseInsensitive: RFC 7235 makes the auth scheme case-insensitive, so a
+// client that writes `bearer` or `BEARER` is authenticated like one that writes `Bearer`.
+func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
+	t.Parallel()
+	e := setupEnv(t, store.Limits{})
+	a := newTenant(t, e, "acme", "")
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
+		req, err := http.NewRequest("GET", e.srv.URL+"/v1/workflows", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", scheme+" "+a.token)
+		resp, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("scheme %q: %d, want 200", scheme, resp.StatusCode)
 		}
 	}
 }

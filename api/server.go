@@ -201,6 +201,18 @@ func (h *Handler) Routes() []string {
 	return out
 }
 
+// bearerToken reads the token of an `Authorization: Bearer <token>` header. The scheme is
+// case-insensitive (RFC 7235 §2.1), so `bearer` and `BEARER` are the same scheme; clients such
+// as curl scripts and some proxies send it lower-cased.
+func bearerToken(header string) (string, bool) {
+	scheme, token, found := strings.Cut(header, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
 type tenantKey struct{}
 
 // authenticated checks the bearer token of the request against the route's access: the admin
@@ -210,9 +222,8 @@ func (h *Handler) authenticated(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer h.audit(rt, r)
 		rq := requestOf(r.Context())
-		secret, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		secret = strings.TrimSpace(secret)
-		if !ok || secret == "" {
+		secret, ok := bearerToken(r.Header.Get("Authorization"))
+		if !ok {
 			unauthorized(w, false, "an Authorization: Bearer <token> header is required")
 			return
 		}
