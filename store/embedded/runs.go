@@ -226,8 +226,10 @@ func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.
 		run, err = scanRun(w.queryRow("cancel_run", tenantID, runID, info, micros(w.now), day))
 		if err == nil {
 			w.cancelled(run.ID)
-			_, err = w.exec("delete_snapshot", run.ID)
-			return err
+			if _, err := w.exec("delete_snapshot", run.ID); err != nil {
+				return err
+			}
+			return w.childEnded(run.ID)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
