@@ -190,6 +190,11 @@ func DecodeEventSend(raw []byte) (EventSend, error) {
 // default: cancel for an awaited child, abandon for a detached one).
 func DecodeChildRun(raw []byte) (ChildRun, error) {
 	var r ChildRun
+	// encoding/json would read invalid UTF-8 in a name as U+FFFD: a workflow or an id the
+	// guest did not write.
+	if !utf8.Valid(raw) {
+		return ChildRun{}, errors.New("the request is not valid UTF-8")
+	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return ChildRun{}, fmt.Errorf("the request is not a ChildRun JSON: %v", err)
 	}
