@@ -508,8 +508,11 @@ type RunFilter struct {
 	// Workflow is "").
 	Version        string
 	IdempotencyKey string
-	Limit          int
-	Cursor         string // opaque, from the previous page
+	// Parent, when set, selects the children of that run (StartChild), its children's
+	// successors included.
+	Parent string
+	Limit  int
+	Cursor string // opaque, from the previous page
 }
 
 // SignalParams is one event sent to one run.

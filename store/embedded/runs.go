@@ -162,7 +162,7 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 		sqlLimit = -1 // no limit: the filter runs here
 	}
 	rows, err := s.rdb.QueryContext(ctx, s.q("list_runs"), tenantID, f.Workflow, string(f.Status), after, afterID,
-		sqlLimit, since, until, f.Version, f.IdempotencyKey)
+		sqlLimit, since, until, f.Version, f.IdempotencyKey, f.Parent)
 	if err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
