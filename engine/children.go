@@ -136,7 +136,9 @@ func (p *pass) startChild(ctx context.Context, key string, seq int, req abi.Chil
 		row.WakeAt = p.byDeadline(nil)
 	}
 	link := store.ChildLink{ParentRunID: p.run.ID, ParentKey: key, ParentClose: req.ParentClose, Awaited: awaited}
-	out, err := p.j.startChild(ctx, row, child, link)
+	traced := p.obs.childReached(ctx, key, wf.Name, t)
+	out, childID, err := p.j.startChild(ctx, row, child, link)
+	traced(childID)
 	if err != nil {
 		return nil, err
 	}

@@ -176,10 +176,10 @@ func (j *journal) reachWait(ctx context.Context, row store.Step) (*store.Step, e
 }
 
 // startChild starts a child run for step row, with the held-back step (store.StartChild).
-func (j *journal) startChild(ctx context.Context, row store.Step, child store.NewRun, link store.ChildLink) (store.Step, error) {
+func (j *journal) startChild(ctx context.Context, row store.Step, child store.NewRun, link store.ChildLink) (store.Step, string, error) {
 	if j.snapshot != nil {
 		if err := j.flush(ctx); err != nil {
-			return store.Step{}, err
+			return store.Step{}, "", err
 		}
 	}
 	held := j.pending

@@ -808,7 +808,8 @@ type Store interface {
 	// failed with abi.CodeChildRefused (final), the lease renewed. Otherwise an awaited s is
 	// journaled waiting and the parent suspended (lease released, available at s.WakeAt), until
 	// the child's chain ends (see below); a detached s is journaled completed with an
-	// abi.ChildStarted output, the lease renewed. Returns s as journaled.
+	// abi.ChildStarted output, the lease renewed. Returns s as journaled and the child's run
+	// id ("" when refused).
 	//
 	// The end of an awaited child never gets lost: in the transaction in which the last run of
 	// its chain (one that no retry or continue-as-new continues) ends, whatever ends it, the
@@ -816,7 +817,7 @@ type Store interface {
 	// failed with abi.CodeChildFailed (failed or cancelled: non-retryable, details the child's
 	// runId, status and error), and the parent made available now, every host woken. A run that
 	// continues a child is its parent's child in its place.
-	StartChild(ctx context.Context, l Lease, held *Step, s Step, child NewRun, link ChildLink, leaseFor time.Duration) (Step, error)
+	StartChild(ctx context.Context, l Lease, held *Step, s Step, child NewRun, link ChildLink, leaseFor time.Duration) (Step, string, error)
 	// ChildrenOf returns the children of a run of the tenant, oldest first (none for an
 	// unknown run).
 	ChildrenOf(ctx context.Context, tenantID, runID string) ([]ChildRef, error)

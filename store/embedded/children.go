@@ -18,15 +18,18 @@ import (
 // run_parents, which finds nothing for a run that is no child.
 
 // StartChild starts a child run for the parent's step st; see store.Store.
-func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step, st store.Step, child store.NewRun, link store.ChildLink, leaseFor time.Duration) (_ store.Step, err error) {
+func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step, st store.Step, child store.NewRun, link store.ChildLink, leaseFor time.Duration) (_ store.Step, _ string, err error) {
 	defer classify(&err)
 	what := "start child at " + st.Key
 	if child.IdempotencyKey == "" {
-		return store.Step{}, fmt.Errorf("%s: a child run needs an id", what)
+		return store.Step{}, "", fmt.Errorf("%s: a child run needs an id", what)
 	}
-	var row store.Step
+	var (
+		row     store.Step
+		childID string
+	)
 	err = s.write(ctx, what, func(w *wtx) error {
-		row = st
+		row, childID = st, ""
 		tenant, _, err := w.fenceGet(l)
 		if err != nil {
 			return err
@@ -58,6 +61,7 @@ func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step,
 				return err
 			}
 		}
+		childID = run.ID
 		if link.Awaited {
 			row.Status = store.StepWaiting
 			return w.writeChildStep(l, tenant, row, leaseFor, true)
@@ -67,9 +71,9 @@ func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step,
 		return w.writeChildStep(l, tenant, row, leaseFor, false)
 	})
 	if err != nil {
-		return store.Step{}, fmt.Errorf("%s: %w", what, err)
+		return store.Step{}, "", fmt.Errorf("%s: %w", what, err)
 	}
-	return row, nil
+	return row, childID, nil
 }
 
 // writeChildStep journals the child step row, suspending the parent until row.WakeAt (an

@@ -18,18 +18,21 @@ import (
 // parent's step by the deferred trigger of migration 020, in the transaction that ends it.
 
 // StartChild starts a child run for the parent's step st; see store.Store.
-func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step, st store.Step, child store.NewRun, link store.ChildLink, leaseFor time.Duration) (_ store.Step, err error) {
+func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step, st store.Step, child store.NewRun, link store.ChildLink, leaseFor time.Duration) (_ store.Step, _ string, err error) {
 	defer classify(&err)
 	what := "start child at " + st.Key
 	if child.IdempotencyKey == "" {
-		return store.Step{}, fmt.Errorf("%s: a child run needs an id", what)
+		return store.Step{}, "", fmt.Errorf("%s: a child run needs an id", what)
 	}
 	if !validUUID(l.RunID) {
-		return store.Step{}, fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
+		return store.Step{}, "", fmt.Errorf("%s: %w", what, store.ErrLeaseLost)
 	}
-	var row store.Step
+	var (
+		row     store.Step
+		childID string
+	)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row = st
+		row, childID = st, ""
 		var held0 bool
 		if err := tx.QueryRow(ctx, s.q("fence_lock"), l.RunID, l.Epoch).Scan(&held0); errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrLeaseLost
@@ -72,6 +75,7 @@ func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step,
 				return err
 			}
 		}
+		childID = run.ID
 		if link.Awaited {
 			row.Status = store.StepWaiting
 			return s.writeChildStep(ctx, tx, l, row, leaseFor, true)
@@ -81,9 +85,9 @@ func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step,
 		return s.writeChildStep(ctx, tx, l, row, leaseFor, false)
 	})
 	if err != nil {
-		return store.Step{}, fmt.Errorf("%s: %w", what, err)
+		return store.Step{}, "", fmt.Errorf("%s: %w", what, err)
 	}
-	return row, nil
+	return row, childID, nil
 }
 
 // writeChildStep journals the child step row, suspending the parent until row.WakeAt (an

@@ -37,14 +37,14 @@ func (f *fixture) startAwaited() (parent, child store.Run) {
 	parent = f.run()
 	c := f.claim(parent.ID, longLease)
 	held := f.runStep(parent.ID, 0, "first")
-	row, err := f.s.StartChild(f.ctx, c.Lease, &held, f.childStep(parent.ID, 1, "kid"), f.childRun(parent.ID+":kid"),
+	row, childID, err := f.s.StartChild(f.ctx, c.Lease, &held, f.childStep(parent.ID, 1, "kid"), f.childRun(parent.ID+":kid"),
 		store.ChildLink{ParentRunID: parent.ID, ParentKey: "kid", ParentClose: abi.ParentCloseCancel, Awaited: true}, longLease)
 	ok(f.t, err)
 	equal(f.t, "the awaited step's status", row.Status, store.StepWaiting)
 	kids, err := f.s.ChildrenOf(f.ctx, f.tenant, parent.ID)
 	ok(f.t, err)
-	if len(kids) != 1 {
-		f.t.Fatalf("%d children, want 1", len(kids))
+	if len(kids) != 1 || kids[0].RunID != childID {
+		f.t.Fatalf("children %+v, want the one started, %s", kids, childID)
 	}
 	return parent, f.getRun(kids[0].RunID)
 }
@@ -133,18 +133,20 @@ func testChildDetachedAndRefused(t *testing.T, f *fixture) {
 	parent := f.run()
 	c := f.claim(parent.ID, longLease)
 	detached := store.ChildLink{ParentRunID: parent.ID, ParentKey: "audit", ParentClose: abi.ParentCloseAbandon}
-	row, err := f.s.StartChild(f.ctx, c.Lease, nil, f.childStep(parent.ID, 0, "audit"), f.childRun("audit-1"), detached, longLease)
+	row, childID, err := f.s.StartChild(f.ctx, c.Lease, nil, f.childStep(parent.ID, 0, "audit"), f.childRun("audit-1"), detached, longLease)
 	ok(t, err)
 	equal(t, "the detached step's status", row.Status, store.StepCompleted)
 	var started abi.ChildStarted
 	ok(t, json.Unmarshal(f.step(parent.ID, "audit").Output, &started))
+	equal(t, "the child's id as returned", childID, started.RunID)
 	child := f.getRun(started.RunID)
 	equal(t, "the child's id", child.IdempotencyKey, "audit-1")
 
 	again := store.ChildLink{ParentRunID: parent.ID, ParentKey: "audit#1", ParentClose: abi.ParentCloseCancel, Awaited: true}
-	row, err = f.s.StartChild(f.ctx, c.Lease, nil, f.childStep(parent.ID, 1, "audit#1"), f.childRun("audit-1"), again, longLease)
+	row, childID, err = f.s.StartChild(f.ctx, c.Lease, nil, f.childStep(parent.ID, 1, "audit#1"), f.childRun("audit-1"), again, longLease)
 	ok(t, err)
 	equal(t, "the refused step's status", row.Status, store.StepFailed)
+	equal(t, "the refused step's child", childID, "")
 	step := f.step(parent.ID, "audit#1")
 	check(t, step.Error != nil && step.Error.Code == abi.CodeChildRefused && step.Error.NonRetryable, "the refused step's error %+v", step.Error)
 	kids, err := f.s.ChildrenOf(f.ctx, f.tenant, parent.ID)
@@ -165,14 +167,14 @@ func testChildFenced(t *testing.T, f *fixture) {
 	c := f.claim(parent.ID, longLease)
 	stale := c.Lease
 	stale.Epoch--
-	_, err := f.s.StartChild(f.ctx, stale, nil, f.childStep(parent.ID, 0, "kid"), f.childRun("fenced-1"),
+	_, _, err := f.s.StartChild(f.ctx, stale, nil, f.childStep(parent.ID, 0, "kid"), f.childRun("fenced-1"),
 		store.ChildLink{ParentRunID: parent.ID, ParentKey: "kid", ParentClose: abi.ParentCloseCancel, Awaited: true}, longLease)
 	check(t, errors.Is(err, store.ErrLeaseLost), "a stale lease: %v, want ErrLeaseLost", err)
 	equal(t, "the parent's journal", len(f.steps(parent.ID)), 0)
 	runs, _, err := f.s.ListRuns(f.ctx, f.tenant, store.RunFilter{})
 	ok(t, err)
 	equal(t, "runs", len(runs), 1)
-	_, err = f.s.StartChild(f.ctx, c.Lease, nil, f.childStep(parent.ID, 0, "kid"), store.NewRun{TenantID: f.tenant, Workflow: wfName},
+	_, _, err = f.s.StartChild(f.ctx, c.Lease, nil, f.childStep(parent.ID, 0, "kid"), store.NewRun{TenantID: f.tenant, Workflow: wfName},
 		store.ChildLink{ParentRunID: parent.ID, ParentKey: "kid"}, longLease)
 	check(t, err != nil, "a child without an id was started")
 }
