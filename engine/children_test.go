@@ -128,3 +128,35 @@ func TestChildrenOfATerminatedParent(t *testing.T) {
 		}
 	}
 }
+
+// A dry replay reads child entries: a finished parent replays to its end in every language,
+// with no child started; a journal whose child step still waits stops there; a child step
+// where the journal holds a run step diverges.
+func TestDryReplayOfChildSteps(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	done, r := finishedRun(t, h, "parent", map[string]any{"n": 4, "audit": true})
+	for _, module := range []string{"examples.wasm", "examples_rust.wasm", "examples_as.wasm"} {
+		rep := dryReplay(t, module, r)
+		if rep.Verdict != engine.ReplayCompatible || !rep.Ended || rep.Replayed != 2 || !jsonEqual(t, rep.Output, done.Output) {
+			t.Fatalf("%s: %+v, want compatible and ended with %s", module, rep, done.Output)
+		}
+	}
+	if kids := h.children(h.store, done.ID); len(kids) != 2 {
+		t.Fatalf("the dry replays started children: %d", len(kids))
+	}
+	waiting := r
+	waiting.Journal = append([]store.Step(nil), r.Journal...)
+	waiting.Journal[1].Status, waiting.Journal[1].Output, waiting.Journal[1].CompletedAt = store.StepWaiting, nil, nil
+	if rep := dryReplay(t, "examples.wasm", waiting); rep.Verdict != engine.ReplayCompatible || rep.Ended || rep.Stopped == nil ||
+		rep.Stopped.Seq != 1 || rep.Stopped.At.Kind != store.KindChild || rep.Stopped.New {
+		t.Fatalf("a waiting child step: %+v, want a stop at entry 1", rep)
+	}
+	other := r
+	other.Journal = append([]store.Step(nil), r.Journal...)
+	other.Journal[0].Kind = store.KindRun
+	if rep := dryReplay(t, "examples.wasm", other); rep.Verdict != engine.ReplayDiverged || rep.Divergence == nil || rep.Divergence.Seq != 0 {
+		t.Fatalf("a run step where the workflow starts a child: %+v, want diverged at 0", rep)
+	}
+}
