@@ -38,6 +38,10 @@ const (
 	// input and an empty journal (a ContinueAsNew JSON), outside step callbacks; it never
 	// returns to the guest.
 	FuncContinueAsNew = "continue_as_new"
+	// FuncChildRun starts a child workflow run (a ChildRun JSON) as a durable step, outside
+	// step callbacks: awaited, it answers the child's output or StatusStepFailed; detached, a
+	// ChildStarted JSON.
+	FuncChildRun = "child_run"
 )
 
 // Guest exports. Their signatures are GuestExports' and ExtismExports' rows below.
@@ -133,6 +137,7 @@ var HostFuncs = []HostFunc{
 	{Name: FuncSecretGet, Params: params(data("name")), Reply: true},
 	{Name: FuncEventSend, Params: params(data("req")), Reply: true},
 	{Name: FuncContinueAsNew, Params: params(data("req"))},
+	{Name: FuncChildRun, Params: params(data("name"), data("req")), Reply: true},
 }
 
 // Native is the function's signature in ImportModule: each Data span a (ptr, len) pair of i32s.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"unicode/utf8"
 )
 
 // How the host reads what a guest hands it: one function per payload, each the whole of the
@@ -177,6 +179,54 @@ func DecodeEventSend(raw []byte) (EventSend, error) {
 		r.Payload = json.RawMessage("{}")
 	} else if err := CheckJSON(p); err != nil {
 		return EventSend{}, fmt.Errorf("payload: %w", err)
+	}
+	return r, nil
+}
+
+// DecodeChildRun reads child_run's req: a ChildRun JSON with a workflow name (CheckName), a
+// version of at most MaxNameLen bytes of UTF-8 without NUL, an input that is storable JSON
+// (absent: null; one that is not wraps ErrNotStorable), an id that is a name or empty, a
+// timeout from 0 (none) on, taken as MaxDelay past it, and a parentClose policy ("" takes the
+// default: cancel for an awaited child, abandon for a detached one).
+func DecodeChildRun(raw []byte) (ChildRun, error) {
+	var r ChildRun
+	// encoding/json would read invalid UTF-8 in a name as U+FFFD: a workflow or an id the
+	// guest did not write.
+	if !utf8.Valid(raw) {
+		return ChildRun{}, errors.New("the request is not valid UTF-8")
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return ChildRun{}, fmt.Errorf("the request is not a ChildRun JSON: %v", err)
+	}
+	if err := CheckName("workflow", r.Workflow); err != nil {
+		return ChildRun{}, err
+	}
+	if len(r.Version) > MaxNameLen || !utf8.ValidString(r.Version) || strings.ContainsRune(r.Version, 0) {
+		return ChildRun{}, fmt.Errorf("version: want at most %d bytes of UTF-8 without NUL", MaxNameLen)
+	}
+	if r.ID != "" {
+		if err := CheckName("child id", r.ID); err != nil {
+			return ChildRun{}, err
+		}
+	}
+	if r.TimeoutMs < 0 {
+		return ChildRun{}, fmt.Errorf("timeoutMs %d is negative", r.TimeoutMs)
+	}
+	r.TimeoutMs = min(r.TimeoutMs, MaxDelay.Milliseconds())
+	switch r.ParentClose {
+	case "":
+		r.ParentClose = ParentCloseCancel
+		if r.Detach {
+			r.ParentClose = ParentCloseAbandon
+		}
+	case ParentCloseCancel, ParentCloseAbandon:
+	default:
+		return ChildRun{}, fmt.Errorf("parentClose %q: want %q or %q", r.ParentClose, ParentCloseCancel, ParentCloseAbandon)
+	}
+	if p := bytes.TrimSpace(r.Input); len(p) == 0 {
+		r.Input = json.RawMessage("null")
+	} else if err := CheckJSON(p); err != nil {
+		return ChildRun{}, fmt.Errorf("input: %w", err)
 	}
 	return r, nil
 }

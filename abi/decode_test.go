@@ -175,3 +175,48 @@ func TestRetryDelayWithinBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeChildRun(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]ChildRun{
+		`{"workflow":"w"}`:               {Workflow: "w", Input: json.RawMessage("null"), ParentClose: ParentCloseCancel},
+		`{"workflow":"w","detach":true}`: {Workflow: "w", Input: json.RawMessage("null"), Detach: true, ParentClose: ParentCloseAbandon},
+		`{"workflow":"w","detach":true,"parentClose":"cancel","input":{"n":1}}`: {Workflow: "w", Input: json.RawMessage(`{"n":1}`), Detach: true, ParentClose: ParentCloseCancel},
+		`{"workflow":"w","version":"2","id":"kid-1","timeoutMs":9223372036854775807,"parentClose":"abandon","extra":1}`: {Workflow: "w", Version: "2", ID: "kid-1",
+			Input: json.RawMessage("null"), TimeoutMs: MaxDelay.Milliseconds(), ParentClose: ParentCloseAbandon},
+	} {
+		got, err := DecodeChildRun([]byte(raw))
+		if err != nil {
+			t.Errorf("%q: %v", raw, err)
+			continue
+		}
+		if got.Workflow != want.Workflow || got.Version != want.Version || got.ID != want.ID || string(got.Input) != string(want.Input) ||
+			got.TimeoutMs != want.TimeoutMs || got.Detach != want.Detach || got.ParentClose != want.ParentClose {
+			t.Errorf("%q: %+v, want %+v", raw, got, want)
+		}
+	}
+	for raw, fault := range map[string]string{
+		``:                        "not a ChildRun JSON",
+		`[]`:                      "not a ChildRun JSON",
+		`{"workflow":7}`:          "not a ChildRun JSON",
+		`{}`:                      "workflow name is empty",
+		`{"workflow":"a/b"}`:      `contains "/"`,
+		"{\"workflow\":\"\xff\"}": "not valid UTF-8",
+		`{"workflow":"w","version":"` + strings.Repeat("v", 201) + `"}`: "version: want at most 200 bytes",
+		`{"workflow":"w","id":"a#1"}`:                                   `contains "#"`,
+		`{"workflow":"w","timeoutMs":-5}`:                               "timeoutMs -5 is negative",
+		`{"workflow":"w","parentClose":"x"}`:                            `parentClose "x"`,
+		`{"workflow":"w","input":{"a":"\u0000"}}`:                       "input: ",
+		`{"workflow":"w","input":{"a":"\ud800"}}`:                       "input: ",
+	} {
+		_, err := DecodeChildRun([]byte(raw))
+		if err == nil || !strings.Contains(err.Error(), fault) {
+			t.Errorf("%q: error %v, want one containing %q", raw, err, fault)
+			continue
+		}
+		// Only an input no store keeps is not_storable; every other fault is a broken call.
+		if errors.Is(err, ErrNotStorable) != (fault == "input: ") {
+			t.Errorf("%q: errors.Is(ErrNotStorable) = %v", raw, errors.Is(err, ErrNotStorable))
+		}
+	}
+}

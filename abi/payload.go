@@ -170,6 +170,32 @@ type ContinueAsNew struct {
 	LatestVersion bool            `json:"latestVersion,omitempty"`
 }
 
+// ChildRun is child_run's req JSON (DecodeChildRun): the child's workflow (of the parent's
+// tenant), its version ("" the latest), its input, its id (its idempotency key; "" derives
+// "<parent run id>:<step key>"), its run timeout, whether the parent detaches from it instead of
+// awaiting its end, and what the parent's cancellation does to it (ParentClose).
+type ChildRun struct {
+	Workflow    string          `json:"workflow"`
+	Version     string          `json:"version,omitempty"`
+	Input       json.RawMessage `json:"input,omitempty"` // any JSON value; absent is null
+	ID          string          `json:"id,omitempty"`
+	TimeoutMs   int64           `json:"timeoutMs,omitempty"`
+	Detach      bool            `json:"detach,omitempty"`
+	ParentClose string          `json:"parentClose,omitempty"`
+}
+
+// Parent-close policies (ChildRun.ParentClose): what a parent's cancellation or termination
+// does to its child.
+const (
+	ParentCloseCancel  = "cancel"  // the child is cancelled too (an awaited child's default)
+	ParentCloseAbandon = "abandon" // the child runs on (a detached child's default)
+)
+
+// ChildStarted is child_run's StatusOK data for a detached child: the child run's id.
+type ChildStarted struct {
+	RunID string `json:"runId"`
+}
+
 // EventSent is event_send's StatusOK data: what became of the event. To a run: State
 // (EventDelivered or EventBuffered). To the tenant: the waiting runs it Resolved and the runs
 // it Started. Duplicate is set when the same send was made before (the step's callback ran
@@ -226,6 +252,7 @@ var (
 		CodeWorkflowError, CodeTrap, CodeDeadline, CodeABIViolation, CodePayloadTooLarge,
 		CodeNondeterministic, CodeCancelled, CodeNoResult, CodeUnknownWorkflow, CodeStepLimit,
 		CodeMemoryLimit, CodeNotStorable, CodeStoreRefused, CodeNoProgress, CodeTimeout, CodeRunTimeout,
+		CodeChildFailed, CodeChildRefused,
 	}
 	CapabilityCodes = []string{
 		CodeOutsideStep, CodeHTTPDenied, CodeHTTPFailed, CodeHTTPTimeout, CodeHTTPTooLarge,
@@ -257,6 +284,12 @@ const (
 	// match) breaks CheckJSON, so no store could keep it. A step output fails the step (final,
 	// never retried: the same code writes the same value); the others fail the run.
 	CodeNotStorable = "not_storable"
+	// CodeChildFailed: an awaited child run failed or was cancelled (child_run's step error,
+	// never retried; details: the child's run id, status and error).
+	CodeChildFailed = "child_failed"
+	// CodeChildRefused: a child run could not be started: its id is another run's, or the
+	// tenant has no such workflow (version).
+	CodeChildRefused = "child_refused"
 
 	// Capability errors (StatusError replies of http_request and secret_get).
 	CodeOutsideStep    = "outside_step"     // a capability used outside a step callback

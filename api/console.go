@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
@@ -20,13 +21,16 @@ import (
 // values.
 func runFilter(r *http.Request) (store.RunFilter, error) {
 	q := r.URL.Query()
-	for _, name := range []string{"status", "cursor", "version", "idempotencyKey"} {
+	for _, name := range []string{"status", "cursor", "version", "idempotencyKey", "parent"} {
 		if q.Has(name) && q.Get(name) == "" {
 			return store.RunFilter{}, badRequest("invalid_request", name+" is empty: leave it out to filter nothing")
 		}
 	}
 	f := store.RunFilter{Workflow: r.PathValue("name"), Status: store.RunStatus(q.Get("status")), Cursor: q.Get("cursor"),
-		Version: q.Get("version"), IdempotencyKey: q.Get("idempotencyKey")}
+		Version: q.Get("version"), IdempotencyKey: q.Get("idempotencyKey"), Parent: q.Get("parent")}
+	if err := abi.CheckText("parent", f.Parent, abi.MaxNameLen); err != nil {
+		return store.RunFilter{}, badRequest("invalid_request", fmt.Sprintf("parent must be a run id: %v", err))
+	}
 	if q.Has("limit") {
 		n, err := strconv.Atoi(q.Get("limit"))
 		if err != nil || n < 1 || n > engine.MaxListLimit {

@@ -161,7 +161,22 @@ func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.RunPage{Runs: viewRuns(runs), NextCursor: next})
+	views := viewRuns(runs)
+	if f.Parent != "" {
+		// Every run listed is the parent's child: its link is one read away, for all of them.
+		kids, err := h.cfg.Store.ChildrenOf(r.Context(), tenant(r), f.Parent)
+		if err != nil {
+			return err
+		}
+		links := map[string]store.ChildLink{}
+		for _, k := range kids {
+			links[k.RunID] = k.Link
+		}
+		for i := range views {
+			viewParent(&views[i], links[views[i].ID])
+		}
+	}
+	writeJSON(w, http.StatusOK, wire.RunPage{Runs: views, NextCursor: next})
 	return nil
 }
 
@@ -346,6 +361,20 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	v := viewRun(run)
 	if err := h.lease(r, &v); err != nil {
 		return err
+	}
+	link, isChild, err := h.cfg.Store.ParentOf(r.Context(), tenant(r), run.ID)
+	if err != nil {
+		return err
+	}
+	if isChild {
+		viewParent(&v, link)
+		// The parent may have been swept before its child: the link stays, the workflow is
+		// then unknown.
+		if p, err := h.cfg.Store.GetRun(r.Context(), tenant(r), link.ParentRunID); err == nil {
+			v.ParentWorkflow = p.Workflow
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, v)
 	return nil

@@ -27,11 +27,11 @@ var routeQuery = map[string][]string{
 	"GET /v1/schedules/{id}/next":                         {"count"},
 }
 
-var runListQuery = []string{"status", "version", "idempotencyKey", "since", "until", "cursor", "limit", "input.*"}
+var runListQuery = []string{"status", "version", "idempotencyKey", "parent", "since", "until", "cursor", "limit", "input.*"}
 
 // runCountQuery is runListQuery without the page's parameters: counts are by status over every
 // page.
-var runCountQuery = []string{"version", "idempotencyKey", "since", "until", "input.*"}
+var runCountQuery = []string{"version", "idempotencyKey", "parent", "since", "until", "input.*"}
 
 // checkQuery refuses a query string that does not parse, a parameter the route does not take
 // (a misspelt filter would otherwise filter nothing, silently) and a parameter given twice

@@ -63,4 +63,6 @@ type Reader interface {
 	ListSecrets(ctx context.Context, tenantID string) ([]store.Secret, error)
 	GetSchedule(ctx context.Context, tenantID, id string) (store.Schedule, error)
 	ListSchedules(ctx context.Context, tenantID string) ([]store.Schedule, error)
+	ChildrenOf(ctx context.Context, tenantID, runID string) ([]store.ChildRef, error)
+	ParentOf(ctx context.Context, tenantID, runID string) (store.ChildLink, bool, error)
 }

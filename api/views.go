@@ -19,6 +19,11 @@ func viewRun(r store.Run) wire.Run {
 	}
 }
 
+// viewParent sets a child run's link to its parent (ParentWorkflow is the caller's).
+func viewParent(v *wire.Run, link store.ChildLink) {
+	v.ParentRunID, v.ParentKey, v.ParentClose = link.ParentRunID, link.ParentKey, link.ParentClose
+}
+
 // viewSignal is what became of an event sent to one run, with its id when it had one.
 func viewSignal(event, signalID string, res store.SignalResult) wire.SignalResult {
 	state := wire.SignalBuffered

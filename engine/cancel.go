@@ -100,10 +100,11 @@ func graceOver() *runFailure {
 	}}
 }
 
-// cancelledReply is what a call the cancellation reached answers: a step's failure, or
+// cancelledReply is what a call the cancellation reached answers: a step's (or a child
+// step's) failure, or
 // StatusCancelled for a sleep or a wait.
 func cancelledReply(kind store.StepKind, info *abi.ErrorInfo) host.Reply {
-	if kind == store.KindRun {
+	if kind == store.KindRun || kind == store.KindChild {
 		return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(info)}
 	}
 	return host.Reply{Status: abi.StatusCancelled, Data: errorJSON(info)}
@@ -211,6 +212,7 @@ func (x *Executor) terminateAtGrace(a *activation, until time.Time) {
 		}
 		x.cfg.Logger.Info("cancelled run terminated at the end of its grace period", "tenant", a.tenant, "run", a.runID)
 		x.cancelLocal(a.runID)
+		x.service().closeChildren(context.Background(), a.tenant, a.runID, 0)
 	})
 }
 

@@ -36,10 +36,12 @@ type capabilities struct {
 	keys   *envelope.Keyring
 	log    *slog.Logger // the engine's, not the run's: audit failures are the operator's
 	events eventService
+	// exec starts and cancels child runs (children.go).
+	exec *Executor
 }
 
 func (x *Executor) capabilities() capabilities {
-	return capabilities{store: x.cfg.Store, keys: x.cfg.SecretKeys, log: x.cfg.Logger, events: x.events}
+	return capabilities{store: x.cfg.Store, keys: x.cfg.SecretKeys, log: x.cfg.Logger, events: x.events, exec: x}
 }
 
 var _ host.EventSender = (*pass)(nil)

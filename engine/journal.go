@@ -175,6 +175,18 @@ func (j *journal) reachWait(ctx context.Context, row store.Step) (*store.Step, e
 	return j.store.ReachWait(ctx, j.lease, row, j.leaseFor)
 }
 
+// startChild starts a child run for step row, with the held-back step (store.StartChild).
+func (j *journal) startChild(ctx context.Context, row store.Step, child store.NewRun, link store.ChildLink) (store.Step, string, error) {
+	if j.snapshot != nil {
+		if err := j.flush(ctx); err != nil {
+			return store.Step{}, "", err
+		}
+	}
+	held := j.pending
+	j.pending = nil
+	return j.store.StartChild(ctx, j.lease, held, row, child, link, j.leaseFor)
+}
+
 // parkWait parks the run on a wait journaled before, or returns it resolved meanwhile.
 func (j *journal) parkWait(ctx context.Context, key string, timeout *time.Time) (*store.Step, error) {
 	return j.store.ParkWait(ctx, j.lease, key, timeout, j.leaseFor)

@@ -193,6 +193,22 @@ func (a *activationObs) waitReached(ctx context.Context, key, event string, at t
 	return func() { s.End() }
 }
 
+// childReached: the pass reaches a child step for the first time; call the result with the
+// child's run id ("" when none was started) once it is journaled. The step's span links to the
+// child's trace, and a workflow.parent span in the child's trace links back to this run's.
+func (a *activationObs) childReached(ctx context.Context, key, workflow string, at time.Time) (end func(childID string)) {
+	s := a.o.t.startStep(a.parent(ctx), key, store.KindChild, 0, at)
+	return func(childID string) {
+		if childID != "" && a.o.t.on {
+			s.AddLink(trace.Link{SpanContext: runSpanContext(childID), Attributes: []attribute.KeyValue{
+				attribute.String("run_id", childID), attribute.String("relation", "child")}})
+			s.SetAttributes(attribute.String("child.workflow", workflow), attribute.String("child.run_id", childID))
+			a.o.t.parentOf(ctx, childID, a.run, key)
+		}
+		s.End()
+	}
+}
+
 // outboundRequested: a step callback's outbound request (or a redirect hop of it) was
 // answered, refused or failed.
 func (a *activationObs) outboundRequested(rec host.OutboundRecord) {

@@ -316,15 +316,17 @@ func (x *Executor) resumeParked(runID string, only *parked, by string) {
 		}
 		return
 	}
-	if x.parking.take(runID, pk) == nil || !pk.accepts(c.Run, c.Journal) {
+	took := x.parking.take(runID, pk) != nil
+	if !took || !pk.accepts(c.Run, c.Journal) {
 		// The pass left the table meanwhile (evicted, cancelled, Stop), or the run moved on
 		// without it (another host ran it, or it was redeployed): hand the run back at once
-		// for an ordinary activation.
+		// for an ordinary activation. A pass this resume took out of the table is evicted
+		// here: nobody else can reach it any more, and left waiting it would hold Stop.
 		if err := x.cfg.Store.Release(life, c.Lease); err != nil {
 			x.cfg.Logger.Warn("hand back a run its parked pass cannot take", "run", runID, "err", err)
 		}
 		x.freeSlot(slot)
-		if x.parking.take(runID, pk) != nil {
+		if took {
 			x.evict([]*parked{pk}, "not_resumable")
 		}
 		x.wake()

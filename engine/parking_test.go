@@ -68,7 +68,9 @@ var snapshotted = map[string]bool{"assemblyscript": true, "rust": true, "tinygo"
 // from snapshots in the languages that take them (and took none in the others).
 func TestParkedEvictedRestoredAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 	t.Parallel()
-	suspending := map[string]bool{"OnboardingResolvedBySignal": true, "OnboardingTimesOut": true, "PollingLoop": true}
+	suspending := map[string]bool{"OnboardingResolvedBySignal": true, "OnboardingTimesOut": true, "PollingLoop": true,
+		"ChildWorkflowsComplete": true, "ChildCancelledWithItsParent": true}
+	beforeAnyStep := map[string]bool{"ChildWorkflowsComplete": true, "ChildCancelledWithItsParent": true}
 	var (
 		mu        sync.Mutex
 		evictions float64 // in the evicted mode, over every scenario and language
@@ -114,7 +116,9 @@ func TestParkedEvictedRestoredAndReplayedRunsWriteTheSameJournal(t *testing.T) {
 						case "restored":
 							restored, replayed := m["wfhost_snapshot_restores_total{outcome=restored}"], m["wfhost_snapshot_restores_total{outcome=replayed}"]
 							taken := m["wfhost_snapshots_total{}"]
-							if snapshotted[fx.lang] && (restored == 0 || replayed != 0) {
+							// A snapshot is taken at step_run only (host/snapshots.go): a parent
+							// suspends at its child step before any, so it has none to restore.
+							if snapshotted[fx.lang] && !beforeAnyStep[sc.name] && (restored == 0 || replayed != 0) {
 								t.Errorf("restored: %v snapshots taken, %v activations restored from one, %v replayed from the top; want some restored and none replayed", taken, restored, replayed)
 							}
 							if !snapshotted[fx.lang] && taken != 0 {

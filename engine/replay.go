@@ -178,6 +178,8 @@ func CheckReplayJournal(steps []store.Step) error {
 			ok = s.Status == store.StepCompleted || s.Status == store.StepSleeping || s.Status == store.StepCancelled
 		case store.KindWait:
 			ok = s.Status == store.StepCompleted || s.Status == store.StepTimedOut || s.Status == store.StepWaiting || s.Status == store.StepCancelled
+		case store.KindChild:
+			ok = s.Status == store.StepCompleted || s.Status == store.StepFailed || s.Status == store.StepWaiting || s.Status == store.StepCancelled
 		default:
 			return fmt.Errorf("%w: journal entry %d: unknown kind %q", ErrInvalid, i, s.Kind)
 		}
@@ -358,6 +360,26 @@ func (d *dryPass) WaitEvent(_ context.Context, name string, opts abi.WaitOptions
 	case store.StepCancelled:
 		d.advance(s.CompletedAt)
 		return cancelledReply(s.Kind, s.Error), nil
+	}
+	return host.Reply{}, d.unresolved(s)
+}
+
+var _ host.ChildRunner = (*dryPass)(nil)
+
+// RunChild answers a child step from the journal: the child's output or its id, its failure,
+// or where the cancellation reached it. One still waiting for its child stops the pass.
+func (d *dryPass) RunChild(_ context.Context, name string, _ abi.ChildRun) (host.Reply, error) {
+	s, err := d.next(name, store.KindChild)
+	if err != nil {
+		return host.Reply{}, err
+	}
+	switch s.Status {
+	case store.StepCompleted:
+		d.advance(s.CompletedAt)
+		return host.Reply{Status: abi.StatusOK, Data: s.Output}, nil
+	case store.StepFailed, store.StepCancelled:
+		d.advance(s.CompletedAt)
+		return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(s.Error)}, nil
 	}
 	return host.Reply{}, d.unresolved(s)
 }

@@ -333,7 +333,12 @@ func (s *Service) CancelRun(ctx context.Context, tenantID, runID string, grace t
 }
 
 // TerminateRun stops a live run at once, whatever it is doing: no code of it runs again.
+// Its children whose parentClose policy is cancel are terminated with it (children.go).
 func (s *Service) TerminateRun(ctx context.Context, tenantID, runID string) (store.Run, error) {
+	return s.terminate(ctx, tenantID, runID, 0)
+}
+
+func (s *Service) terminate(ctx context.Context, tenantID, runID string, depth int) (store.Run, error) {
 	run, err := s.cfg.Store.CancelRun(ctx, tenantID, runID)
 	if err != nil {
 		return store.Run{}, err
@@ -348,6 +353,7 @@ func (s *Service) TerminateRun(ctx context.Context, tenantID, runID string) (sto
 	// The notice reaches every host; this one need not wait for it.
 	s.exec.cancelLocal(runID)
 	s.waiters.notify(runID, nil)
+	s.closeChildren(ctx, tenantID, runID, depth)
 	return run, nil
 }
 

@@ -179,6 +179,25 @@ func (t *tracing) started(ctx context.Context, run store.Run) {
 	s.End()
 }
 
+// parentOf makes a workflow.parent span in a child run's trace, under its root, linked to its
+// parent's root: the child's root is made by its first activation, wherever that is, so the
+// link to the parent hangs beside it, made where the parent started the child.
+func (t *tracing) parentOf(ctx context.Context, childID string, parent store.Run, key string) {
+	if !t.on {
+		return
+	}
+	_, s := t.tracer.Start(inRun(ctx, childID), "workflow.parent", trace.WithLinks(trace.Link{SpanContext: runSpanContext(parent.ID),
+		Attributes: []attribute.KeyValue{attribute.String("run_id", parent.ID), attribute.String("relation", "parent")}}),
+		trace.WithAttributes(
+			attribute.String("tenant", parent.TenantID),
+			attribute.String("run_id", childID),
+			attribute.String("parent.run_id", parent.ID),
+			attribute.String("parent.workflow", parent.Workflow),
+			attribute.String("parent.step", key),
+		))
+	s.End()
+}
+
 // runRoot makes the run's workflow.run span with the derived ids, from its creation to at.
 // With a TracerProvider that does not use TraceIDGenerator the span cannot take them; it is
 // then made as a child of the derived span, so the run's spans still share one trace.

@@ -149,7 +149,7 @@ func TestLoadDescribesTheExamples(t *testing.T) {
 	for _, w := range m.Description.Workflows {
 		names = append(names, w.Name+"@"+w.Version)
 	}
-	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,relay@1,order-saga@1,steps@1,ticker@1,timeouts@1" {
+	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,relay@1,order-saga@1,steps@1,ticker@1,timeouts@1,child@1,parent@1" {
 		t.Fatalf("workflows %s", got)
 	}
 	if m.ABIVersion != abi.Version || len(m.Digest) != 64 {
@@ -375,6 +375,21 @@ func TestContinueAsNewRefusesAnUnstorableInput(t *testing.T) {
 	}
 }
 
+// A child_run whose input no store could keep fails the run with not_storable, and one whose
+// request is larger than any a run may hand on with payload_too_large, before any child is
+// started.
+func TestChildRunRefusesBadInputs(t *testing.T) {
+	t.Parallel()
+	m := load(t, "hostile.wasm")
+	for name, code := range map[string]string{"child-bad-input": abi.CodeNotStorable, "child-huge": abi.CodePayloadTooLarge} {
+		res, err := activate(t, m, "abuse", "run", `{"case":"`+name+`"}`, newMemHandler(), host.Limits{})
+		var ge *host.GuestError
+		if !errors.As(err, &ge) || ge.Info.Code != code {
+			t.Fatalf("%s: result %+v, error %v; want %s", name, res, err, code)
+		}
+	}
+}
+
 // Every host function, misused: each misuse ends the pass with a clear abi_violation that
 // names the function and the fault, and the host serves the next activation as before.
 func TestEveryHostFunctionRefusesAbuse(t *testing.T) {
@@ -408,6 +423,17 @@ func TestEveryHostFunctionRefusesAbuse(t *testing.T) {
 		"continue-in-step":       "continue_as_new called inside a step callback",
 		"continue-out-of-bounds": "continue_as_new: request at",
 		"continue-after-finish":  "continue_as_new called after the workflow finished",
+		"child-not-json":         "child_run \"c\": the request is not a ChildRun JSON",
+		"child-empty-workflow":   "workflow name is empty",
+		"child-workflow-slash":   "contains \"/\"",
+		"child-version-nul":      "version: want at most 200 bytes of UTF-8 without NUL",
+		"child-bad-id":           "child id name \"x#1\" contains \"#\"",
+		"child-negative-timeout": "timeoutMs -1 is negative",
+		"child-bad-parent-close": "parentClose \"orphan\"",
+		"child-invalid-utf8":     "not valid UTF-8",
+		"child-empty-name":       "child_run: step name is empty",
+		"child-out-of-bounds":    "child_run: request at",
+		"child-in-step":          "child_run called inside a step callback",
 	}
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {

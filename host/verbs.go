@@ -87,6 +87,9 @@ var verbs = map[string]verb{
 	abi.FuncEventSend: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
 		return st.eventSend(ctx, mem, a[0].span)
 	},
+	abi.FuncChildRun: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.childRun(ctx, mem, a[0].span, a[1].span)
+	},
 	abi.FuncContinueAsNew: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
 		st.continueAsNew(mem, a[0].span)
 		return Reply{}

@@ -327,7 +327,30 @@ const (
 	KindRun   StepKind = "run"
 	KindSleep StepKind = "sleep"
 	KindWait  StepKind = "wait"
+	// KindChild: a child workflow run the step started (StartChild). Awaited, it is waiting
+	// until the child's chain ends, then completed with the child's output or failed with
+	// abi.CodeChildFailed; detached, completed at once with an abi.ChildStarted output.
+	KindChild StepKind = "child"
 )
+
+// ChildLink ties a child run to the parent step that started it (StartChild).
+type ChildLink struct {
+	ParentRunID string
+	ParentKey   string
+	// ParentClose is abi.ParentCloseCancel or abi.ParentCloseAbandon: whether the parent's
+	// cancellation or termination reaches the child.
+	ParentClose string
+	// Awaited: the parent's step waits for the child's end.
+	Awaited bool
+}
+
+// ChildRef is one child of a run (ChildrenOf): its id, status and link.
+type ChildRef struct {
+	RunID    string
+	Workflow string
+	Status   RunStatus
+	Link     ChildLink
+}
 
 // StepStatus is where a journal entry stands.
 type StepStatus string
@@ -485,8 +508,11 @@ type RunFilter struct {
 	// Workflow is "").
 	Version        string
 	IdempotencyKey string
-	Limit          int
-	Cursor         string // opaque, from the previous page
+	// Parent, when set, selects the children of that run (StartChild), its children's
+	// successors included.
+	Parent string
+	Limit  int
+	Cursor string // opaque, from the previous page
 }
 
 // SignalParams is one event sent to one run.
@@ -772,6 +798,32 @@ type Store interface {
 	// completedAt, unless an event resolved it first; returns the row as it now stands, and
 	// renews the lease. Fenced.
 	CancelWait(ctx context.Context, l Lease, key string, completedAt time.Time, info abi.ErrorInfo, leaseFor time.Duration) (Step, error)
+
+	// StartChild starts a child run for the parent step s (Kind child, Seq, Key, StartedAt,
+	// WakeAt: the parent's deadline or nil), in one transaction fenced by the parent's lease
+	// l, after writing held (when not nil) as CommitStep does. child (resolved: Version and
+	// Digest taken as given) is created pending, claimable now, with child.IdempotencyKey (its
+	// id, required) and link; the hosts are woken. When that key already names a run of the
+	// tenant and workflow that is not this step's child, no run is created and s is journaled
+	// failed with abi.CodeChildRefused (final), the lease renewed. Otherwise an awaited s is
+	// journaled waiting and the parent suspended (lease released, available at s.WakeAt), until
+	// the child's chain ends (see below); a detached s is journaled completed with an
+	// abi.ChildStarted output, the lease renewed. Returns s as journaled and the child's run
+	// id ("" when refused).
+	//
+	// The end of an awaited child never gets lost: in the transaction in which the last run of
+	// its chain (one that no retry or continue-as-new continues) ends, whatever ends it, the
+	// parent's step, if still waiting, is completed with the child's output (completed) or
+	// failed with abi.CodeChildFailed (failed or cancelled: non-retryable, details the child's
+	// runId, status and error), and the parent made available now, every host woken. A run that
+	// continues a child is its parent's child in its place.
+	StartChild(ctx context.Context, l Lease, held *Step, s Step, child NewRun, link ChildLink, leaseFor time.Duration) (Step, string, error)
+	// ChildrenOf returns the children of a run of the tenant, oldest first (none for an
+	// unknown run).
+	ChildrenOf(ctx context.Context, tenantID, runID string) ([]ChildRef, error)
+	// ParentOf returns the link of a run of the tenant to its parent; ok is false when the run
+	// is no child (or unknown).
+	ParentOf(ctx context.Context, tenantID, runID string) (link ChildLink, ok bool, err error)
 
 	// Signal sends an event to one run. If the run waits on a step it matches, the first such
 	// step (by Seq) is completed with the payload and the run made available now (Delivered);

@@ -80,6 +80,14 @@ type Run struct {
 	CancelGraceUntil  *time.Time `json:"cancelGraceUntil,omitempty"`
 	// RestartedFrom is the ended run this one restarts (POST .../restart).
 	RestartedFrom string `json:"restartedFrom,omitempty"`
+	// ParentRunID is the run whose step started this one as a child (abi/ABI.md §4.16), its
+	// step's key ParentKey, and ParentClose what the parent's cancellation does to it (cancel,
+	// abandon): in GET run's answer, and in a listing filtered by ?parent=. ParentWorkflow is
+	// the parent's workflow, in GET run's answer only.
+	ParentRunID    string `json:"parentRunId,omitempty"`
+	ParentKey      string `json:"parentKey,omitempty"`
+	ParentClose    string `json:"parentClose,omitempty"`
+	ParentWorkflow string `json:"parentWorkflow,omitempty"`
 	// Lease names the host executing a live run and until when it holds it: in GET run's
 	// answer only, and only while a host holds the run.
 	Lease *RunLease `json:"lease,omitempty"`

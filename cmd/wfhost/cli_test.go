@@ -122,6 +122,7 @@ func TestExitCodesByClass(t *testing.T) {
 		{"completion", "tcsh"},
 		{"runs", "list", "--version", ""},
 		{"runs", "list", "--idempotency-key", ""},
+		{"runs", "list", "--parent", ""},
 	} {
 		if !slices.Contains(args, "--output") {
 			expectJSONError(t, exitUsage, "usage", 0, args...)
@@ -218,7 +219,7 @@ func TestGlobalFlagsBeforeAndAfterTheCommand(t *testing.T) {
 		t.Helper()
 		r := expect(t, 0, args...)
 		var page wire.WorkflowPage
-		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 7 {
+		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 9 { // the examples, parent and child included
 			t.Fatalf("wfhost %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
 		}
 	}

@@ -279,6 +279,13 @@ func printRun(w io.Writer, r wire.Run) {
 	if r.RestartedFrom != "" {
 		fmt.Fprintf(w, "restarts\t%s\n", r.RestartedFrom)
 	}
+	if r.ParentRunID != "" {
+		parent := r.ParentRunID
+		if r.ParentWorkflow != "" {
+			parent = r.ParentWorkflow + " " + parent
+		}
+		fmt.Fprintf(w, "parent\t%s at step %s (on its cancel: %s)\n", parent, r.ParentKey, r.ParentClose)
+	}
 	if r.ContinuedAs != "" {
 		fmt.Fprintf(w, "continued as\t%s\n", r.ContinuedAs)
 	}

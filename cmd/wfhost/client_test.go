@@ -324,7 +324,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	matches(t, "workflows list", out, `(?m)^NAME\s+LATEST\s+VERSIONS\s+RUNS\s+BY STATUS$`,
 		`steps\s+1\s+1\s+2\s+completed=2`, `onboarding\s+1\s+1\s+3\s+completed=2 cancelled=1`, `order-saga\s+1\s+1\s+1\s+failed=1`, `poll\s+1\s+1\s+0\s+-`)
 	wfs := runJSON[wire.WorkflowPage](t, "workflows", "list")
-	if len(wfs.Workflows) != 7 {
+	if len(wfs.Workflows) != 9 { // the examples, parent and child included
 		t.Fatalf("workflows list --json: %+v", wfs)
 	}
 
@@ -347,6 +347,18 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	mustRun(t, "tokens", "revoke", ops.ID, "--tenant", "acme")
 	matches(t, "a token revoked by the admin", mustFail(t, "modules", "list", "--token", ops.Secret), `unauthorized \(HTTP 401\)`)
 	matches(t, "unknown tenant", mustFail(t, "tokens", "list", "--tenant", "nobody"), `not_found \(HTTP 404\)`)
+
+	// A parent and its children: runs list --parent lists them, runs get shows a child's parent.
+	parent := runJSON[wire.Run](t, "start", "parent", "--wait", "--input", `{"n":4}`, "--token", tenantToken)
+	if parent.Status != wire.RunCompleted || compactJSON(parent.Output) != `{"square":16,"audited":false}` {
+		t.Fatalf("start parent --wait: %+v", parent)
+	}
+	kids := runJSON[wire.RunPage](t, "runs", "list", "--parent", parent.ID, "--token", tenantToken)
+	if len(kids.Runs) != 1 || kids.Runs[0].ParentRunID != parent.ID || kids.Runs[0].ParentKey != "square" {
+		t.Fatalf("runs list --parent: %+v", kids)
+	}
+	matches(t, "runs get of a child", mustRun(t, "runs", "get", "child", kids.Runs[0].ID, "--token", tenantToken),
+		`parent\s+parent `+parent.ID+` at step square \(on its cancel: cancel\)`)
 
 	// Without --token, the token a local daemon keeps in its data directory.
 	dir := t.TempDir()

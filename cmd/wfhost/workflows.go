@@ -487,6 +487,7 @@ func runsListCommand() *cli.Command {
 			&cli.StringFlag{Name: "status", EnvVars: []string{"WFHOST_STATUS"}, Usage: "only runs in this status: " + strings.Join(runStatuses(), ", ")},
 			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "only runs of this workflow version"},
 			&cli.StringFlag{Name: "idempotency-key", EnvVars: []string{"WFHOST_IDEMPOTENCY_KEY"}, Usage: "only the run started with this idempotency key (one per workflow)"},
+			&cli.StringFlag{Name: "parent", EnvVars: []string{"WFHOST_PARENT"}, Usage: "only the children of this run (child workflows its steps started)"},
 			&cli.StringFlag{Name: "since", EnvVars: []string{"WFHOST_SINCE"}, Usage: "only runs created at or after this time: RFC 3339, a date, or a duration ago (24h)"},
 			&cli.StringFlag{Name: "until", EnvVars: []string{"WFHOST_UNTIL"}, Usage: "only runs created before this time, as --since"},
 			&cli.GenericFlag{Name: "input", Value: &repeatable{}, EnvVars: []string{"WFHOST_INPUT_FILTER"}, Usage: "only runs whose input has key.path=value; repeatable"},
@@ -513,7 +514,7 @@ func listRuns(c *cli.Context) error {
 	if s := c.String("status"); s != "" {
 		q.Set("status", s)
 	}
-	for flag, param := range map[string]string{"version": "version", "idempotency-key": "idempotencyKey"} {
+	for flag, param := range map[string]string{"version": "version", "idempotency-key": "idempotencyKey", "parent": "parent"} {
 		if c.IsSet(flag) && c.String(flag) == "" {
 			return usagef("--%s is empty: leave it out to filter nothing", flag)
 		}

@@ -42,6 +42,9 @@ func hostSecretGet(name uint64) uint64
 //go:wasmimport extism:host/user event_send
 func hostEventSend(req uint64) uint64
 
+//go:wasmimport extism:host/user child_run
+func hostChildRun(name, req uint64) uint64
+
 //go:wasmimport extism:host/user continue_as_new
 func hostContinueAsNew(req uint64)
 
@@ -154,4 +157,11 @@ func callContinueAsNew(req []byte) {
 	r := block(req)
 	defer r.Free()
 	hostContinueAsNew(r.Offset())
+}
+
+func callChildRun(name, req []byte) (int32, []byte) {
+	n, r := block(name), block(req)
+	defer n.Free()
+	defer r.Free()
+	return reply(hostChildRun(n.Offset(), r.Offset()))
 }

@@ -44,6 +44,9 @@ func hostSecretGet(namePtr, nameLen uint32) uint64
 //go:wasmimport wfhost event_send
 func hostEventSend(reqPtr, reqLen uint32) uint64
 
+//go:wasmimport wfhost child_run
+func hostChildRun(namePtr, nameLen, reqPtr, reqLen uint32) uint64
+
 //go:wasmimport wfhost continue_as_new
 func hostContinueAsNew(reqPtr, reqLen uint32)
 
@@ -104,3 +107,7 @@ func callEventSend(req []byte) (int32, []byte) {
 }
 
 func callContinueAsNew(req []byte) { hostContinueAsNew(addr(req), uint32(len(req))) }
+
+func callChildRun(name, req []byte) (int32, []byte) {
+	return take(hostChildRun(addr(name), uint32(len(name)), addr(req), uint32(len(req))))
+}

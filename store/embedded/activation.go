@@ -416,8 +416,10 @@ func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int)
 func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
 	defer classify(&err)
 	return s.write(ctx, "finish run", func(w *wtx) error {
-		_, err := w.finish(l, status, output, info)
-		return err
+		if _, err := w.finish(l, status, output, info); err != nil {
+			return err
+		}
+		return w.childEnded(l.RunID)
 	})
 }
 
@@ -445,7 +447,10 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 		if err != nil {
 			return err
 		}
-		return w.upsertStep(l.RunID, tenant, st)
+		if err := w.upsertStep(l.RunID, tenant, st); err != nil {
+			return err
+		}
+		return w.childEnded(l.RunID)
 	})
 }
 
@@ -491,6 +496,9 @@ func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *stor
 			return err
 		}
 		if _, err := w.exec("move_run_events", l.RunID, run.ID); err != nil {
+			return err
+		}
+		if err := w.childContinued(l.RunID, run.ID); err != nil {
 			return err
 		}
 		w.wake()

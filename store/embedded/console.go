@@ -30,7 +30,7 @@ func (s *Store) CountRuns(ctx context.Context, tenantID string, f store.RunFilte
 	if !f.Until.IsZero() {
 		until = micros(f.Until)
 	}
-	args := []any{tenantID, f.Workflow, since, until, f.Version, f.IdempotencyKey}
+	args := []any{tenantID, f.Workflow, since, until, f.Version, f.IdempotencyKey, f.Parent}
 	counts := map[store.RunStatus]int{}
 	if len(f.Input) == 0 {
 		rows, err := s.rdb.QueryContext(ctx, s.q("count_filtered_runs"), args...)

@@ -162,7 +162,7 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 		sqlLimit = -1 // no limit: the filter runs here
 	}
 	rows, err := s.rdb.QueryContext(ctx, s.q("list_runs"), tenantID, f.Workflow, string(f.Status), after, afterID,
-		sqlLimit, since, until, f.Version, f.IdempotencyKey)
+		sqlLimit, since, until, f.Version, f.IdempotencyKey, f.Parent)
 	if err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
@@ -226,8 +226,10 @@ func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.
 		run, err = scanRun(w.queryRow("cancel_run", tenantID, runID, info, micros(w.now), day))
 		if err == nil {
 			w.cancelled(run.ID)
-			_, err = w.exec("delete_snapshot", run.ID)
-			return err
+			if _, err := w.exec("delete_snapshot", run.ID); err != nil {
+				return err
+			}
+			return w.childEnded(run.ID)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err

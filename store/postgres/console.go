@@ -34,7 +34,7 @@ func (s *Store) CountRuns(ctx context.Context, tenantID string, f store.RunFilte
 	if len(f.Input) > 0 {
 		input = string(f.Input)
 	}
-	rows, err := s.pool.Query(ctx, s.q("count_filtered_runs"), tenantID, f.Workflow, since, until, input, f.Version, f.IdempotencyKey)
+	rows, err := s.pool.Query(ctx, s.q("count_filtered_runs"), tenantID, f.Workflow, since, until, input, f.Version, f.IdempotencyKey, f.Parent)
 	if err != nil {
 		return nil, fmt.Errorf("count runs: %w", err)
 	}

@@ -114,7 +114,7 @@ func (s *Store) ListRuns(ctx context.Context, tenantID string, f store.RunFilter
 	if len(f.Input) > 0 {
 		input = string(f.Input)
 	}
-	rows, err := s.pool.Query(ctx, s.q("list_runs"), tenantID, f.Workflow, string(f.Status), after, afterID, limit+1, since, until, input, f.Version, f.IdempotencyKey)
+	rows, err := s.pool.Query(ctx, s.q("list_runs"), tenantID, f.Workflow, string(f.Status), after, afterID, limit+1, since, until, input, f.Version, f.IdempotencyKey, f.Parent)
 	if err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}

@@ -368,6 +368,28 @@ test('filter by version and idempotency key; the counts follow the filters', asy
   assert.ok(versions.length > 0 && versions.every((v) => v.trim() === 'v1'), `versions: ${versions}`);
 });
 
+test('a child run links to its parent, and the parent\'s child step to the child', async () => {
+  const parent = await daemon.api('POST', '/workflows/parent/runs', { input: { n: 5 } });
+  const done = await daemon.api('GET', `/workflows/parent/runs/${parent.id}?wait=10`);
+  assert.equal(done.status, 'completed');
+  const { runs } = await daemon.api('GET', `/runs?parent=${parent.id}`);
+  assert.equal(runs.length, 1);
+  const child = runs[0];
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/parent/${parent.id}`);
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  await page.locator('details.step summary', { hasText: 'square' }).click();
+  const link = page.locator('details.step[open] dl.facts div', { hasText: 'Child run' }).getByRole('link');
+  assert.equal(await link.textContent(), child.id);
+  await link.click();
+  await page.waitForURL(new RegExp(`#/runs/child/${child.id}$`));
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  const fact = page.locator('dl.facts').first().locator('div', { hasText: 'Parent' });
+  assert.match(await fact.textContent(), /at step square/);
+  await fact.getByRole('link').click();
+  await page.waitForURL(new RegExp(`#/runs/parent/${parent.id}$`));
+});
+
 test('a run that continued as new links to the runs before and after it', async () => {
   const first = await daemon.api('POST', '/workflows/ticker/runs', { input: { turns: 3, ticks: 2 } });
   // Follow the chain through the API to its last run.

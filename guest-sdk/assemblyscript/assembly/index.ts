@@ -12,6 +12,7 @@ export { Kind, Value, Parsed, parse, tryParse, stringify, quote } from "./json";
 export { CODE_CANCELLED, Failure, Result, Fields } from "./errors";
 export {
   Backoff,
+  ChildOptions,
   Context,
   RetryPolicy,
   StepContext,

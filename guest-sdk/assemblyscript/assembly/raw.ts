@@ -63,6 +63,9 @@ export declare function event_send(reqPtr: usize, reqLen: u32): u64;
 @external("wfhost", "continue_as_new")
 export declare function continue_as_new(reqPtr: usize, reqLen: u32): void;
 
+@external("wfhost", "child_run")
+export declare function child_run(namePtr: usize, nameLen: u32, reqPtr: usize, reqLen: u32): u64;
+
 /** replyStatus is the Status of a reply. */
 export function replyStatus(reply: u64): i32 {
   return <i32>(<u32>reply);

@@ -66,6 +66,21 @@ export class WaitOptions {
   timeoutMs: i64 = 0;
 }
 
+/** ChildOptions adjust a child run (Context.runChild, Context.startChild; abi/ABI.md §4.16). */
+export class ChildOptions {
+  /**
+   * id is the child's id (its idempotency key) instead of the derived
+   * "<parent run id>:<step key>"; an id another run holds fails the step with child_refused.
+   */
+  id: string = "";
+  /** version runs the child on that version of its workflow instead of the latest. */
+  version: string = "";
+  /** timeoutMs is the child run's deadline after it starts (its run_timeout); 0: none. */
+  timeoutMs: i64 = 0;
+  /** abandonOnCancel leaves the child running when the parent is cancelled or terminated. */
+  abandonOnCancel: bool = false;
+}
+
 /** WorkflowOptions are a workflow's optional declarations (abi/ABI.md §7). */
 export class WorkflowOptions {
   /** retentionDays keeps a finished run this long; 0 takes the operator's default. */
@@ -333,6 +348,30 @@ export class Context {
     return unreachable();
   }
 
+  /**
+   * runChild starts a run of workflow with input as the durable step name and waits for its
+   * end, the parent holding no instance meanwhile (abi/ABI.md §4.16): the child's output, or a
+   * failure with code child_failed (the child failed or was cancelled; details: its runId,
+   * status and error), child_refused (no such workflow, or the id is another run's) or
+   * cancelled (this run was cancelled while it waited: the child is cancelled too, unless
+   * abandonOnCancel). Not inside a step callback.
+   */
+  runChild(name: string, workflow: string, input: Value, opts: ChildOptions | null = null): Result {
+    return childRun(name, workflow, input, false, opts);
+  }
+
+  /**
+   * startChild starts a run of workflow with input as the durable step name and returns at
+   * once, without waiting for it: Result.ok with the child's run id as a string. Failures are
+   * runChild's but child_failed.
+   */
+  startChild(name: string, workflow: string, input: Value, opts: ChildOptions | null = null): Result {
+    const r = childRun(name, workflow, input, true, opts);
+    if (!r.ok) return r;
+    const id = r.value.get("runId");
+    return Result.ok(id != null ? id : Value.string(""));
+  }
+
   /** sleepUntil suspends the run until the Unix time unixMs (milliseconds). */
   sleepUntil(name: string, unixMs: i64): Result {
     const nb = String.UTF8.encode(name);
@@ -381,6 +420,26 @@ export class WaitResult {
     public timedOut: bool,
     public error: Failure | null,
   ) {}
+}
+
+/** childRun makes the child_run call: the ABI's ChildRun JSON, the reply as a step's. */
+function childRun(name: string, workflow: string, input: Value, detach: bool, opts: ChildOptions | null): Result {
+  const req = Value.object().setString("workflow", workflow).set("input", input);
+  if (opts != null) {
+    if (opts.id.length > 0) req.setString("id", opts.id);
+    if (opts.version.length > 0) req.setString("version", opts.version);
+    if (opts.timeoutMs > 0) req.setInt("timeoutMs", opts.timeoutMs);
+    if (opts.abandonOnCancel) req.setString("parentClose", "abandon");
+  }
+  if (detach) req.setBool("detach", true);
+  const nb = String.UTF8.encode(name);
+  const rb = String.UTF8.encode(stringify(req));
+  const reply = raw.child_run(changetype<usize>(nb), nb.byteLength, changetype<usize>(rb), rb.byteLength);
+  const status = raw.replyStatus(reply);
+  const data = takeReply(reply);
+  if (status == raw.STATUS_OK) return decodeOutput(name, data);
+  if (status == raw.STATUS_STEP_FAILED) return Result.err(stepFailure(name, data));
+  return unexpected(name, status);
 }
 
 function decodeOutput(name: string, data: ArrayBuffer): Result {

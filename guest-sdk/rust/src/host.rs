@@ -47,6 +47,8 @@ mod imports {
         pub fn wfhost_event_send(req_ptr: u32, req_len: u32) -> u64;
         #[link_name = "continue_as_new"]
         pub fn wfhost_continue_as_new(req_ptr: u32, req_len: u32);
+        #[link_name = "child_run"]
+        pub fn wfhost_child_run(name_ptr: u32, name_len: u32, req_ptr: u32, req_len: u32) -> u64;
     }
 
     // stderr, for panic messages only: the host puts the last stderr lines into a trap's
@@ -101,6 +103,9 @@ mod imports {
         outside()
     }
     pub unsafe fn wfhost_continue_as_new(_: u32, _: u32) {
+        outside()
+    }
+    pub unsafe fn wfhost_child_run(_: u32, _: u32, _: u32, _: u32) -> u64 {
         outside()
     }
     pub unsafe fn wasi_fd_write(_: u32, _: u32, _: u32, _: u32) -> u32 {
@@ -169,6 +174,11 @@ pub(crate) fn sleep_until(name: &str, unix_ms: i64) -> Reply {
 pub(crate) fn wait_event(name: &str, opts: &[u8]) -> Reply {
     let n = name.as_bytes();
     collect(unsafe { wfhost_wait_event(ptr(n), len(n), ptr(opts), len(opts)) })
+}
+
+pub(crate) fn child_run(name: &str, req: &[u8]) -> Reply {
+    let n = name.as_bytes();
+    collect(unsafe { wfhost_child_run(ptr(n), len(n), ptr(req), len(req)) })
 }
 
 pub(crate) fn log(level: i32, msg: &str) {

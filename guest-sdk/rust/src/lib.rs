@@ -9,6 +9,7 @@
 //! replaying the journal, so outside step callbacks it must be deterministic.
 
 mod capabilities;
+mod children;
 mod error;
 mod host;
 pub mod json;
@@ -17,6 +18,7 @@ use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 pub use capabilities::{HttpRequest, HttpResponse};
+pub use children::ChildOptions;
 pub use error::{Error, StepError};
 pub use json::{FromJson, Map, RawJson, ToJson, Value};
 

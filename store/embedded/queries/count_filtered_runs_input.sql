@@ -8,3 +8,4 @@ WHERE tenant_id = ?1
   AND (?4 IS NULL OR created_at < ?4)
   AND (?5 = '' OR version = ?5)
   AND (?6 = '' OR idempotency_key = ?6)
+  AND (?7 = '' OR id IN (SELECT run_id FROM run_parents WHERE parent_run_id = ?7))

@@ -9,5 +9,6 @@ WHERE tenant_id = $1
   AND ($9::jsonb IS NULL OR input @> $9)
   AND ($10 = '' OR version = $10)
   AND ($11 = '' OR idempotency_key = $11)
+  AND ($12 = '' OR id IN (SELECT run_id FROM run_parents WHERE parent_run_id::text = $12))
 ORDER BY created_at DESC, id DESC
 LIMIT $6

@@ -66,9 +66,15 @@ export async function runView(el, workflow, id) {
 
   async function load() {
     clearTimeout(timer);
-    let run, read, outbound;
+    let run, read, outbound, children = {};
     try {
       [run, read, outbound] = await Promise.all([call('GET', base), readSteps(), call('GET', `${base}/outbound`)]);
+      // A run whose steps started children links each child step to its run: one listing of
+      // the run's children (abi/ABI.md §4.16), by the step that started each.
+      if (read.steps.some((s) => s.kind === 'child')) {
+        const kids = await call('GET', '/runs', { query: { parent: id, limit: '500' } });
+        for (const k of kids.runs) if (!children[k.parentKey] || !k.continuedFrom) children[k.parentKey] = k;
+      }
     } catch (e) {
       if (stopped) return;
       if (e instanceof ApiError && e.status === 404) {
@@ -81,7 +87,7 @@ export async function runView(el, workflow, id) {
     steps = read.steps;
     more = read.more;
     const ended = ENDED.has(run.status);
-    const snapshot = JSON.stringify([run, steps, more, outbound]);
+    const snapshot = JSON.stringify([run, steps, more, outbound, children]);
     // A live run's bars grow with the clock, so it is drawn again each time; an ended one only
     // when something changed (it no longer does).
     if (snapshot !== last || !ended) {
@@ -93,7 +99,7 @@ export async function runView(el, workflow, id) {
         renderIO(ioEl, run);
         renderOutbound(outboundEl, outbound.outbound);
       }
-      renderTimeline(timelineEl, run, steps, more, open, shown, () => { last = ''; load().catch(() => {}); });
+      renderTimeline(timelineEl, run, steps, more, open, shown, () => { last = ''; load().catch(() => {}); }, children);
       last = snapshot;
       if (focusedId) { const f = document.getElementById(focusedId); if (f && f !== document.activeElement) f.focus(); }
     }
@@ -132,6 +138,9 @@ function renderHeader(el, run, steps, base, reload) {
     run.attempt > 1 ? fact('Attempt', String(run.attempt)) : null,
     run.continuedFrom ? fact(run.attempt > 1 ? 'Retry of' : 'Continues', runLink(run.workflow, run.continuedFrom)) : null,
     run.continuedAs ? fact(run.status === 'failed' ? 'Retried as' : 'Continued as', runLink(run.workflow, run.continuedAs)) : null,
+    run.parentRunId ? fact('Parent', run.parentWorkflow ? runLink(run.parentWorkflow, run.parentRunId) : h('code', { class: 'mono', text: run.parentRunId }),
+      h('span', { class: 'muted' }, ' at step '), h('code', { text: run.parentKey }),
+      h('span', { class: 'muted', text: run.parentClose === 'abandon' ? ' (runs on if it is cancelled)' : ' (cancelled with it)' })) : null,
     run.idempotencyKey ? fact('Idempotency key', h('code', { text: run.idempotencyKey })) : null,
     run.cancelRequestedAt ? fact('Cancel requested', `${when(run.cancelRequestedAt)}; terminated at ${when(run.cancelGraceUntil)} if it has not ended`) : null,
     fact('Retention', `${run.retentionDays} days`),
@@ -213,7 +222,7 @@ function renderIO(el, run) {
 // progress. The parts after now (a sleep's or a backoff's remaining time, a wait's timeout) are
 // drawn to the end of the scale and named in the text, so a 24-hour timeout does not squash
 // the rest of the run into a pixel.
-function renderTimeline(el, run, steps, more, open, shown, redraw) {
+function renderTimeline(el, run, steps, more, open, shown, redraw, children) {
   const now = Date.now();
   const t0 = new Date(run.startedAt || run.createdAt).getTime();
   let t1 = run.completedAt ? new Date(run.completedAt).getTime() : now;
@@ -251,7 +260,7 @@ function renderTimeline(el, run, steps, more, open, shown, redraw) {
           h('span', { class: 'key mono', text: s.key })),
         track,
         h('span', { class: 'about' }, badge(s.status), ' ', describe(s, now))),
-      stepDetails(s));
+      stepDetails(s, children[s.key]));
     det.addEventListener('toggle', () => { if (det.open) open.add(s.seq); else open.delete(s.seq); });
     return h('li', {}, det);
   });
@@ -279,6 +288,8 @@ function describe(s, now) {
     if (s.status === 'retrying' && until) parts.push(`backing off, next attempt at ${until}`);
   } else if (s.kind === 'sleep') {
     if (until) parts.push(s.status === 'sleeping' ? `until ${until}` : `was until ${until}`);
+  } else if (s.kind === 'child') {
+    if (s.status === 'waiting') parts.push('waiting for its child run to end');
   } else if (s.kind === 'wait') {
     let what = `for event “${s.event}”`;
     if (s.match && Object.keys(s.match).length) what += ` matching ${JSON.stringify(s.match)}`;
@@ -287,9 +298,10 @@ function describe(s, now) {
   return h('span', { class: 'desc', text: parts.join(' · ') });
 }
 
-function stepDetails(s) {
+function stepDetails(s, child) {
   const kids = [];
   const facts = h('dl', { class: 'facts small' },
+    child ? fact('Child run', runLink(child.workflow, child.id), h('span', { class: 'muted' }, ' ', child.status)) : null,
     fact('Sequence', String(s.seq)), fact('Started', when(s.startedAt)), fact('Ended', when(s.completedAt)),
     s.wakeAt ? fact(s.kind === 'run' ? 'Next attempt' : s.kind === 'wait' ? 'Times out' : 'Wakes', when(s.wakeAt)) : null,
     s.attempt ? fact('Attempts', String(s.attempt)) : null,

@@ -22,6 +22,8 @@ declare function host_complete(output: u64): void;
 declare function host_fail(info: u64): void;
 @external("extism:host/user", "event_send")
 declare function host_event_send(req: u64): u64;
+@external("extism:host/user", "child_run")
+declare function host_child_run(name: u64, req: u64): u64;
 @external("extism:host/user", "continue_as_new")
 declare function host_continue_as_new(req: u64): void;
 
@@ -205,6 +207,16 @@ export class Step {
     this.settle(r.status, "", r.data);
   }
 
+  // errFinal ends the step with an error that is not retried.
+  errFinal(code: string, message: string): void {
+    const info = ErrorInfo.of(code, message);
+    info.nonRetryable = true;
+    const block = toBlock(info.toJSON());
+    const r = new Reply(host_step_done(1, block));
+    release(block);
+    this.settle(r.status, "", r.data);
+  }
+
   private settle(status: i32, output: string, data: string): void {
     this.status = status;
     if (status == STATUS_OK) {
@@ -359,4 +371,20 @@ export function sendEvent(req: string): Sent {
 export function continueAsNew(input: string): Result {
   host_continue_as_new(toBlock(new Obj().raw("input", input).toString()));
   return unreachable();
+}
+
+// runChild starts a run of workflow with inputJSON as the durable step name (abi/ABI.md §4.16)
+// and, unless detach, waits for its end: a Step whose output is the child's output (detached:
+// {"runId": ...}) or whose error is the step's (child_failed, child_refused, cancelled). id, when
+// not empty, is the child's id instead of the derived one.
+export function runChild(name: string, workflow: string, inputJSON: string, id: string = "", detach: bool = false): Step {
+  const req = new Obj().str("workflow", workflow).raw("input", inputJSON);
+  if (id != "") req.str("id", id);
+  if (detach) req.bool("detach", true);
+  const nameBlock = toBlock(name);
+  const reqBlock = toBlock(req.toString());
+  const r = new Reply(host_child_run(nameBlock, reqBlock));
+  release(nameBlock);
+  release(reqBlock);
+  return new Step(name, r.status, r.data);
 }

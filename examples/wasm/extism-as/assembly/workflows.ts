@@ -1,10 +1,10 @@
 // The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll,
-// relay, steps, ticker and timeouts, with the same names, versions, step keys, inputs, outputs and errors.
+// relay, steps, ticker, timeouts, child and parent, with the same names, versions, step keys, inputs, outputs and errors.
 
 import { Obj, Value, quote, stringifyValue } from "./json";
 // The AssemblyScript example's SHA-256: the same user ids as every other example.
 import { hex, sha256 } from "../../assemblyscript/assembly/sha256";
-import { ErrorInfo, Result, Retry, Workflow, continueAsNew, log, sendEvent, sleep, step, waitForEvent } from "./wf";
+import { ErrorInfo, Result, Retry, Workflow, continueAsNew, log, runChild, sendEvent, sleep, step, waitForEvent } from "./wf";
 
 export const workflows: Workflow[] = [
   new Workflow("onboarding", "1", 30, ["user.signed_up"], onboarding),
@@ -14,6 +14,8 @@ export const workflows: Workflow[] = [
   new Workflow("steps", "1", 0, [], steps),
   new Workflow("ticker", "1", 0, [], ticker),
   new Workflow("timeouts", "1", 0, [], timeouts),
+  new Workflow("child", "1", 0, [], child),
+  new Workflow("parent", "1", 0, [], parent),
 ];
 
 function onboarding(input: Value): Result {
@@ -202,4 +204,44 @@ function compensate(reservation: string, cause: Result): Result {
   }
   if (release.failed()) return Result.failedStep(release);
   return cause;
+}
+
+// child squares n, after holding for holdMs; with fail it fails for good after the square
+// (abi/ABI.md §4.16).
+function child(input: Value): Result {
+  const n = input.getInt("n");
+  const sq = step("square");
+  if (sq.mustRun()) sq.ok((n * n).toString());
+  if (sq.failed()) return Result.failedStep(sq);
+  const holdMs = input.getInt("holdMs"); // wait this long before answering (a child to cancel)
+  if (holdMs > 0) {
+    const held = sleep("hold", holdMs);
+    if (held != null) return Result.err(held); // cancelled
+  }
+  if (input.getBool("fail")) {
+    const boom = step("explode");
+    if (boom.mustRun()) boom.errFinal("child_boom", "the child failed on " + n.toString());
+    if (boom.failed()) return Result.failedStep(boom);
+  }
+  return Result.ok(new Obj().int("square", <i64>sq.output!.n).toString());
+}
+
+// parent starts the audit child (detached, with an id of its own) when asked, awaits the
+// square child, and compensates when that child fails or this run is cancelled meanwhile.
+function parent(input: Value): Result {
+  const audit = input.getBool("audit"); // also start a detached audit child
+  if (audit) {
+    const one = new Obj().int("n", 1).bool("fail", false).int("holdMs", 0).toString();
+    const started = runChild("audit", "child", one, "audit-of-square", true);
+    if (started.failed()) return Result.failedStep(started);
+  }
+  const req = new Obj().int("n", input.getInt("n")).bool("fail", input.getBool("failChild")).int("holdMs", input.getInt("holdMs")).toString();
+  const res = runChild("square", "child", req);
+  if (res.failed()) {
+    const comp = step("compensate");
+    if (comp.mustRun()) comp.ok("true");
+    if (comp.failed()) return Result.failedStep(comp);
+    return Result.failedStep(res);
+  }
+  return Result.ok(new Obj().int("square", res.output!.getInt("square")).bool("audited", audit).toString());
 }

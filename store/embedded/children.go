@@ -1,0 +1,183 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wfhost/wfhost/abi"
+	"github.com/wfhost/wfhost/store"
+)
+
+// Child runs (store.Store.StartChild). Where store/postgres resolves an awaited child's parent
+// step by a deferred trigger, this store does it in Go in every transaction that ends a run
+// (childEnded, childContinued), after the run's end is written: one primary-key lookup in
+// run_parents, which finds nothing for a run that is no child.
+
+// StartChild starts a child run for the parent's step st; see store.Store.
+func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step, st store.Step, child store.NewRun, link store.ChildLink, leaseFor time.Duration) (_ store.Step, _ string, err error) {
+	defer classify(&err)
+	what := "start child at " + st.Key
+	if child.IdempotencyKey == "" {
+		return store.Step{}, "", fmt.Errorf("%s: a child run needs an id", what)
+	}
+	var (
+		row     store.Step
+		childID string
+	)
+	err = s.write(ctx, what, func(w *wtx) error {
+		row, childID = st, ""
+		tenant, _, err := w.fenceGet(l)
+		if err != nil {
+			return err
+		}
+		if held != nil {
+			if err := w.upsertStep(l.RunID, tenant, *held); err != nil {
+				return err
+			}
+		}
+		run, found, err := w.runByKey(child)
+		if err != nil {
+			return err
+		}
+		if found {
+			p, ok, err := w.childLink(run.ID)
+			if err != nil {
+				return err
+			}
+			if !ok || p.ParentRunID != link.ParentRunID || p.ParentKey != link.ParentKey {
+				info := store.ChildRefused(child.IdempotencyKey, child.Workflow)
+				row.Status, row.Error, row.CompletedAt = store.StepFailed, &info, &row.StartedAt
+				return w.writeChildStep(l, tenant, row, leaseFor, false)
+			}
+		} else {
+			if run, _, err = w.createRun(child); err != nil {
+				return err
+			}
+			if _, err := w.exec("link_child", run.ID, link.ParentRunID, link.ParentKey, link.ParentClose, link.Awaited, micros(w.now)); err != nil {
+				return err
+			}
+		}
+		childID = run.ID
+		if link.Awaited {
+			row.Status = store.StepWaiting
+			return w.writeChildStep(l, tenant, row, leaseFor, true)
+		}
+		out, _ := json.Marshal(abi.ChildStarted{RunID: run.ID})
+		row.Status, row.Output, row.CompletedAt = store.StepCompleted, out, &row.StartedAt
+		return w.writeChildStep(l, tenant, row, leaseFor, false)
+	})
+	if err != nil {
+		return store.Step{}, "", fmt.Errorf("%s: %w", what, err)
+	}
+	return row, childID, nil
+}
+
+// writeChildStep journals the child step row, suspending the parent until row.WakeAt (an
+// awaited child) or renewing its lease.
+func (w *wtx) writeChildStep(l store.Lease, tenant string, row store.Step, leaseFor time.Duration, suspend bool) error {
+	var err error
+	if suspend {
+		_, err = w.fence("suspend_progressed", l.RunID, l.Epoch, timeArg(row.WakeAt), micros(w.now))
+	} else {
+		_, err = w.fence("renew_lease", l.RunID, l.Epoch, micros(w.now)+leaseFor.Microseconds(), micros(w.now))
+	}
+	if err != nil {
+		return err
+	}
+	return w.upsertStep(l.RunID, tenant, row)
+}
+
+// childLink reads a run's link to its parent.
+func (w *wtx) childLink(runID string) (store.ChildLink, bool, error) {
+	var p store.ChildLink
+	err := w.queryRow("child_link", runID).Scan(&p.ParentRunID, &p.ParentKey, &p.ParentClose, &p.Awaited)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ChildLink{}, false, nil
+	}
+	return p, err == nil, err
+}
+
+// childEnded is called in every transaction that ends run runID (terminal), after its end is
+// written: when it is an awaited child whose chain ends here, the parent's step, if it still
+// waits, is completed or failed with the child's end, and the parent made available now.
+func (w *wtx) childEnded(runID string) error {
+	p, ok, err := w.childLink(runID)
+	if err != nil || !ok || !p.Awaited {
+		return err
+	}
+	var (
+		workflow, status, continuedAs string
+		output, errb                  sql.NullString
+	)
+	if err := w.queryRow("child_end", runID).Scan(&workflow, &status, &output, &errb, &continuedAs); err != nil {
+		return err
+	}
+	if continuedAs != "" || !store.RunStatus(status).Terminal() {
+		return nil
+	}
+	var res sql.Result
+	if store.RunStatus(status) == store.StatusCompleted {
+		out := "null"
+		if output.Valid {
+			out = output.String
+		}
+		res, err = w.exec("resolve_child", p.ParentRunID, p.ParentKey, string(store.StepCompleted), out, nil, micros(w.now))
+	} else {
+		info := store.ChildFailure(runID, workflow, store.RunStatus(status), decodeError(errb))
+		res, err = w.exec("resolve_child", p.ParentRunID, p.ParentKey, string(store.StepFailed), nil, errorArg(&info), micros(w.now))
+	}
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	if _, err := w.exec("wake_live_run", p.ParentRunID, micros(w.now)); err != nil {
+		return err
+	}
+	// Not Self: the host that ended the child must look for the parent too.
+	w.notices = append(w.notices, store.Notice{Kind: store.NoticeWake})
+	return nil
+}
+
+// childContinued hands a child's link on to the run that continues it.
+func (w *wtx) childContinued(runID, next string) error {
+	_, err := w.exec("copy_child_link", runID, next, micros(w.now))
+	return err
+}
+
+// ChildrenOf returns a run's children, oldest first.
+func (s *Store) ChildrenOf(ctx context.Context, tenantID, runID string) (_ []store.ChildRef, err error) {
+	defer classify(&err)
+	rows, err := s.rdb.QueryContext(ctx, s.q("children_of"), tenantID, runID)
+	if err != nil {
+		return nil, fmt.Errorf("children of run %s: %w", runID, err)
+	}
+	out, err := collect(rows, func(r scanner) (store.ChildRef, error) {
+		var c store.ChildRef
+		err := r.Scan(&c.RunID, &c.Workflow, &c.Status, &c.Link.ParentRunID, &c.Link.ParentKey, &c.Link.ParentClose, &c.Link.Awaited)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("children of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// ParentOf returns a run's link to its parent.
+func (s *Store) ParentOf(ctx context.Context, tenantID, runID string) (_ store.ChildLink, _ bool, err error) {
+	defer classify(&err)
+	var p store.ChildLink
+	err = s.rdb.QueryRowContext(ctx, s.q("parent_of"), tenantID, runID).Scan(&p.ParentRunID, &p.ParentKey, &p.ParentClose, &p.Awaited)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ChildLink{}, false, nil
+	}
+	if err != nil {
+		return store.ChildLink{}, false, fmt.Errorf("parent of run %s: %w", runID, err)
+	}
+	return p, true, nil
+}
