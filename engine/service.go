@@ -312,7 +312,8 @@ func (s *Service) CancelRun(ctx context.Context, tenantID, runID string, grace t
 	if err != nil {
 		return store.Run{}, err
 	}
-	if run.Status == store.StatusNondeterministic || run.Status.Terminal() {
+	if run.Status == store.StatusNondeterministic || run.Status == store.StatusPaused || run.Status.Terminal() {
+		// A paused run runs nothing that could see the cancel: it ends now.
 		return s.TerminateRun(ctx, tenantID, runID)
 	}
 	mod, err := s.exec.modules.get(ctx, tenantID, run.Digest)

@@ -138,7 +138,7 @@ func workflowsCommand() *cli.Command {
 					return err
 				}
 				return render(c, raw, func(w *tabwriter.Writer, wfs wire.WorkflowPage) {
-					fmt.Fprintln(w, "NAME\tLATEST\tVERSIONS\tRUNS\tBY STATUS")
+					fmt.Fprintln(w, "NAME\tLATEST\tVERSIONS\tRUNS\tBY STATUS\tPAUSED")
 					for _, wf := range wfs.Workflows {
 						total, byStatus := 0, []string{}
 						seen := map[string]bool{}
@@ -150,11 +150,12 @@ func workflowsCommand() *cli.Command {
 								byStatus = append(byStatus, fmt.Sprintf("%s=%d", s, n))
 							}
 						}
-						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", wf.Name, wf.LatestVersion, strings.Join(wf.Versions, ","), total, orDash(strings.Join(byStatus, " ")))
+						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", wf.Name, wf.LatestVersion, strings.Join(wf.Versions, ","), total,
+							orDash(strings.Join(byStatus, " ")), pausedText(wf))
 					}
 				})
 			},
-		}},
+		}, workflowPauseCommand(true), workflowPauseCommand(false)},
 	}
 }
 
@@ -304,7 +305,7 @@ func waitForRun(ctx context.Context, cl *client.Client, workflow, id string, tim
 func runsCommand() *cli.Command {
 	runArgs := "WORKFLOW RUN_ID"
 	return &cli.Command{
-		Name: "runs", Usage: "list, inspect and cancel runs",
+		Name: "runs", Usage: "list, inspect, pause, resume and cancel runs",
 		Subcommands: []*cli.Command{
 			runsListCommand(),
 			{
@@ -322,6 +323,8 @@ func runsCommand() *cli.Command {
 				Action: runSteps,
 			},
 			runsExportCommand(),
+			runsPauseCommand(),
+			runsResumeCommand(),
 			{
 				Name: "cancel", ArgsUsage: runArgs,
 				Usage: "ask a run to cancel itself: its workflow is told at its next durable call and may compensate for --grace, then it is terminated (a module that does not handle a cancel is terminated now)",
