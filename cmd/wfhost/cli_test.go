@@ -218,7 +218,7 @@ func TestGlobalFlagsBeforeAndAfterTheCommand(t *testing.T) {
 		t.Helper()
 		r := expect(t, 0, args...)
 		var page wire.WorkflowPage
-		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 7 {
+		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 8 {
 			t.Fatalf("wfhost %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
 		}
 	}
