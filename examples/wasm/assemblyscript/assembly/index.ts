@@ -7,6 +7,7 @@ import "./saga";
 import "./steps";
 import "./ticker";
 import "./timeouts";
+import "./pausing"; // last, as the Go module registers it
 
 // The ABI's exports (abi/ABI.md §3) come from the SDK.
 export * from "wfhost-as/exports";

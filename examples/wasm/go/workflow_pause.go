@@ -22,7 +22,8 @@ func init() {
 
 // chargeOrPause charges with two attempts and pauses the run when both fail (onExhausted
 // "pause"), for an operator to fix the cause and resume it: the resume tries the charge once
-// more. Each attempt logs "charge attempt N".
+// more. Each attempt logs "charge attempt N". It is registered last (its file sorts after the
+// other workflows'), as the other languages' examples declare it.
 func chargeOrPause(ctx *wf.Context, in pausingInput) (pausingResult, error) {
 	charge, err := wf.Step(ctx, "charge", func(sc *wf.StepContext) (string, error) {
 		wf.Log(ctx, "charge attempt %d", sc.Attempt)
