@@ -130,3 +130,36 @@ func TestPauseAndResumeAWorkflow(t *testing.T) {
 		t.Errorf("resume a workflow not paused: %d %s, want 404", r.status, r.body)
 	}
 }
+
+// TestResumeRefusedOntoADivergingVersion: a resume onto a version whose code parts from the
+// run's journal is 409 resume_refused with the replay's finding, and the run stays paused.
+func TestResumeRefusedOntoADivergingVersion(t *testing.T) {
+	t.Parallel()
+	srv, tok := setup(t)
+	r := call(t, srv, "POST", "/v1/workflows/charge-or-pause/runs", tok, []byte(`{"input":{"failAttempts":5}}`))
+	if r.status != 201 {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	runPath := "/v1/workflows/charge-or-pause/runs/" + r.json(t)["id"].(string)
+	testenv.Await(t, 30*time.Second, func() error {
+		if run := call(t, srv, "GET", runPath, tok, nil).json(t); run["status"] != "paused" {
+			return fmt.Errorf("run is %v", run["status"])
+		}
+		return nil
+	})
+	// Version 2 of charge-or-pause renames its charge step.
+	if d := call(t, srv, "POST", "/v1/modules?replace=true", tok, testenv.Fixture(t, "examples_appended.wasm")); d.status != 201 {
+		t.Fatalf("deploy: %d %s", d.status, d.body)
+	}
+	r = call(t, srv, "POST", runPath+"/resume", tok, []byte(`{"version":"2"}`))
+	if r.status != 409 || r.errorCode(t) != "resume_refused" {
+		t.Fatalf("resume onto a diverging version: %d %s, want 409 resume_refused", r.status, r.body)
+	}
+	check := r.json(t)["error"].(map[string]any)["check"].(map[string]any)
+	if check["verdict"] != "diverged" || check["divergence"].(map[string]any)["seq"] != float64(0) {
+		t.Fatalf("the refusal's check: %v", check)
+	}
+	if run := call(t, srv, "GET", runPath, tok, nil).json(t); run["status"] != "paused" || run["version"] != "1" {
+		t.Fatalf("after the refusal: %v on %v, want paused on 1", run["status"], run["version"])
+	}
+}

@@ -219,7 +219,8 @@ func TestPausedWorkflowCreatesPausedRuns(t *testing.T) {
 
 // TestResumeOntoAnotherVersionGoesThroughTheGate: a paused run resumes onto a newer version of
 // its workflow when a dry replay of its journal against that version passes (the upgrade
-// gate's check), and goes on there; an event sent while it was paused is kept for it.
+// gate's check), and goes on there; an event sent while it was paused is kept for it. A run
+// whose journal the version's code does not replay is refused with where they part.
 func TestResumeOntoAnotherVersionGoesThroughTheGate(t *testing.T) {
 	t.Parallel()
 	h := setup(t, harnessOptions{})
@@ -234,6 +235,8 @@ func TestResumeOntoAnotherVersionGoesThroughTheGate(t *testing.T) {
 	if r := h.getRun(run.ID); r.Status != store.StatusPaused {
 		t.Fatalf("a signalled paused run is %s", r.Status)
 	}
+	held := h.start("charge-or-pause", map[string]any{"failAttempts": 5})
+	h.await(held.ID, settle, store.StatusPaused)
 	h.deploy("examples_appended.wasm", true) // onboarding version 2, a step appended
 	if _, err := h.engine.ResumeRun(ctx, store.DefaultTenant, run.ID, "no-such-version"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("resume onto an unknown version: %v, want not found", err)
@@ -249,6 +252,19 @@ func TestResumeOntoAnotherVersionGoesThroughTheGate(t *testing.T) {
 		t.Fatalf("moved run %s %+v\n%s", r.Status, r.Error, h.journalString(r.ID))
 	}
 	wantKeys(t, h.keys(run.ID), "create-user", "welcome-delay", "send-welcome", "await-verify", "record-verified")
+
+	// charge-or-pause version 2 renamed its charge step: a run paused at it cannot move there.
+	_, err = h.engine.ResumeRun(ctx, store.DefaultTenant, held.ID, "2")
+	var refused *engine.ResumeRefused
+	if !errors.As(err, &refused) || !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("resume onto a diverging version: %v, want refused", err)
+	}
+	if c := refused.Check; c.Verdict != engine.GateDiverged || c.Divergence == nil || c.Divergence.Seq != 0 {
+		t.Fatalf("refusal %+v, want diverged at entry 0", c)
+	}
+	if r := h.getRun(held.ID); r.Status != store.StatusPaused || r.Version != "1" {
+		t.Fatalf("a refused run is %s on %s, want paused on 1", r.Status, r.Version)
+	}
 }
 
 // step returns the run's journal entry key.

@@ -17,7 +17,7 @@ type pausingResult struct {
 }
 
 func init() {
-	wf.Register(wf.Workflow[pausingInput, pausingResult]{Name: "charge-or-pause", Version: "1", Run: chargeOrPause})
+	wf.Register(wf.Workflow[pausingInput, pausingResult]{Name: "charge-or-pause", Version: chargeOrPauseVersion, Run: chargeOrPause})
 }
 
 // chargeOrPause charges with two attempts and pauses the run when both fail (onExhausted
@@ -25,7 +25,7 @@ func init() {
 // more. Each attempt logs "charge attempt N". It is registered last (its file sorts after the
 // other workflows'), as the other languages' examples declare it.
 func chargeOrPause(ctx *wf.Context, in pausingInput) (pausingResult, error) {
-	charge, err := wf.Step(ctx, "charge", func(sc *wf.StepContext) (string, error) {
+	charge, err := wf.Step(ctx, chargeStep, func(sc *wf.StepContext) (string, error) {
 		wf.Log(ctx, "charge attempt %d", sc.Attempt)
 		if sc.Attempt <= in.FailAttempts {
 			return "", wf.NewError("declined", "card declined on attempt %d", sc.Attempt)
