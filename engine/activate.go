@@ -35,7 +35,7 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 				c.Faults, c.LastFault)),
 		})
 	}
-	if held, err := x.holdClaimed(wctx, log, c, j); held || err != nil {
+	if held, err := x.holdClaimed(wctx, log, c); held || err != nil {
 		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			return x.fault(wctx, log, c.Run, j, c.Faults, fmt.Errorf("hold the run paused: %w", err))
 		}

@@ -114,7 +114,7 @@ func (x *Executor) pauseActive(runID string) {
 // holdClaimed holds a claimed run that was asked to pause before this claim (its host died
 // before the hold): nothing of it runs. It reports whether it did; a pause withdrawn since
 // leaves the run to its activation.
-func (x *Executor) holdClaimed(ctx context.Context, log *slog.Logger, c store.Claim, j *journal) (bool, error) {
+func (x *Executor) holdClaimed(ctx context.Context, log *slog.Logger, c store.Claim) (bool, error) {
 	if c.Run.PausedAt == nil || c.Run.CancelRequestedAt != nil {
 		return false, nil
 	}
