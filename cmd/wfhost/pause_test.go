@@ -54,6 +54,18 @@ func TestRunsPauseAndResume(t *testing.T) {
 	expectJSONError(t, exitNotFound, "not_found", 404, "workflows", "pause", "no-such-workflow")
 	expectJSONError(t, exitOther, "invalid_request", 400, "workflows", "pause", "order-saga", "--version", "\xff")
 	matches(t, "workflows resume", expect(t, 0, "workflows", "resume", "order-saga").stdout, `order-saga resumed: 1 runs resumed`)
+
+	// A resume onto a version whose code parts from the run's journal is refused, saying where.
+	charge := runOf(t, expect(t, 0, "start", "charge-or-pause", "--input", `{"failAttempts":5}`, "--json"))
+	testenv.Await(t, 30*time.Second, func() error {
+		if got := runJSON[wire.Run](t, "runs", "get", "charge-or-pause", charge.ID); got.Status != wire.RunPaused {
+			return fmt.Errorf("the charge is %s", got.Status)
+		}
+		return nil
+	})
+	expect(t, 0, "deploy", testdata("examples_appended.wasm"), "--replace")
+	refused := expectJSONError(t, exitConflict, "resume_refused", 409, "runs", "resume", "charge-or-pause", charge.ID, "--version", "2")
+	matches(t, "a refused resume", refused.Error.Message, `diverged at journal entry 0`)
 	testenv.Await(t, 30*time.Second, func() error {
 		if got := runJSON[wire.Run](t, "runs", "get", "order-saga", held.ID); got.Status != wire.RunCompleted {
 			return fmt.Errorf("the released run is %s", got.Status)
