@@ -71,6 +71,11 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 			retry = w.Retry.Merge(abi.DefaultRetry())
 		}
 	}
+	if r := c.Run.Retry; r != nil && r.OnExhausted != "" {
+		// The run's own policy says what its steps do when their attempts run out, over the
+		// workflow's; a step's own options still win (pause.go).
+		retry.OnExhausted = r.OnExhausted
+	}
 	ctx, obs := x.obs.claimed(ctx, c.Run)
 	p := &pass{
 		run: c.Run, j: j, obs: obs, retry: retry, maxSteps: limits.MaxStepsPerRun,

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
@@ -277,4 +278,30 @@ func (h *harness) step(runID, key string) store.Step {
 	}
 	h.t.Fatalf("run %s has no step %s", runID, key)
 	return store.Step{}
+}
+
+// TestRunPolicyOnExhaustedPausesItsSteps: a run started with onExhausted "pause" in its own
+// retry policy pauses when a step that names no such policy runs out of attempts, where the
+// workflow would have compensated.
+func TestRunPolicyOnExhaustedPausesItsSteps(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	run, _, err := h.engine.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{
+		Workflow: "order-saga", Input: []byte(`{"orderId":"o-p","amount":3,"failPayment":true}`),
+		Retry: &abi.RetryPolicy{Attempts: 1, OnExhausted: abi.ExhaustedPause},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.await(run.ID, settle, store.StatusPaused)
+	wantKeys(t, h.keys(run.ID), "reserve-inventory", "charge-payment")
+	if s := h.step(run.ID, "charge-payment"); s.Status != store.StepRetrying || s.Attempt != 3 {
+		t.Fatalf("charge-payment %s after %d attempts, want retrying after 3", s.Status, s.Attempt)
+	}
+	// Without it, the same run compensates and fails.
+	plain := h.start("order-saga", map[string]any{"orderId": "o-q", "amount": 3, "failPayment": true})
+	if r := h.await(plain.ID, settle); r.Status != store.StatusFailed {
+		t.Fatalf("a run without the policy ended %s, want failed", r.Status)
+	}
 }

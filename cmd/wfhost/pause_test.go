@@ -63,6 +63,20 @@ func TestRunsPauseAndResume(t *testing.T) {
 		}
 		return nil
 	})
+	// --on-exhausted pause on a start: the saga's charge, whose policy says nothing, pauses the run
+	// when its attempts run out; the run itself is not retried.
+	saga2 := runOf(t, expect(t, 0, "start", "order-saga", "--input", `{"orderId":"o-11","amount":2,"failPayment":true}`, "--on-exhausted", "pause", "--json"))
+	if saga2.Retry == nil || saga2.Retry.Attempts != 1 || saga2.Retry.OnExhausted != "pause" {
+		t.Fatalf("the run's policy %+v, want 1 attempt and onExhausted pause", saga2.Retry)
+	}
+	testenv.Await(t, 30*time.Second, func() error {
+		if got := runJSON[wire.Run](t, "runs", "get", "order-saga", saga2.ID); got.Status != wire.RunPaused {
+			return fmt.Errorf("the saga is %s", got.Status)
+		}
+		return nil
+	})
+	expectJSONError(t, exitUsage, "usage", 0, "start", "order-saga", "--input", `{}`, "--on-exhausted", "retry")
+
 	expect(t, 0, "deploy", testdata("examples_appended.wasm"), "--replace")
 	refused := expectJSONError(t, exitConflict, "resume_refused", 409, "runs", "resume", "charge-or-pause", charge.ID, "--version", "2")
 	matches(t, "a refused resume", refused.Error.Message, `diverged at journal entry 0`)

@@ -720,20 +720,28 @@ func retryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "retry-backoff", EnvVars: []string{"WFHOST_RETRY_BACKOFF"}, Usage: "fixed, linear or exp (default exp)"},
 		&cli.DurationFlag{Name: "retry-delay", EnvVars: []string{"WFHOST_RETRY_DELAY"}, Usage: "the first retry's delay (default 1s)"},
 		&cli.DurationFlag{Name: "retry-max-delay", EnvVars: []string{"WFHOST_RETRY_MAX_DELAY"}, Usage: "the longest delay between retries (default 60s)"},
+		&cli.StringFlag{Name: "on-exhausted", EnvVars: []string{"WFHOST_ON_EXHAUSTED"},
+			Usage: "what the run's steps do when their attempts run out: fail, or pause the run for a resume (default: the workflow's); a step's own policy wins"},
 	}
 }
 
 // retryPolicy is the policy --retry-* describe, nil without --retry-attempts; the server fills
 // the fields left out and refuses a policy it could not follow.
 func retryPolicy(c *cli.Context) (*abi.RetryPolicy, error) {
+	exhausted := abi.Exhausted(c.String("on-exhausted"))
 	if !c.IsSet("retry-attempts") {
 		if c.IsSet("retry-backoff") || c.IsSet("retry-delay") || c.IsSet("retry-max-delay") {
 			return nil, usagef("--retry-backoff, --retry-delay and --retry-max-delay need --retry-attempts")
 		}
-		return nil, nil
+		if exhausted == "" {
+			return nil, nil
+		}
 	}
 	p := &abi.RetryPolicy{Attempts: c.Int("retry-attempts"), Backoff: abi.Backoff(c.String("retry-backoff")),
-		BaseMs: c.Duration("retry-delay").Milliseconds(), MaxMs: c.Duration("retry-max-delay").Milliseconds()}
+		BaseMs: c.Duration("retry-delay").Milliseconds(), MaxMs: c.Duration("retry-max-delay").Milliseconds(), OnExhausted: exhausted}
+	if !c.IsSet("retry-attempts") {
+		p.Attempts = 1 // --on-exhausted alone: the run itself is not retried
+	}
 	if p.Attempts < 1 {
 		return nil, usagef("--retry-attempts must be 1 or more, not %d", p.Attempts)
 	}
