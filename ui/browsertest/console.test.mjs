@@ -213,6 +213,20 @@ test('pause and resume a run from the console, after confirming', async () => {
   assert.equal(resumed.pausedAt, undefined);
 });
 
+test('pause and resume a workflow from the console, after confirming', async () => {
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/workflows`);
+  await page.getByRole('button', { name: 'Pause timeouts…' }).click();
+  await page.getByRole('dialog', { name: 'Pause workflow timeouts?' }).getByRole('button', { name: 'Pause workflow' }).click();
+  await page.getByRole('button', { name: 'Resume timeouts…' }).waitFor();
+  const run = await daemon.api('POST', '/workflows/timeouts/runs', { input: { hangAttempts: 0 } });
+  assert.equal(run.status, 'paused', 'a run of a paused workflow starts paused');
+  await page.getByRole('button', { name: 'Resume timeouts…' }).click();
+  await page.getByRole('dialog', { name: 'Resume workflow timeouts?' }).getByRole('button', { name: 'Resume workflow' }).click();
+  await page.getByRole('button', { name: 'Pause timeouts…' }).waitFor();
+  assert.notEqual((await daemon.api('GET', `/workflows/timeouts/runs/${run.id}`)).status, 'paused');
+});
+
 test('filter the runs list by workflow, status and input', async () => {
   const a = await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'filter-me@example.com', verifyTimeoutMs: 600000 } });
   await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'someone-else@example.com', verifyTimeoutMs: 600000 } });
