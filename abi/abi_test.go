@@ -56,7 +56,7 @@ func TestRetryMergeAndValidate(t *testing.T) {
 	if p.Attempts != 5 || p.Backoff != BackoffExp || p.BaseMs != 1000 || p.MaxMs != 60000 || p.Jitter != 0.2 {
 		t.Fatalf("merge gave %+v", p)
 	}
-	for _, bad := range []RetryPolicy{{Attempts: -1}, {Attempts: MaxAttempts + 1}, {Backoff: "random"}, {BaseMs: -1}, {Jitter: 1.5}} {
+	for _, bad := range []RetryPolicy{{Attempts: -1}, {Attempts: MaxAttempts + 1}, {Backoff: "random"}, {BaseMs: -1}, {Jitter: 1.5}, {OnExhausted: "retry"}, {OnExhausted: "\xff"}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v validated", bad)
 		}

@@ -64,7 +64,20 @@ type RetryPolicy struct {
 	MaxMs    int64   `json:"maxMs,omitempty"`
 	// Jitter is the fraction (0..1) by which a delay is randomly shortened or lengthened.
 	Jitter float64 `json:"jitter,omitempty"`
+	// OnExhausted is what a step whose attempts ran out does (ABI.md §7): ExhaustedFail (the
+	// default) returns the failure to the workflow; ExhaustedPause pauses the run instead, for
+	// an operator to fix the cause and resume it, which tries the step once more.
+	OnExhausted Exhausted `json:"onExhausted,omitempty"`
 }
+
+// Exhausted names what a step does when its attempts run out.
+type Exhausted string
+
+// What a step does when its attempts run out.
+const (
+	ExhaustedFail  Exhausted = "fail"
+	ExhaustedPause Exhausted = "pause"
+)
 
 // DefaultRetry is the policy of a step that names none: 3 attempts, exponential 1s..60s, 20%
 // jitter. A function, not a variable: the contract's default is not the program's to change.
@@ -96,6 +109,9 @@ func (p RetryPolicy) Merge(under RetryPolicy) RetryPolicy {
 	if p.Jitter == 0 {
 		p.Jitter = under.Jitter
 	}
+	if p.OnExhausted == "" {
+		p.OnExhausted = under.OnExhausted
+	}
 	return p
 }
 
@@ -116,6 +132,8 @@ func (p RetryPolicy) Validate() error {
 		return errors.New("retry delays must not be negative")
 	case p.Jitter < 0 || p.Jitter > 1:
 		return fmt.Errorf("retry jitter %v out of range 0..1", p.Jitter)
+	case p.OnExhausted != "" && p.OnExhausted != ExhaustedFail && p.OnExhausted != ExhaustedPause:
+		return fmt.Errorf("retry onExhausted %.40q is not fail or pause", string(p.OnExhausted))
 	}
 	return nil
 }

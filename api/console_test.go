@@ -58,8 +58,8 @@ func TestConsoleReads(t *testing.T) {
 				return r["counts"].(map[string]any), r["total"].(float64)
 			}
 			c, total := counts("/v1/runs/counts")
-			if total != 3 || c["completed"] != float64(3) || len(c) != 7 || c["continued"] != float64(0) {
-				t.Errorf("counts: %v, total %v; want 3 completed of 3, all 7 statuses named", c, total)
+			if total != 3 || c["completed"] != float64(3) || len(c) != 8 || c["continued"] != float64(0) || c["paused"] != float64(0) {
+				t.Errorf("counts: %v, total %v; want 3 completed of 3, all 8 statuses named", c, total)
 			}
 			for path, want := range map[string]float64{
 				"/v1/runs/counts?idempotencyKey=k2":                                     1,

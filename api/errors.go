@@ -31,6 +31,7 @@ const retryAfterSeconds = "1"
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var (
 		re      *requestError
+		refused *engine.ResumeRefused
 		tooBig  *http.MaxBytesError
 		status  int
 		code    string
@@ -39,6 +40,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &re):
 		status, code, message = re.status, re.code, re.message
+	case errors.As(err, &refused):
+		writeJSON(w, http.StatusConflict, wire.ErrorBody{Error: wire.ErrorDetail{
+			Code: "resume_refused", Message: message, Check: viewCheck(refused.Check)}})
+		return
 	case errors.As(err, &tooBig):
 		status, code = http.StatusRequestEntityTooLarge, "too_large"
 		message = "request body is over its limit"

@@ -100,9 +100,13 @@ func (h *Handler) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	pauses, err := h.cfg.Service.WorkflowPauses(r.Context(), tenant(r))
+	if err != nil {
+		return err
+	}
 	out := wire.WorkflowPage{Workflows: make([]wire.WorkflowSummary, 0, len(wfs))}
 	for _, wf := range wfs {
-		out.Workflows = append(out.Workflows, viewWorkflowSummary(wf))
+		out.Workflows = append(out.Workflows, viewWorkflowSummary(wf, pauses))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -383,7 +387,7 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 // awaitRun is run once it has ended (or is nondeterministic), or as it stands after wait;
 // run itself when wait is 0.
 func (h *Handler) awaitRun(r *http.Request, run store.Run, wait time.Duration) (store.Run, error) {
-	if wait <= 0 || run.Status.Terminal() || run.Status == store.StatusNondeterministic {
+	if wait <= 0 || run.Status.Terminal() || run.Status == store.StatusNondeterministic || run.Status == store.StatusPaused {
 		return run, nil
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), wait)

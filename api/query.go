@@ -25,6 +25,8 @@ var routeQuery = map[string][]string{
 	"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {"signalId"},
 	"POST /v1/workflows/{name}/runs/{id}/cancel":          {"graceMs"},
 	"GET /v1/schedules/{id}/next":                         {"count"},
+	"POST /v1/workflows/{name}/pause":                     {"version"},
+	"POST /v1/workflows/{name}/resume":                    {"version"},
 }
 
 var runListQuery = []string{"status", "version", "idempotencyKey", "parent", "since", "until", "cursor", "limit", "input.*"}

@@ -132,7 +132,12 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"POST /v1/workflows/{name}/runs/{id}/cancel":    {runPath + "/cancel", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/terminate": {runPath + "/terminate", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/restart":   {runPath + "/restart", []byte(`{}`), status(404)},
-		"GET /v1/workflows/{name}/runs/{id}/steps":      {runPath + "/steps", nil, status(404)},
+		"POST /v1/workflows/{name}/runs/{id}/pause":     {runPath + "/pause", nil, status(404)},
+		"POST /v1/workflows/{name}/runs/{id}/resume":    {runPath + "/resume", nil, status(404)},
+		// B has no workflow of A's name: a pause of it pauses nothing of A's.
+		"POST /v1/workflows/{name}/pause":          {"/v1/workflows/onboarding/pause", nil, status(404)},
+		"POST /v1/workflows/{name}/resume":         {"/v1/workflows/onboarding/resume", nil, status(404)},
+		"GET /v1/workflows/{name}/runs/{id}/steps": {runPath + "/steps", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {runPath + "/signals/verify",
 			[]byte(`{"userId":"` + userID + `"}`), status(404)},
 		"GET /v1/workflows/{name}/runs/{id}/outbound": {runPath + "/outbound", nil, status(404)},

@@ -1,7 +1,10 @@
 package api
 
 import (
+	"encoding/json"
+
 	"github.com/wfhost/wfhost/api/wire"
+	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -16,6 +19,7 @@ func viewRun(r store.Run) wire.Run {
 		CompletedAt: r.CompletedAt, UpdatedAt: r.UpdatedAt, Deadline: r.Deadline, Retry: r.Retry,
 		Attempt: max(r.Attempt, 1), ContinuedFrom: r.ContinuedFrom, ContinuedAs: r.ContinuedAs,
 		CancelRequestedAt: r.CancelRequestedAt, CancelGraceUntil: r.CancelGraceUntil, RestartedFrom: r.RestartedFrom,
+		PausedAt: r.PausedAt,
 	}
 }
 
@@ -71,12 +75,36 @@ func viewWorkflow(wf store.Workflow) wire.Workflow {
 	}
 }
 
-func viewWorkflowSummary(wf store.WorkflowSummary) wire.WorkflowSummary {
+func viewWorkflowSummary(wf store.WorkflowSummary, pauses []store.WorkflowPause) wire.WorkflowSummary {
 	counts := make(map[string]int, len(wf.RunCounts))
 	for s, n := range wf.RunCounts {
 		counts[string(s)] = n
 	}
-	return wire.WorkflowSummary{Name: wf.Name, LatestVersion: wf.LatestVersion, Versions: wf.Versions, RunCounts: counts}
+	out := wire.WorkflowSummary{Name: wf.Name, LatestVersion: wf.LatestVersion, Versions: wf.Versions, RunCounts: counts}
+	for _, p := range pauses {
+		switch {
+		case p.Workflow != wf.Name:
+		case p.Version == "":
+			out.Paused = true
+		default:
+			out.PausedVersions = append(out.PausedVersions, p.Version)
+		}
+	}
+	return out
+}
+
+// viewCheck is the upgrade gate's finding for one run in its wire form: the engine's JSON is
+// the wire's (TestWireMatchesOpenAPI checks the shape).
+func viewCheck(c engine.UpgradeRun) *wire.UpgradeRun {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	var out wire.UpgradeRun
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return &out
 }
 
 // viewLimits and storeLimits convert between the two forms of a tenant's limits. The types have

@@ -35,6 +35,12 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 				c.Faults, c.LastFault)),
 		})
 	}
+	if held, err := x.holdClaimed(wctx, log, c); held || err != nil {
+		if err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			return x.fault(wctx, log, c.Run, j, c.Faults, fmt.Errorf("hold the run paused: %w", err))
+		}
+		return nil
+	}
 	// Stopped while the limits or the module load (a shutdown, a cancel): the failure is not
 	// the run's, and a shutdown must not count as a fault (TestGracefulShutdownIsNoFault).
 	limits, err := x.limits.get(ctx, c.Run.TenantID)
@@ -64,6 +70,11 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 		if w.Name == c.Run.Workflow && w.Version == c.Run.Version && w.Retry != nil {
 			retry = w.Retry.Merge(abi.DefaultRetry())
 		}
+	}
+	if r := c.Run.Retry; r != nil && r.OnExhausted != "" {
+		// The run's own policy says what its steps do when their attempts run out, over the
+		// workflow's; a step's own options still win (pause.go).
+		retry.OnExhausted = r.OnExhausted
 	}
 	ctx, obs := x.obs.claimed(ctx, c.Run)
 	p := &pass{
@@ -113,6 +124,11 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 		if err = j.fromTop(ctx); err == nil {
 			res, err = pass(nil)
 		}
+	}
+	if err == nil && p.pauseAsked() && !p.cancelRequested() {
+		// Asked to pause, the run holds at its end too: its end is progress an operator who
+		// paused it did not let it make; the resume replays to it.
+		err = p.hold(ctx, "the run's end", nil, false)
 	}
 	dropped := guestLog.dropped.Load()
 	if dropped > 0 {

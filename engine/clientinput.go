@@ -135,9 +135,9 @@ func checkRunFilter(f store.RunFilter) error {
 		}
 	}
 	switch f.Status {
-	case "", store.StatusPending, store.StatusRunning, store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusContinued, store.StatusNondeterministic:
+	case "", store.StatusPending, store.StatusRunning, store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusContinued, store.StatusNondeterministic, store.StatusPaused:
 	default:
-		return invalid("status", "%q is not a run status (pending, running, completed, failed, cancelled, continued, nondeterministic)", f.Status)
+		return invalid("status", "%q is not a run status (pending, running, paused, completed, failed, cancelled, continued, nondeterministic)", f.Status)
 	}
 	if f.Limit < 0 || f.Limit > MaxListLimit {
 		return invalid("limit", "must be from 1 to %d, not %d", MaxListLimit, f.Limit)

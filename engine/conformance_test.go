@@ -382,6 +382,25 @@ var conformanceScenarios = []conformanceScenario{
 		wantTranscript(t, tr, store.StatusCompleted, "reserve-inventory", "charge-payment", "ship-order")
 		return tr
 	}},
+	{"OnExhaustedPausesAndResumeRetries", func(t *testing.T, h *harness, _ store.Store) transcript {
+		// The charge fails both its attempts: the run pauses instead of failing, its charge
+		// kept retrying; the resume's extra attempt succeeds.
+		run := h.start("charge-or-pause", map[string]any{"failAttempts": 2})
+		paused := h.transcript(h.await(run.ID, settle, store.StatusPaused))
+		wantTranscript(t, paused, store.StatusPaused, "charge")
+		if s := paused.Steps[0]; s.Status != store.StepRetrying || s.Attempt != 2 || !strings.HasPrefix(s.Error, "declined: ") {
+			t.Fatalf("want the charge retrying after 2 attempts: %+v", paused.Steps)
+		}
+		if _, err := h.engine.ResumeRun(context.Background(), store.DefaultTenant, run.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+		tr := h.transcript(h.await(run.ID, settle))
+		wantTranscript(t, tr, store.StatusCompleted, "charge", "ship")
+		if tr.Steps[0].Attempt != 3 {
+			t.Fatalf("want the charge completed on its third attempt: %+v", tr.Steps)
+		}
+		return tr
+	}},
 	{"PollingLoop", func(t *testing.T, h *harness, _ store.Store) transcript {
 		run := h.start("poll", map[string]any{"until": 3, "intervalMs": 10})
 		tr := h.transcript(h.await(run.ID, settle))

@@ -91,6 +91,9 @@ type activation struct {
 	// grace terminates it at the end of its grace period, if it still runs then.
 	cancelAsk *cancelSignal
 	grace     clock.Timer
+	// pauseAsk is set when a pause is asked of the run while it is active here (pause.go), and
+	// cleared when the pass finds it withdrawn.
+	pauseAsk atomic.Bool
 }
 
 func newExecutor(sh *shared, acq *acquisitions) *Executor {
@@ -486,6 +489,8 @@ func (x *Executor) listenLoop(ctx context.Context) {
 					x.cancelLocal(n.RunID)
 				case store.NoticeCancelRequested:
 					x.cancelRequested(n.RunID)
+				case store.NoticePauseRequested:
+					x.pauseActive(n.RunID)
 				}
 			}
 		}

@@ -22,6 +22,9 @@ type suspended struct {
 	wakeAt time.Time
 	// event is set for a wait: an event may resume it at any time, whatever its timeout.
 	event bool
+	// paused is set for a run held paused (pause.go): nothing but a resume wakes it, and its
+	// pass is never parked.
+	paused bool
 }
 
 func (s *suspended) Error() string { return "run suspended: " + s.reason }
@@ -118,7 +121,7 @@ func (p *pass) parkable(ctx context.Context, name string, call func() (host.Repl
 		seq, reached := p.j.cursor, p.seen[name]
 		r, err := call()
 		var susp *suspended
-		if p.park == nil || !errors.As(err, &susp) {
+		if p.park == nil || !errors.As(err, &susp) || susp.paused {
 			return r, err
 		}
 		c, ok := p.park(ctx, p, seq, susp)
@@ -143,6 +146,9 @@ func (p *pass) next(ctx context.Context, name string, kind store.StepKind) (key 
 		return "", 0, nil, graceOver()
 	}
 	key = stepKey(p.seen, name)
+	if err := p.holdIfAsked(ctx, key); err != nil {
+		return "", 0, nil, err
+	}
 	seq, s, err := p.j.reach(ctx)
 	if err != nil {
 		return "", 0, nil, err
@@ -292,6 +298,9 @@ func (p *pass) attemptFailed(ctx context.Context, info abi.ErrorInfo) (host.Repl
 		return host.Reply{}, p.suspend(ctx, st.key, fmt.Sprintf("step %q attempt %d failed", st.key, st.attempt), &row, &wake)
 	}
 	row.Status, row.CompletedAt = store.StepFailed, &done
+	if !info.NonRetryable && st.policy.OnExhausted == abi.ExhaustedPause {
+		return host.Reply{}, p.exhaustedPause(ctx, st, row)
+	}
 	p.j.hold(row)
 	p.obs.stepDone(&info, time.Time{})
 	p.log.Info("step failed", "step", st.key, "attempt", st.attempt, "code", info.Code, "error", info.Message)

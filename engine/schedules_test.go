@@ -533,3 +533,29 @@ func fireFromTwoHosts(t *testing.T, clk *clock.Fake, stores []store.Store) {
 		}
 	}
 }
+
+// TestScheduleOfAPausedWorkflowStartsPausedRuns: a schedule's start of a paused workflow
+// creates its run paused (the fire time is taken; the run waits for the workflow's resume), and
+// the schedule's overlap policy sees that run as live.
+func TestScheduleOfAPausedWorkflowStartsPausedRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk, st, eng := scheduleEnv(t)
+	if _, err := eng.PauseWorkflow(ctx, store.DefaultTenant, "steps", ""); err != nil {
+		t.Fatal(err)
+	}
+	mustSchedule(t, eng, engine.ScheduleRequest{ID: "held", IntervalMs: 60000, Workflow: "steps", Input: []byte(`{"n":1}`), Overlap: store.OverlapSkip})
+	clk.Advance(1500 * time.Millisecond)
+	res, err := eng.TriggerSchedule(ctx, store.DefaultTenant, "held")
+	if err != nil || res.Outcome != engine.TriggerStarted || res.Run == nil {
+		t.Fatalf("trigger: %+v %v", res, err)
+	}
+	if res.Run.Status != store.StatusPaused {
+		t.Fatalf("the scheduled run of a paused workflow is %s, want paused", res.Run.Status)
+	}
+	clk.Advance(2 * time.Minute)
+	fireAll(eng)
+	if runs := scheduledRuns(t, st, store.DefaultTenant, "held"); len(runs) != 1 {
+		t.Fatalf("%d scheduled runs, want 1: the paused run is live, so later fire times skip", len(runs))
+	}
+}

@@ -147,7 +147,9 @@ type StartRequest struct {
 	// it sleeps or waits. At most abi.MaxDelay.
 	TimeoutMs int64
 	// Retry, when set, is the run's own retry policy (store.Run.Retry); its zero fields take
-	// abi.DefaultRetry's.
+	// abi.DefaultRetry's. Its OnExhausted is also the default of the run's steps, over the
+	// workflow's (a step's own wins): {Attempts: 1, OnExhausted: pause} pauses the run when a
+	// step's attempts run out and never retries the run itself.
 	Retry *abi.RetryPolicy
 }
 
@@ -312,7 +314,8 @@ func (s *Service) CancelRun(ctx context.Context, tenantID, runID string, grace t
 	if err != nil {
 		return store.Run{}, err
 	}
-	if run.Status == store.StatusNondeterministic || run.Status.Terminal() {
+	if run.Status == store.StatusNondeterministic || run.Status == store.StatusPaused || run.Status.Terminal() {
+		// A paused run runs nothing that could see the cancel: it ends now.
 		return s.TerminateRun(ctx, tenantID, runID)
 	}
 	mod, err := s.exec.modules.get(ctx, tenantID, run.Digest)

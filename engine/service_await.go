@@ -135,7 +135,7 @@ func (s *Service) awaitEnd(ctx context.Context, tenantID, runID string, ch <-cha
 		if err != nil {
 			return store.Run{}, err
 		}
-		if run.Status.Terminal() || run.Status == store.StatusNondeterministic {
+		if run.Status.Terminal() || run.Status == store.StatusNondeterministic || run.Status == store.StatusPaused {
 			return run, nil
 		}
 		t.Reset(awaitPoll)

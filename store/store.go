@@ -176,7 +176,8 @@ type Token struct {
 type RunStatus string
 
 // Run statuses. Pending and running runs are live; the others are terminal except
-// nondeterministic, which waits for a hotfix deploy (or a cancel). A continued run ended by
+// nondeterministic, which waits for a hotfix deploy (or a cancel), and paused, which waits for
+// a resume (or a cancel). A continued run ended by
 // handing on to a fresh run of its workflow (Run.ContinuedAs): continue-as-new.
 const (
 	StatusPending          RunStatus = "pending"   // created, never activated
@@ -186,6 +187,10 @@ const (
 	StatusCancelled        RunStatus = "cancelled" // terminal
 	StatusContinued        RunStatus = "continued" // terminal
 	StatusNondeterministic RunStatus = "nondeterministic"
+	// StatusPaused: held by an operator's pause, its workflow's or version's, or a step whose
+	// attempts ran out under abi.ExhaustedPause; no host claims it until it is resumed
+	// (Store.UnpauseRun). Its journal, wake time and buffered events stay as they were.
+	StatusPaused RunStatus = "paused"
 )
 
 // Terminal reports whether a run in status s can never change again.
@@ -197,8 +202,8 @@ func (s RunStatus) Terminal() bool {
 // live statuses (pending, running, nondeterministic) by lease, wait and due time.
 type RunState string
 
-// Run states. A run is in exactly one: paused (nondeterministic, waiting for a hotfix deploy or
-// a cancel), else running (leased by a live host: an activation, or a pass parked in memory),
+// Run states. A run is in exactly one: paused (status paused, waiting for a resume, or
+// nondeterministic, waiting for a hotfix deploy; either may be cancelled), else running (leased by a live host: an activation, or a pass parked in memory),
 // else waiting (on an event, with or without a timeout), else sleeping (not due yet: a sleep
 // or a retry backoff), else queued (due, waiting for a slot).
 const (
@@ -247,6 +252,14 @@ type WorkflowSummary struct {
 	LatestVersion string
 	Versions      []string
 	RunCounts     map[RunStatus]int
+}
+
+// WorkflowPause is a paused workflow (Version "") or version of one (Store.PauseWorkflow).
+type WorkflowPause struct {
+	TenantID string
+	Workflow string
+	Version  string
+	PausedAt time.Time
 }
 
 // NewRun is what CreateRun needs; the store assigns ID and timestamps.
@@ -317,6 +330,10 @@ type Run struct {
 	// RestartedFrom is the ended run this one restarts (RestartRun): from scratch, or from one
 	// of its steps with the journal before it copied; "" for any other run.
 	RestartedFrom string
+	// PausedAt is when a pause was asked of the run (Store.PauseRun, a workflow's pause, or its
+	// creation under one); nil: none. A run with it set is paused, or still running and pausing
+	// at its next durable call (the host holding it writes the pause, HoldPaused).
+	PausedAt *time.Time
 }
 
 // StepKind is the verb that made a journal entry.
@@ -582,6 +599,7 @@ const (
 	NoticeWake            NoticeKind = iota // new runnable work
 	NoticeCancel                            // RunID was cancelled; stop its activation
 	NoticeCancelRequested                   // RunID was asked to cancel itself; tell its activation
+	NoticePauseRequested                    // RunID was asked to pause; tell its activation
 )
 
 // Store is wfhost's persistence. Every method is safe for concurrent use. Every query is
@@ -653,7 +671,9 @@ type Store interface {
 	// ListWorkflows returns the tenant's workflow names with run counts by status.
 	ListWorkflows(ctx context.Context, tenantID string) ([]WorkflowSummary, error)
 
-	// CreateRun inserts a pending run, available now, and wakes the hosts. With an
+	// CreateRun inserts a pending run, available now, and wakes the hosts; a run of a paused
+	// workflow or version (PauseWorkflow) is inserted paused instead, as every run is, however
+	// it is created. With an
 	// IdempotencyKey already used for this tenant and workflow it returns the existing run and
 	// created=false, changing nothing.
 	CreateRun(ctx context.Context, r NewRun) (run Run, created bool, err error)
@@ -694,6 +714,41 @@ type Store interface {
 	// claimable now, and notifies hosts (NoticeCancelRequested, and a wake). A terminal run is
 	// ErrConflict; a nondeterministic one too (no code of it can run: terminate it).
 	RequestCancel(ctx context.Context, tenantID, runID string, graceUntil time.Time) (Run, error)
+
+	// PauseRun pauses a live run of the tenant: one no host holds (pending, suspended, or its
+	// holder's lease run out) is made paused at once; one a host holds gets PausedAt and the
+	// hosts are told (NoticePauseRequested): it pauses at its next durable call (HoldPaused).
+	// A paused run is returned as it is. A terminal run is ErrConflict; a nondeterministic one
+	// too (it runs nothing already).
+	PauseRun(ctx context.Context, tenantID, runID string) (Run, error)
+	// UnpauseRun resumes a paused run of the tenant: it becomes pending (never activated) or
+	// running again, claimable at its wake time as it stood (a sleep's end, a retry's, now for
+	// a run held mid-pass; an event for a run paused in a wait), and the hosts are woken. A
+	// live run whose pause was asked but not yet held has the ask withdrawn. With to, the run
+	// also moves to to.Version and to.Digest when it is still what the caller checked (on
+	// to.From, with to.Entries journal entries; ErrConflict otherwise), its snapshot deleted.
+	// A run whose workflow or version is paused is ErrConflict (resume the workflow); a run
+	// neither paused nor pausing is returned as it is; a terminal one is ErrConflict.
+	UnpauseRun(ctx context.Context, tenantID, runID string, to *RunMove) (Run, error)
+	// HoldPaused ends the activation of a run that is to pause: it writes held (when not nil)
+	// as CommitStep does, makes the run paused, available now, and releases the lease, in one
+	// transaction, and says true. Unless always is set (a step's attempts ran out under
+	// abi.ExhaustedPause), it does so only when the run's PausedAt is set; otherwise (the pause
+	// was withdrawn) it writes nothing and says false. Fenced.
+	HoldPaused(ctx context.Context, l Lease, held *Step, always bool) (bool, error)
+	// PauseWorkflow pauses a workflow of the tenant (version "") or one version of it: no run
+	// of it is activated and runs created for it are created paused, until ResumeWorkflow; its
+	// live runs are paused as PauseRun pauses each, in one transaction that no run's creation
+	// can slip past. Pausing it again changes nothing. Returns how many runs it paused or asked.
+	PauseWorkflow(ctx context.Context, tenantID, workflow, version string) (int, error)
+	// ResumeWorkflow lifts a pause PauseWorkflow set (the same version, "" for the whole
+	// workflow) and resumes, as UnpauseRun does, every paused run of it that no remaining pause
+	// covers, however it was paused. A workflow not paused so is ErrNotFound. Returns how many
+	// runs it resumed.
+	ResumeWorkflow(ctx context.Context, tenantID, workflow, version string) (int, error)
+	// ListWorkflowPauses returns the tenant's paused workflows and versions, by workflow and
+	// version.
+	ListWorkflowPauses(ctx context.Context, tenantID string) ([]WorkflowPause, error)
 
 	// ClaimRuns leases up to Limit runnable runs (live, available_at <= now, lease absent or
 	// expired) with FOR UPDATE SKIP LOCKED, bumping each lease epoch, setting status running,

@@ -30,6 +30,9 @@ type RunMove struct {
 	Entries int
 	// Version is the version the run moves to (its digest is the deployed module's).
 	Version string
+	// Digest is the module of Version, for UnpauseRun; UpgradeModule moves runs to the module
+	// it deploys and does not read it.
+	Digest string
 }
 
 // UpgradeReport is a stored report of an upgrade gate: the engine's JSON, kept as given.

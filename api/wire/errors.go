@@ -10,4 +10,7 @@ type ErrorBody struct {
 type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Check is the replay's finding of a resume onto another version that it refused
+	// (resume_refused): where the run's journal and the version's code part.
+	Check *UpgradeRun `json:"check,omitempty"`
 }

@@ -44,6 +44,10 @@ type WorkflowSummary struct {
 	LatestVersion string         `json:"latestVersion"`
 	Versions      []string       `json:"versions"`
 	RunCounts     map[string]int `json:"runCounts"`
+	// Paused says the whole workflow is paused; PausedVersions the versions paused on their
+	// own (POST /v1/workflows/{name}/pause).
+	Paused         bool     `json:"paused,omitempty"`
+	PausedVersions []string `json:"pausedVersions,omitempty"`
 }
 
 // WorkflowPage lists a tenant's workflows.

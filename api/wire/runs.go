@@ -13,10 +13,11 @@ type RunStatus string
 // Run statuses. Pending and running runs are live; completed, failed, cancelled and continued
 // are final (a continued run handed on to a new run, its continuedAs: continue-as-new, or a
 // retry of a failed run); a nondeterministic run waits for a deploy of compatible code (or a
-// cancel).
+// cancel); a paused run waits for a resume (or a cancel).
 const (
 	RunPending          RunStatus = "pending"
 	RunRunning          RunStatus = "running"
+	RunPaused           RunStatus = "paused"
 	RunCompleted        RunStatus = "completed"
 	RunFailed           RunStatus = "failed"
 	RunCancelled        RunStatus = "cancelled"
@@ -26,15 +27,15 @@ const (
 
 // RunStatuses returns every run status in the order of a run's life, then its ends.
 func RunStatuses() []RunStatus {
-	return []RunStatus{RunPending, RunRunning, RunCompleted, RunFailed, RunCancelled, RunContinued, RunNondeterministic}
+	return []RunStatus{RunPending, RunRunning, RunPaused, RunCompleted, RunFailed, RunCancelled, RunContinued, RunNondeterministic}
 }
 
 // Ended reports whether a run in status s has stopped and will not move on its own: it is
-// final, or nondeterministic (which only a deploy or a cancel moves). This is what a caller
-// waiting for a run's end waits for.
+// final, nondeterministic (which only a deploy or a cancel moves) or paused (which only a
+// resume or a cancel moves). This is what a caller waiting for a run's end waits for.
 func (s RunStatus) Ended() bool {
 	switch s {
-	case RunCompleted, RunFailed, RunCancelled, RunContinued, RunNondeterministic:
+	case RunCompleted, RunFailed, RunCancelled, RunContinued, RunNondeterministic, RunPaused:
 		return true
 	}
 	return false
@@ -88,6 +89,9 @@ type Run struct {
 	ParentKey      string `json:"parentKey,omitempty"`
 	ParentClose    string `json:"parentClose,omitempty"`
 	ParentWorkflow string `json:"parentWorkflow,omitempty"`
+	// PausedAt is when a pause was asked of the run (POST .../pause, its workflow's pause, or
+	// its creation under one): status paused, or running until its next durable call.
+	PausedAt *time.Time `json:"pausedAt,omitempty"`
 	// Lease names the host executing a live run and until when it holds it: in GET run's
 	// answer only, and only while a host holds the run.
 	Lease *RunLease `json:"lease,omitempty"`
@@ -248,6 +252,22 @@ type BroadcastResult struct {
 
 // RestartRun is POST /v1/workflows/{name}/runs/{id}/restart's body: every field may be left
 // out (a restart from scratch with the ended run's input and version).
+type ResumeRun struct {
+	// Version, when set and not the run's own, moves the paused run to that version of its
+	// workflow if a dry replay of its journal against it passes (409 resume_refused otherwise).
+	Version string `json:"version,omitempty"`
+}
+
+// WorkflowPaused answers a workflow's (or version's) pause or resume: how many of its runs
+// it paused (or asked to pause) or resumed.
+type WorkflowPaused struct {
+	Workflow string `json:"workflow"`
+	Version  string `json:"version,omitempty"`
+	Paused   bool   `json:"paused"`
+	Runs     int    `json:"runs"`
+}
+
+// RestartRun asks POST .../restart for a new run of an ended one.
 type RestartRun struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	FromStep  string          `json:"fromStep,omitempty"`

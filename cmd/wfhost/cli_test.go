@@ -219,7 +219,7 @@ func TestGlobalFlagsBeforeAndAfterTheCommand(t *testing.T) {
 		t.Helper()
 		r := expect(t, 0, args...)
 		var page wire.WorkflowPage
-		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 9 { // the examples, parent and child included
+		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 10 { // the examples: charge-or-pause, parent and child included
 			t.Fatalf("wfhost %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
 		}
 	}

@@ -295,6 +295,9 @@ func printRun(w io.Writer, r wire.Run) {
 	if r.CancelRequestedAt != nil {
 		fmt.Fprintf(w, "cancel requested\t%s\n", timeText(*r.CancelRequestedAt))
 	}
+	if r.PausedAt != nil {
+		fmt.Fprintf(w, "pause asked\t%s\n", timeText(*r.PausedAt))
+	}
 	fmt.Fprintf(w, "retention\t%d days\nmodule\t%s\nactivations\t%d\ncreated\t%s\n", r.RetentionDays, r.ModuleDigest, r.Activations, timeText(r.CreatedAt))
 	if r.StartedAt != nil {
 		fmt.Fprintf(w, "started\t%s\n", timeText(*r.StartedAt))

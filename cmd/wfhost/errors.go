@@ -23,7 +23,7 @@ const (
 	exitAuth        = 3 // no token, or the server refused it (401, 403)
 	exitNotFound    = 4 // 404: no such workflow, run, tenant or token
 	exitConflict    = 5 // 409: the state does not allow it (a run already ended, a version bound to another module)
-	exitRunFailed   = 6 // start --wait: the run ended failed, cancelled or nondeterministic
+	exitRunFailed   = 6 // start --wait: the run ended failed, cancelled or nondeterministic, or is paused
 	exitTimeout     = 7 // start --wait: the run had not ended within --timeout
 	exitUnavailable = 8 // the daemon could not be reached, or answered 5xx
 	exitDiverged    = 9 // replay: the module diverges from the run's journal

@@ -138,7 +138,7 @@ func workflowsCommand() *cli.Command {
 					return err
 				}
 				return render(c, raw, func(w *tabwriter.Writer, wfs wire.WorkflowPage) {
-					fmt.Fprintln(w, "NAME\tLATEST\tVERSIONS\tRUNS\tBY STATUS")
+					fmt.Fprintln(w, "NAME\tLATEST\tVERSIONS\tRUNS\tBY STATUS\tPAUSED")
 					for _, wf := range wfs.Workflows {
 						total, byStatus := 0, []string{}
 						seen := map[string]bool{}
@@ -150,11 +150,12 @@ func workflowsCommand() *cli.Command {
 								byStatus = append(byStatus, fmt.Sprintf("%s=%d", s, n))
 							}
 						}
-						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", wf.Name, wf.LatestVersion, strings.Join(wf.Versions, ","), total, orDash(strings.Join(byStatus, " ")))
+						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", wf.Name, wf.LatestVersion, strings.Join(wf.Versions, ","), total,
+							orDash(strings.Join(byStatus, " ")), pausedText(wf))
 					}
 				})
 			},
-		}},
+		}, workflowPauseCommand(true), workflowPauseCommand(false)},
 	}
 }
 
@@ -304,7 +305,7 @@ func waitForRun(ctx context.Context, cl *client.Client, workflow, id string, tim
 func runsCommand() *cli.Command {
 	runArgs := "WORKFLOW RUN_ID"
 	return &cli.Command{
-		Name: "runs", Usage: "list, inspect and cancel runs",
+		Name: "runs", Usage: "list, inspect, pause, resume and cancel runs",
 		Subcommands: []*cli.Command{
 			runsListCommand(),
 			{
@@ -322,6 +323,8 @@ func runsCommand() *cli.Command {
 				Action: runSteps,
 			},
 			runsExportCommand(),
+			runsPauseCommand(),
+			runsResumeCommand(),
 			{
 				Name: "cancel", ArgsUsage: runArgs,
 				Usage: "ask a run to cancel itself: its workflow is told at its next durable call and may compensate for --grace, then it is terminated (a module that does not handle a cancel is terminated now)",
@@ -718,20 +721,28 @@ func retryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "retry-backoff", EnvVars: []string{"WFHOST_RETRY_BACKOFF"}, Usage: "fixed, linear or exp (default exp)"},
 		&cli.DurationFlag{Name: "retry-delay", EnvVars: []string{"WFHOST_RETRY_DELAY"}, Usage: "the first retry's delay (default 1s)"},
 		&cli.DurationFlag{Name: "retry-max-delay", EnvVars: []string{"WFHOST_RETRY_MAX_DELAY"}, Usage: "the longest delay between retries (default 60s)"},
+		&cli.StringFlag{Name: "on-exhausted", EnvVars: []string{"WFHOST_ON_EXHAUSTED"},
+			Usage: "what the run's steps do when their attempts run out: fail, or pause the run for a resume (default: the workflow's); a step's own policy wins"},
 	}
 }
 
 // retryPolicy is the policy --retry-* describe, nil without --retry-attempts; the server fills
 // the fields left out and refuses a policy it could not follow.
 func retryPolicy(c *cli.Context) (*abi.RetryPolicy, error) {
+	exhausted := abi.Exhausted(c.String("on-exhausted"))
 	if !c.IsSet("retry-attempts") {
 		if c.IsSet("retry-backoff") || c.IsSet("retry-delay") || c.IsSet("retry-max-delay") {
 			return nil, usagef("--retry-backoff, --retry-delay and --retry-max-delay need --retry-attempts")
 		}
-		return nil, nil
+		if exhausted == "" {
+			return nil, nil
+		}
 	}
 	p := &abi.RetryPolicy{Attempts: c.Int("retry-attempts"), Backoff: abi.Backoff(c.String("retry-backoff")),
-		BaseMs: c.Duration("retry-delay").Milliseconds(), MaxMs: c.Duration("retry-max-delay").Milliseconds()}
+		BaseMs: c.Duration("retry-delay").Milliseconds(), MaxMs: c.Duration("retry-max-delay").Milliseconds(), OnExhausted: exhausted}
+	if !c.IsSet("retry-attempts") {
+		p.Attempts = 1 // --on-exhausted alone: the run itself is not retried
+	}
 	if p.Attempts < 1 {
 		return nil, usagef("--retry-attempts must be 1 or more, not %d", p.Attempts)
 	}

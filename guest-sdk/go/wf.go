@@ -37,18 +37,23 @@ type RetryPolicy struct {
 	Max     time.Duration `json:"-"`
 	// Jitter is the fraction (0..1) by which a delay varies at random.
 	Jitter float64 `json:"jitter,omitempty"`
+	// OnExhausted is what the step does when its attempts run out: "fail" (the default: the
+	// error is returned to the workflow) or "pause" (the run pauses for an operator to fix the
+	// cause and resume it, which tries the step once more).
+	OnExhausted string `json:"onExhausted,omitempty"`
 }
 
 // MarshalJSON writes the policy in the ABI's shape (milliseconds).
 func (p RetryPolicy) MarshalJSON() ([]byte, error) {
 	type wire struct {
-		Attempts int     `json:"attempts,omitempty"`
-		Backoff  string  `json:"backoff,omitempty"`
-		BaseMs   int64   `json:"baseMs,omitempty"`
-		MaxMs    int64   `json:"maxMs,omitempty"`
-		Jitter   float64 `json:"jitter,omitempty"`
+		Attempts    int     `json:"attempts,omitempty"`
+		Backoff     string  `json:"backoff,omitempty"`
+		BaseMs      int64   `json:"baseMs,omitempty"`
+		MaxMs       int64   `json:"maxMs,omitempty"`
+		Jitter      float64 `json:"jitter,omitempty"`
+		OnExhausted string  `json:"onExhausted,omitempty"`
 	}
-	return json.Marshal(wire{p.Attempts, p.Backoff, p.Base.Milliseconds(), p.Max.Milliseconds(), p.Jitter})
+	return json.Marshal(wire{p.Attempts, p.Backoff, p.Base.Milliseconds(), p.Max.Milliseconds(), p.Jitter, p.OnExhausted})
 }
 
 // Workflow declares a workflow: its identity, defaults and body. I and O are its input and

@@ -14,7 +14,7 @@ func TestDescribeAndRetryWireShape(t *testing.T) {
 	defer func() { workflows = saved }()
 	workflows = nil
 	Register(Workflow[int, int]{Name: "a", Version: "3", RetentionDays: 9, Triggers: []string{"go"},
-		Retry: &RetryPolicy{Attempts: 4, Backoff: "linear", Base: 250 * time.Millisecond, Max: 2 * time.Second, Jitter: 0.1},
+		Retry: &RetryPolicy{Attempts: 4, Backoff: "linear", Base: 250 * time.Millisecond, Max: 2 * time.Second, Jitter: 0.1, OnExhausted: "pause"},
 		Run:   func(*Context, int) (int, error) { return 0, nil }})
 	var d struct {
 		Workflows []map[string]any `json:"workflows"`
@@ -23,7 +23,7 @@ func TestDescribeAndRetryWireShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(d.Workflows[0])
-	want := `{"name":"a","retentionDays":9,"retry":{"attempts":4,"backoff":"linear","baseMs":250,"jitter":0.1,"maxMs":2000},"triggers":["go"],"version":"3"}`
+	want := `{"name":"a","retentionDays":9,"retry":{"attempts":4,"backoff":"linear","baseMs":250,"jitter":0.1,"maxMs":2000,"onExhausted":"pause"},"triggers":["go"],"version":"3"}`
 	if string(got) != want {
 		t.Fatalf("describe: %s\nwant      %s", got, want)
 	}

@@ -61,6 +61,14 @@ func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bo
 	n.Workflow, n.Version, n.Digest = wf.Name, wf.Version, wf.Digest
 	n.RetentionDays = store.RetentionDays(n.RetentionDays, wf.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays)
 	leased := to.Owner != ""
+	if leased {
+		// A run of a paused workflow is created paused (create_run.sql), never leased.
+		var paused bool
+		if err := w.queryRow("workflow_paused", n.TenantID, n.Workflow, n.Version).Scan(&paused); err != nil {
+			return store.Claim{}, false, err
+		}
+		leased = !paused
+	}
 	if leased && to.TenantCap > 0 {
 		var held int
 		if err := w.queryRow("count_held", n.TenantID, micros(w.now)).Scan(&held); err != nil {

@@ -54,15 +54,17 @@ func scanRun(row scanner, extra ...any) (store.Run, error) {
 		created, updated          int64
 		retry                     sql.NullString
 		cancelAsked, cancelGrace  sql.NullInt64
+		pausedAt                  sql.NullInt64
 	)
 	dest := append(extra, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &available,
-		&created, &started, &ended, &updated, &deadline, &r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &cancelAsked, &cancelGrace, &r.RestartedFrom)
+		&created, &started, &ended, &updated, &deadline, &r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &cancelAsked, &cancelGrace, &r.RestartedFrom, &pausedAt)
 	if err := row.Scan(dest...); err != nil {
 		return store.Run{}, err
 	}
 	r.Retry = decodeRetry(retry)
 	r.CancelRequestedAt, r.CancelGraceUntil = timePtr(cancelAsked), timePtr(cancelGrace)
+	r.PausedAt = timePtr(pausedAt)
 	r.Status = store.RunStatus(status)
 	r.Input = json.RawMessage(input)
 	if output.Valid {

@@ -238,3 +238,7 @@ func call(fn func(*wtx) error, w *wtx) (err error) {
 	}()
 	return fn(w)
 }
+
+func (w *wtx) pauseRequested(runID string) {
+	w.notices = append(w.notices, store.Notice{Kind: store.NoticePauseRequested, RunID: runID})
+}

@@ -47,6 +47,9 @@ func (s *Store) Listen(ctx context.Context, notices chan<- store.Notice) error {
 			if id, ok := strings.CutPrefix(n.Payload, "requested:"); ok {
 				notice = store.Notice{Kind: store.NoticeCancelRequested, RunID: id}
 			}
+			if id, ok := strings.CutPrefix(n.Payload, "pause:"); ok {
+				notice = store.Notice{Kind: store.NoticePauseRequested, RunID: id}
+			}
 		}
 		select {
 		case notices <- notice:

@@ -28,7 +28,7 @@ func scanRunWith(row pgx.Row, before, after []any) (store.Run, error) {
 	dest := append(before, &r.ID, &r.TenantID, &r.Workflow, &r.Version, &r.Digest, &status, &r.Input,
 		&output, &errb, &r.IdempotencyKey, &r.RetentionDays, &r.Activations, &r.AvailableAt,
 		&r.CreatedAt, &r.StartedAt, &r.CompletedAt, &r.UpdatedAt, &r.Deadline,
-		&r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &r.CancelRequestedAt, &r.CancelGraceUntil, &r.RestartedFrom)
+		&r.ContinuedFrom, &r.ContinuedAs, &r.Attempt, &retry, &r.CancelRequestedAt, &r.CancelGraceUntil, &r.RestartedFrom, &r.PausedAt)
 	if err := row.Scan(append(dest, after...)...); err != nil {
 		return store.Run{}, err
 	}

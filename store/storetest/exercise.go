@@ -74,6 +74,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Console", consoleTests},
 		{"Upgrades", upgradeTests},
 		{"Children", childTests},
+		{"Pause", pauseTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -184,6 +184,49 @@ test('terminate a run from the console, after confirming', async () => {
   assert.equal(ended.cancelRequestedAt, undefined, 'terminated, not asked');
 });
 
+test('pause and resume a run from the console, after confirming', async () => {
+  const { run } = await waitingOnboarding('pause@example.com');
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  await runStatus().filter({ hasText: 'running' }).waitFor();
+  assert.ok(await page.getByRole('button', { name: 'Resume…' }).isDisabled(), 'a run not paused cannot be resumed');
+
+  // Dismissing the confirmation changes nothing.
+  await page.getByRole('button', { name: 'Pause…' }).click();
+  await page.getByRole('dialog', { name: 'Pause this run?' }).getByRole('button', { name: 'Cancel', exact: true }).click();
+  assert.equal((await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`)).status, 'running');
+
+  // The run waits for an event, held by no host: it pauses at once.
+  await page.getByRole('button', { name: 'Pause…' }).click();
+  await page.getByRole('dialog', { name: 'Pause this run?' }).getByRole('button', { name: 'Pause run' }).click();
+  await runStatus().filter({ hasText: 'paused' }).waitFor();
+  const paused = await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`);
+  assert.equal(paused.status, 'paused');
+  assert.ok(paused.pausedAt);
+  assert.ok(await page.getByRole('button', { name: 'Pause…' }).isDisabled());
+
+  await page.getByRole('button', { name: 'Resume…' }).click();
+  await page.getByRole('dialog', { name: 'Resume this run?' }).getByRole('button', { name: 'Resume run' }).click();
+  await runStatus().filter({ hasText: 'running' }).waitFor();
+  const resumed = await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`);
+  assert.equal(resumed.status, 'running');
+  assert.equal(resumed.pausedAt, undefined);
+});
+
+test('pause and resume a workflow from the console, after confirming', async () => {
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/workflows`);
+  await page.getByRole('button', { name: 'Pause timeouts…' }).click();
+  await page.getByRole('dialog', { name: 'Pause workflow timeouts?' }).getByRole('button', { name: 'Pause workflow' }).click();
+  await page.getByRole('button', { name: 'Resume timeouts…' }).waitFor();
+  const run = await daemon.api('POST', '/workflows/timeouts/runs', { input: { hangAttempts: 0 } });
+  assert.equal(run.status, 'paused', 'a run of a paused workflow starts paused');
+  await page.getByRole('button', { name: 'Resume timeouts…' }).click();
+  await page.getByRole('dialog', { name: 'Resume workflow timeouts?' }).getByRole('button', { name: 'Resume workflow' }).click();
+  await page.getByRole('button', { name: 'Pause timeouts…' }).waitFor();
+  assert.notEqual((await daemon.api('GET', `/workflows/timeouts/runs/${run.id}`)).status, 'paused');
+});
+
 test('filter the runs list by workflow, status and input', async () => {
   const a = await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'filter-me@example.com', verifyTimeoutMs: 600000 } });
   await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'someone-else@example.com', verifyTimeoutMs: 600000 } });

@@ -11,3 +11,11 @@ func verifiedStep(*wf.Context, user) error { return nil }
 
 // onboardingVersion is the onboarding workflow's version; the `appended` build is version 2.
 const onboardingVersion = "1"
+
+// chargeOrPauseVersion and chargeStep are charge-or-pause's version and its charge's step key;
+// the `appended` build is version 2 with the step renamed, a version no run of version 1 can
+// move to (a resume onto it is refused).
+const (
+	chargeOrPauseVersion = "1"
+	chargeStep           = "charge"
+)

@@ -10,3 +10,9 @@ func verifiedStep(ctx *wf.Context, u user) error {
 }
 
 const onboardingVersion = "2"
+
+// chargeOrPauseVersion and chargeStep: see appended_step.go.
+const (
+	chargeOrPauseVersion = "2"
+	chargeStep           = "charge-card"
+)

@@ -2,13 +2,14 @@
 //! steps, inputs, outputs and errors), so that engine/conformance_test.go can require the same
 //! transcripts of both. onboarding (steps, a sleep, retries, a wait for an event with a match and
 //! a timeout), order-saga (compensation), poll (a repeated step name), relay (an event sent from a step), steps (N steps, for
-//! crash tests and benchmarks), ticker (a loop by continue-as-new) timeouts (attempts the host stops at their timeout) and
-//! parent and child (child workflows).
+//! crash tests and benchmarks), ticker (a loop by continue-as-new), timeouts (attempts the host stops at their timeout),
+//! charge-or-pause (a step that pauses its run when its attempts run out) and parent and child (child workflows).
 //!
 //! Build: testdata/build-rust.sh (builds guest-sdk/rust as an rlib and links it with --extern).
 
 mod children;
 mod onboarding;
+mod pausing;
 mod poll;
 mod relay;
 mod saga;
@@ -26,6 +27,7 @@ wfhost::workflows![
     steps::workflow(),
     ticker::workflow(),
     timeouts::workflow(),
+    pausing::workflow(),
     children::child_workflow(),
     children::parent_workflow()
 ];

@@ -30,6 +30,12 @@ export class RetryPolicy {
   /** jitter is the fraction (0..1) by which a delay varies at random. */
   jitter: f64 = 0;
   /**
+   * onExhausted is what the step does when its attempts run out: "fail" (the default: the error
+   * is returned to the workflow) or "pause" (the run pauses for an operator to fix the cause and
+   * resume it, which tries the step once more). Empty takes the workflow's.
+   */
+  onExhausted: string = "";
+  /**
    * nonRetryable lists error codes that fail the step at once, as Failure.final() does. The
    * SDK applies it before it reports the error; the host never sees the list.
    */
@@ -42,6 +48,7 @@ export class RetryPolicy {
     if (this.baseMs != 0) v.setInt("baseMs", this.baseMs);
     if (this.maxMs != 0) v.setInt("maxMs", this.maxMs);
     if (this.jitter != 0) v.setNumber("jitter", this.jitter);
+    if (this.onExhausted.length > 0) v.setString("onExhausted", this.onExhausted);
     return v;
   }
 }

@@ -56,6 +56,10 @@ pub struct RetryPolicy {
     pub max: Duration,
     /// jitter is the fraction (0..1) by which a delay varies at random.
     pub jitter: f64,
+    /// on_exhausted is what the step does when its attempts run out: "fail" (the default: the
+    /// error is returned to the workflow) or "pause" (the run pauses for an operator to fix the
+    /// cause and resume it, which tries the step once more). Empty takes the workflow's.
+    pub on_exhausted: String,
 }
 
 impl RetryPolicy {
@@ -82,6 +86,11 @@ impl RetryPolicy {
         self.jitter = fraction;
         self
     }
+    /// pause_when_exhausted makes the run pause, not fail the step, when its attempts run out.
+    pub fn pause_when_exhausted(mut self) -> RetryPolicy {
+        self.on_exhausted = "pause".into();
+        self
+    }
 }
 
 /// The ABI's RetryPolicy JSON: zero fields are left out, so they fall through to the next policy.
@@ -102,6 +111,9 @@ impl ToJson for RetryPolicy {
         }
         if self.jitter != 0.0 {
             m.insert("jitter".into(), self.jitter.to_json());
+        }
+        if !self.on_exhausted.is_empty() {
+            m.insert("onExhausted".into(), self.on_exhausted.to_json());
         }
         Value::Object(m)
     }
@@ -669,5 +681,23 @@ pub mod __export {
             host::step_done(host::OUTCOME_ERROR, e.to_info().to_json_string().as_bytes());
         }
         host::stderr(&format!("workflow {}\n", msg));
+    }
+}
+
+#[cfg(test)]
+mod retry_tests {
+    use super::*;
+
+    #[test]
+    fn retry_policy_wire_shape() {
+        let p = RetryPolicy::new()
+            .attempts(2)
+            .base(Duration::from_millis(250))
+            .pause_when_exhausted();
+        assert_eq!(
+            p.to_json().to_json_string(),
+            r#"{"attempts":2,"baseMs":250,"onExhausted":"pause"}"#
+        );
+        assert_eq!(RetryPolicy::new().to_json().to_json_string(), "{}");
     }
 }

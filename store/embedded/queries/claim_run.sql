@@ -15,4 +15,4 @@ SET faults = faults + CASE WHEN lease_owner IS NOT NULL THEN 1 ELSE 0 END,
     activations = activations + 1,
     updated_at = ?4
 WHERE id = ?1
-RETURNING lease_epoch, faults, coalesce(last_fault, ''), id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, '')
+RETURNING lease_epoch, faults, coalesce(last_fault, ''), id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, ''), paused_at

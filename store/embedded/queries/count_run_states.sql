@@ -15,4 +15,4 @@ FROM runs r
 WHERE r.status IN ('pending', 'running')
 GROUP BY 1, 2
 UNION ALL
-SELECT tenant_id, 'paused', count(*) FROM runs WHERE status = 'nondeterministic' GROUP BY 1
+SELECT tenant_id, 'paused', count(*) FROM runs WHERE status IN ('nondeterministic', 'paused') GROUP BY 1

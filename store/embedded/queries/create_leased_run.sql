@@ -6,4 +6,4 @@ INSERT INTO runs (id, tenant_id, workflow, version, digest, status, input, idemp
                   available_at, lease_owner, lease_epoch, lease_expires_at, started_at, activations,
                   created_at, updated_at, deadline, retry, attempt)
 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?11, ?10, 1, ?11, ?9, 1, ?9, ?9, ?12, ?13, max(?14, 1))
-RETURNING lease_epoch, id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, '')
+RETURNING lease_epoch, id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, ''), paused_at

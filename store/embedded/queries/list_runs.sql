@@ -2,7 +2,7 @@
 -- ?1 tenant, ?2 workflow or '', ?3 status or '', ?4 ?5 cursor or nulls, ?6 limit (-1: none),
 -- ?7 since or null, ?8 until or null, ?9 version or '', ?10 idempotency key or '', ?11 parent run
 -- or ''.
-SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, '')
+SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, ''), paused_at
 FROM runs
 WHERE tenant_id = ?1
   AND (?2 = '' OR workflow = ?2)

@@ -6,4 +6,4 @@ SET cancel_requested_at = coalesce(cancel_requested_at, ?4),
     available_at = CASE WHEN lease_owner IS NULL OR lease_expires_at <= ?4 THEN ?4 ELSE available_at END,
     updated_at = ?4
 WHERE tenant_id = ?1 AND id = ?2 AND status IN ('pending', 'running')
-RETURNING id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, '')
+RETURNING id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from, ''), coalesce(continued_as, ''), attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from, ''), paused_at

@@ -73,4 +73,4 @@ FROM taken
 WHERE r.id = taken.id
 RETURNING r.lease_epoch, r.faults, coalesce(r.last_fault, ''), r.id, r.tenant_id, r.workflow, r.version, r.digest, r.status, r.input, r.output, r.error,
     coalesce(r.idempotency_key, ''), r.retention_days, r.activations, r.available_at, r.created_at, r.started_at,
-    r.completed_at, r.updated_at, r.deadline, coalesce(r.continued_from::text, '') AS continued_from, coalesce(r.continued_as::text, '') AS continued_as, r.attempt, r.retry, r.cancel_requested_at, r.cancel_grace_until, coalesce(r.restarted_from::text, '') AS restarted_from
+    r.completed_at, r.updated_at, r.deadline, coalesce(r.continued_from::text, '') AS continued_from, coalesce(r.continued_as::text, '') AS continued_as, r.attempt, r.retry, r.cancel_requested_at, r.cancel_grace_until, coalesce(r.restarted_from::text, '') AS restarted_from, r.paused_at

@@ -3,7 +3,7 @@
 -- given an index of its own (which every run's writes would pay for).
 -- $1 tenant, $2 workflow, $3 digest to leave out, $4 the id the page starts after (NULL: the
 -- first page), $5 limit.
-SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from::text, '') AS continued_from, coalesce(continued_as::text, '') AS continued_as, attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from::text, '') AS restarted_from FROM runs
+SELECT id, tenant_id, workflow, version, digest, status, input, output, error, coalesce(idempotency_key, ''), retention_days, activations, available_at, created_at, started_at, completed_at, updated_at, deadline, coalesce(continued_from::text, '') AS continued_from, coalesce(continued_as::text, '') AS continued_as, attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from::text, '') AS restarted_from, paused_at FROM runs
 WHERE tenant_id = $1 AND workflow = $2 AND digest <> $3
   AND status IN ('pending', 'running', 'nondeterministic')
   AND ($4::uuid IS NULL OR id > $4::uuid)

@@ -14,6 +14,6 @@ WITH asked AS (
         id, tenant_id, workflow, version, digest, status, input, output, error,
         coalesce(idempotency_key, '') AS idempotency_key, retention_days, activations, available_at, created_at, started_at,
         completed_at, updated_at, deadline, coalesce(continued_from::text, '') AS continued_from,
-        coalesce(continued_as::text, '') AS continued_as, attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from::text, '') AS restarted_from
+        coalesce(continued_as::text, '') AS continued_as, attempt, retry, cancel_requested_at, cancel_grace_until, coalesce(restarted_from::text, '') AS restarted_from, paused_at
 )
 SELECT * FROM asked

@@ -142,6 +142,8 @@ function renderHeader(el, run, steps, base, reload) {
       h('span', { class: 'muted' }, ' at step '), h('code', { text: run.parentKey }),
       h('span', { class: 'muted', text: run.parentClose === 'abandon' ? ' (runs on if it is cancelled)' : ' (cancelled with it)' })) : null,
     run.idempotencyKey ? fact('Idempotency key', h('code', { text: run.idempotencyKey })) : null,
+    run.pausedAt ? fact(run.status === 'paused' ? 'Paused' : 'Pause asked', run.status === 'paused' ? when(run.pausedAt)
+      : `${when(run.pausedAt)}; it holds at its next durable call`) : null,
     run.cancelRequestedAt ? fact('Cancel requested', `${when(run.cancelRequestedAt)}; terminated at ${when(run.cancelGraceUntil)} if it has not ended`) : null,
     fact('Retention', `${run.retentionDays} days`),
     fact('Updated', when(run.updatedAt)));
@@ -150,6 +152,37 @@ function renderHeader(el, run, steps, base, reload) {
   const signalBtn = h('button', { type: 'button', id: 'run-signal', class: 'secondary', text: 'Send a signal…', disabled: ended });
   const cancelBtn = h('button', { type: 'button', id: 'run-cancel', class: 'danger', text: 'Cancel run…', disabled: ended || !!run.cancelRequestedAt });
   const terminateBtn = h('button', { type: 'button', id: 'run-terminate', class: 'danger', text: 'Terminate…', disabled: ended });
+  const paused = run.status === 'paused' || !!run.pausedAt;
+  const pauseBtn = h('button', { type: 'button', id: 'run-pause', class: 'secondary', text: 'Pause…', disabled: ended || paused });
+  const resumeBtn = h('button', { type: 'button', id: 'run-resume', class: 'secondary', text: 'Resume…', disabled: ended || !paused });
+  pauseBtn.addEventListener('click', async () => {
+    const v = await confirmDialog({
+      title: 'Pause this run?',
+      message: `Run ${run.id} finishes the step it is in and holds (status paused) until it is resumed: no host runs it, its timers wait and the events sent to it are kept.`,
+      confirm: 'Pause run',
+    });
+    if (!v) return;
+    try {
+      const r = await call('POST', `${base}/pause`);
+      toast(r.status === 'paused' ? `Run ${r.id} is paused` : `Pause asked: run ${r.id} holds at its next durable call`);
+      reload();
+    } catch (e) { toast(e.message, 'error'); }
+  });
+  resumeBtn.addEventListener('click', async () => {
+    const version = h('input', { name: 'version', autocomplete: 'off', value: '', placeholder: run.version });
+    const v = await confirmDialog({
+      title: 'Resume this run?',
+      message: `Run ${run.id} goes on from where it held. Name another version of ${run.workflow} to resume on it: the run moves only if a replay of its journal against that version passes.`,
+      confirm: 'Resume run', body: [field('Version (optional)', version)],
+    });
+    if (!v) return;
+    try {
+      const body = v.version.trim() ? JSON.stringify({ version: v.version.trim() }) : '{}';
+      const r = await call('POST', `${base}/resume`, { body });
+      toast(`Run ${r.id} is ${r.status}`);
+      reload();
+    } catch (e) { toast(e.message, 'error'); }
+  });
   signalBtn.addEventListener('click', async () => {
     // A run that waits says for what: the form starts from that event and its match.
     const waiting = steps.find((st) => st.kind === 'wait' && st.status === 'waiting');
@@ -198,7 +231,7 @@ function renderHeader(el, run, steps, base, reload) {
   replace(el,
     h('div', { class: 'title-row' },
       h('h1', { id: 'run-title' }, h('span', { class: 'muted', text: `${run.workflow} · ` }), h('span', { class: 'mono', text: run.id })),
-      h('div', { class: 'actions', role: 'group', 'aria-label': 'Run actions' }, signalBtn, cancelBtn, terminateBtn)),
+      h('div', { class: 'actions', role: 'group', 'aria-label': 'Run actions' }, signalBtn, pauseBtn, resumeBtn, cancelBtn, terminateBtn)),
     dl);
 }
 

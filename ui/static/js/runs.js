@@ -4,7 +4,7 @@ import { h, replace, badge, ago, duration, toast, field } from './dom.js';
 import { call, enc, ApiError } from './api.js';
 import { go, runHref } from './nav.js';
 
-const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled', 'continued', 'nondeterministic'];
+const STATUSES = ['pending', 'running', 'paused', 'completed', 'failed', 'cancelled', 'continued', 'nondeterministic'];
 const REFRESH_MS = 3000;
 const PAGE = 50;
 const COUNTS_EVERY = 5; // list refreshes per counts refresh: every 15 s

@@ -40,13 +40,14 @@ export async function workflowsView(el) {
       h('h2', { id: 'wf-title', text: 'Workflows' }),
       wfs.workflows.length === 0 ? h('p', { class: 'muted', text: 'Nothing is deployed yet.' }) :
         h('div', { class: 'table-wrap' }, h('table', {},
-          h('thead', {}, h('tr', {}, ['Workflow', 'Latest version', 'Versions', 'Runs by status'].map((c) => h('th', { scope: 'col', text: c })))),
+          h('thead', {}, h('tr', {}, ['Workflow', 'Latest version', 'Versions', 'Runs by status', 'Paused'].map((c) => h('th', { scope: 'col', text: c })))),
           h('tbody', {}, wfs.workflows.map((w) => h('tr', {},
             h('th', { scope: 'row' }, h('a', { href: `#/runs?workflow=${enc(w.name)}`, text: w.name })),
             h('td', { text: w.latestVersion }),
             h('td', { text: w.versions.join(', ') }),
             h('td', {}, h('ul', { class: 'inline-list' }, Object.entries(w.runCounts || {}).map(([s, n]) =>
-              h('li', {}, h('a', { href: `#/runs?workflow=${enc(w.name)}&status=${enc(s)}`, text: `${n} ${s}` }))))))))))),
+              h('li', {}, h('a', { href: `#/runs?workflow=${enc(w.name)}&status=${enc(s)}`, text: `${n} ${s}` }))))),
+            h('td', {}, pauseCell(w)))))))),
     h('section', { 'aria-labelledby': 'mod-title' },
       h('h2', { id: 'mod-title', text: 'Modules' }),
       mods.modules.length === 0 ? h('p', { class: 'muted', text: 'No modules.' }) :
@@ -59,4 +60,31 @@ export async function workflowsView(el) {
             h('td', {}, when(m.createdAt)))))))),
     upload);
   return null;
+}
+
+// pauseCell is a workflow's pause: what is paused, and a button to pause or resume the whole
+// workflow behind a confirmation (a version is paused with the CLI or the API).
+function pauseCell(w) {
+  const versions = w.pausedVersions || [];
+  const state = w.paused ? 'all versions' : versions.length ? `versions ${versions.join(', ')}` : 'no';
+  const pausing = !w.paused;
+  const btn = h('button', { type: 'button', class: 'secondary', text: pausing ? `Pause ${w.name}…` : `Resume ${w.name}…` });
+  btn.addEventListener('click', async () => {
+    const ok = await confirmDialog(pausing ? {
+      title: `Pause workflow ${w.name}?`,
+      message: `Its live runs finish the step they are in and hold, and every run started for it is created paused, until it is resumed.`,
+      confirm: 'Pause workflow',
+    } : {
+      title: `Resume workflow ${w.name}?`,
+      message: 'The runs its pause held go on, and new runs start as usual.',
+      confirm: 'Resume workflow',
+    });
+    if (!ok) return;
+    try {
+      const r = await call('POST', `/workflows/${enc(w.name)}/${pausing ? 'pause' : 'resume'}`);
+      toast(pausing ? `${w.name} paused: ${r.runs} runs paused or pausing` : `${w.name} resumed: ${r.runs} runs resumed`);
+      go('#/workflows');
+    } catch (e) { toast(e.message, 'error'); }
+  });
+  return h('div', { class: 'inline-list' }, h('span', { text: state }), btn);
 }

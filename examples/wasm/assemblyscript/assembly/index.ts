@@ -7,6 +7,7 @@ import "./saga";
 import "./steps";
 import "./ticker";
 import "./timeouts";
+import "./pausing"; // as the Go module registers it: charge-or-pause, then child and parent
 import "./children";
 
 // The ABI's exports (abi/ABI.md §3) come from the SDK.

@@ -146,11 +146,15 @@ export class Retry {
   attempts: i32 = 0;
   backoff: string = "";
   baseMs: i64 = 0;
+  // onExhausted is what the step does when its attempts run out: "fail" (the default) or
+  // "pause" (the run pauses for an operator to resume, which tries the step once more).
+  onExhausted: string = "";
 
-  constructor(attempts: i32, backoff: string, baseMs: i64) {
+  constructor(attempts: i32, backoff: string, baseMs: i64, onExhausted: string = "") {
     this.attempts = attempts;
     this.backoff = backoff;
     this.baseMs = baseMs;
+    this.onExhausted = onExhausted;
   }
 
   toJSON(): string {
@@ -158,6 +162,7 @@ export class Retry {
     if (this.attempts != 0) o.int("attempts", this.attempts);
     if (this.backoff != "") o.str("backoff", this.backoff);
     if (this.baseMs != 0) o.int("baseMs", this.baseMs);
+    if (this.onExhausted != "") o.str("onExhausted", this.onExhausted);
     return o.toString();
   }
 }

@@ -1,5 +1,6 @@
 // The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll,
-// relay, steps, ticker, timeouts, child and parent, with the same names, versions, step keys, inputs, outputs and errors.
+// relay, steps, ticker, timeouts, charge-or-pause, child and parent, with the same names, versions,
+// step keys, inputs, outputs and errors.
 
 import { Obj, Value, quote, stringifyValue } from "./json";
 // The AssemblyScript example's SHA-256: the same user ids as every other example.
@@ -14,9 +15,31 @@ export const workflows: Workflow[] = [
   new Workflow("steps", "1", 0, [], steps),
   new Workflow("ticker", "1", 0, [], ticker),
   new Workflow("timeouts", "1", 0, [], timeouts),
+  new Workflow("charge-or-pause", "1", 0, [], chargeOrPause),
   new Workflow("child", "1", 0, [], child),
   new Workflow("parent", "1", 0, [], parent),
 ];
+
+// chargeOrPause charges with two attempts and pauses the run when both fail (onExhausted
+// "pause"), for an operator to fix the cause and resume it: the resume tries the charge once
+// more. Each attempt logs "charge attempt N".
+function chargeOrPause(input: Value): Result {
+  const failAttempts = input.getInt("failAttempts");
+  const charge = step("charge", new Retry(2, "fixed", 10, "pause"));
+  if (charge.mustRun()) {
+    log("charge attempt " + charge.attempt.toString());
+    if (<i64>charge.attempt <= failAttempts) {
+      charge.err("declined", "card declined on attempt " + charge.attempt.toString());
+    } else {
+      charge.ok(quote("ch-1"));
+    }
+  }
+  if (charge.failed()) return Result.failedStep(charge);
+  const ship = step("ship");
+  if (ship.mustRun()) ship.ok("true");
+  if (ship.failed()) return Result.failedStep(ship);
+  return Result.ok(new Obj().str("charge", charge.output!.s).bool("shipped", true).toString());
+}
 
 function onboarding(input: Value): Result {
   const email = input.getString("email");

@@ -1,0 +1,1 @@
+SELECT count(*) FROM steps WHERE run_id = ?1
