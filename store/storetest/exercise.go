@@ -73,6 +73,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Schedules", scheduleTests},
 		{"Console", consoleTests},
 		{"Upgrades", upgradeTests},
+		{"RunLog", runLogTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
