@@ -79,5 +79,6 @@ type LogEntry struct {
 	Detail json.RawMessage
 }
 
-// MaxLogPage bounds one ListRunLog page.
-const MaxLogPage = 1000
+// MaxLogPage bounds one ListRunLog page, so no caller reads a long log whole by mistake (the
+// API's pages are smaller).
+const MaxLogPage = 10_000

@@ -68,8 +68,7 @@ BEGIN
             WHEN NEW.lease_epoch <> OLD.lease_epoch THEN 'claimed'
             WHEN OLD.lease_owner IS NOT NULL AND NEW.lease_owner IS NULL THEN CASE
                 WHEN NEW.faults > OLD.faults THEN 'faulted'
-                WHEN t.status IN ('sleeping', 'waiting', 'retrying')
-                     AND (NEW.available_at IS NULL OR NEW.available_at > NEW.updated_at) THEN 'suspended'
+                WHEN t.status IN ('sleeping', 'waiting', 'retrying') THEN 'suspended'
                 ELSE 'released' END
             WHEN NEW.cancel_requested_at IS NOT NULL AND OLD.cancel_requested_at IS NULL THEN 'cancel_requested'
             WHEN NEW.digest <> OLD.digest THEN 'upgraded'

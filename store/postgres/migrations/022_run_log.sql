@@ -46,8 +46,7 @@ CREATE TRIGGER run_log_created AFTER INSERT ON runs
 -- Every other change of a run that the log keeps, at most one row per update, first match
 -- wins: a status change that ends, pauses, resumes or revives the run; a claim (a new lease
 -- epoch); a lease handed back (faulted when a fault was counted, suspended when the run's last
--- journal entry is unfinished and the run waits for a time to come or an event, released
--- otherwise); a cancel asked for; a move to another module (the upgrade gate); and a wake-up
+-- journal entry is unfinished, released otherwise); a cancel asked for; a move to another module (the upgrade gate); and a wake-up
 -- ahead of time by someone else's write (a signal, a broadcast). The WHEN clause keeps the
 -- common writes (lease renewals, journal progress) from calling the function at all.
 CREATE FUNCTION run_log_changed() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -86,7 +85,7 @@ BEGIN
             d := jsonb_build_object('reason', NEW.last_fault, 'until', NEW.available_at);
         ELSE
             SELECT s.key, s.kind, s.status INTO tail FROM steps s WHERE s.run_id = NEW.id ORDER BY s.seq DESC LIMIT 1;
-            IF tail.status IN ('sleeping', 'waiting', 'retrying') AND (NEW.available_at IS NULL OR NEW.available_at > NEW.updated_at) THEN
+            IF tail.status IN ('sleeping', 'waiting', 'retrying') THEN
                 k := 'suspended';
                 d := jsonb_build_object('why', CASE tail.kind WHEN 'run' THEN 'retry' ELSE tail.kind END,
                     'step', tail.key, 'until', NEW.available_at);
