@@ -321,6 +321,7 @@ func runsCommand() *cli.Command {
 				Name: "steps", Usage: "show a run's journal: steps, sleeps and waits with timings and attempts", ArgsUsage: runArgs, Flags: clientFlags(),
 				Action: runSteps,
 			},
+			runsLogCommand(),
 			runsExportCommand(),
 			{
 				Name: "cancel", ArgsUsage: runArgs,
