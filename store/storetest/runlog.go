@@ -230,6 +230,21 @@ func testLogEnds(t *testing.T, f *fixture) {
 	equal(t, "nondeterministic message", detail(t, log[2])["message"], any("step order changed"))
 	equal(t, "upgraded to", detail(t, log[3])["version"], any("v1"))
 	check(t, detail(t, log[3])["digest"] != f.digest, "upgraded detail %v names the old digest", detail(t, log[3]))
+
+	// Continue-as-new: the old run ends continued, the new one's log starts naming it.
+	c = f.claim(nd.ID, longLease) // the revived run, claimable again, out of the way
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	loop := f.run()
+	c = f.claim(loop.ID, longLease)
+	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, ptr(f.runStep(loop.ID, 0, "tick")), store.StatusContinued, nil, nil,
+		f.next(c.Run, `{"turn":1}`, 1))
+	ok(t, err)
+	log = f.logOf(loop.ID)
+	equal(t, "continued run's log", kinds(t, log), "created claimed ended")
+	equal(t, "ended as", detail(t, log[2])["status"], any("continued"))
+	log = f.logOf(next.ID)
+	equal(t, "continuing run's log", kinds(t, log), "created")
+	equal(t, "continued from", detail(t, log[0])["continuedFrom"], any(loop.ID))
 }
 
 // A restart's new run starts its own log (created, naming the run it restarts); the journal
