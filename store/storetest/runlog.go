@@ -16,6 +16,7 @@ var runLogTests = []test{
 	{"EveryKindWhenItHappens", testLogKinds},
 	{"LeasedStartIsOneEntry", testLogLeasedStart},
 	{"EndsCancelsAndUpgrades", testLogEnds},
+	{"UpgradeGateMoves", testLogUpgradeGate},
 	{"RestartLogsNoCopiedEntries", testLogRestart},
 	{"PagesAndTenancy", testLogPages},
 	{"AppendOnlyAndSweptWithTheRun", testLogAppendOnlyAndSwept},
@@ -245,6 +246,23 @@ func testLogEnds(t *testing.T, f *fixture) {
 	log = f.logOf(next.ID)
 	equal(t, "continuing run's log", kinds(t, log), "created")
 	equal(t, "continued from", detail(t, log[0])["continuedFrom"], any(loop.ID))
+}
+
+// The upgrade gate moving a run to another version logs it, from and to.
+func testLogUpgradeGate(t *testing.T, f *fixture) {
+	r := f.run()
+	v2 := module(f.tenant, []byte("v2 code for the log"))
+	decl := wf(wfName, "v2")
+	decl.TenantID, decl.Digest = f.tenant, v2.Digest
+	_, moved, err := f.s.UpgradeModule(f.ctx, v2, []store.Workflow{decl}, false,
+		[]store.RunMove{{RunID: r.ID, From: f.digest, Entries: 0, Version: "v2"}})
+	ok(t, err)
+	equal(t, "moved", len(moved), 1)
+	log := f.logOf(r.ID)
+	equal(t, "moved run's log", kinds(t, log), "created upgraded")
+	d := detail(t, log[1])
+	check(t, d["from"] == "v1" && d["version"] == "v2" && d["digest"] == v2.Digest, "upgraded detail %v", d)
+	equal(t, "no host moved it", log[1].Host, "")
 }
 
 // A restart's new run starts its own log (created, naming the run it restarts); the journal
