@@ -72,8 +72,10 @@ type LogEntry struct {
 	Seq  int64
 	At   time.Time
 	Kind LogKind
-	// Host is the host that made the change, for the entries of an activation (created
-	// leased, claimed, suspended, released, faulted, ended, nondeterministic); "" otherwise.
+	// Host is the host that took the lease (created leased, claimed) or that held it when the
+	// change was made (suspended, released, faulted, and a status change: ended,
+	// nondeterministic, paused, resumed, upgraded); "" when no host did (a pending run created,
+	// a cancel of a run no host holds, a journal entry's kinds).
 	Host string
 	// Detail is the kind's JSON object (see the kinds); nil when it has nothing to say.
 	Detail json.RawMessage
