@@ -62,6 +62,7 @@ type Reader interface {
 	ListStepsFrom(ctx context.Context, tenantID, runID string, from, limit int) ([]store.Step, error)
 	RunLease(ctx context.Context, tenantID, runID string) (owner string, expires *time.Time, err error)
 	ListOutbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error)
+	ListRunLog(ctx context.Context, tenantID, runID string, after int64, limit int) ([]store.LogEntry, error)
 	ListModules(ctx context.Context, tenantID string) ([]store.Module, error)
 	ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error)
 	ListTenants(ctx context.Context) ([]store.Tenant, error)

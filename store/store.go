@@ -698,6 +698,9 @@ type Store interface {
 	// ordered by Seq: a page of ListSteps, for a reader of a long journal. An unknown run is
 	// ErrNotFound, as for ListSteps.
 	ListStepsFrom(ctx context.Context, tenantID, runID string, from, limit int) ([]Step, error)
+	// ListRunLog returns at most limit (1 to MaxLogPage) entries of the run's lifecycle log
+	// with Seq > after, ordered by Seq. An unknown run (or another tenant's) is ErrNotFound.
+	ListRunLog(ctx context.Context, tenantID, runID string, after int64, limit int) ([]LogEntry, error)
 	// CountRuns counts by status the runs ListRuns lists with f, over every page: f's Status,
 	// Cursor and Limit are not read. A status no run has is absent.
 	CountRuns(ctx context.Context, tenantID string, f RunFilter) (map[RunStatus]int, error)
@@ -946,7 +949,7 @@ type Store interface {
 	AdvanceSchedule(ctx context.Context, a ScheduleAdvance) (ok bool, err error)
 
 	// SweepExpired deletes up to limit terminal runs whose retention has passed (their
-	// journals and events with them), skipping rows other sweepers hold, and returns how many
+	// journals, events and lifecycle logs with them), skipping rows other sweepers hold, and returns how many
 	// it deleted. Live and nondeterministic runs are never swept.
 	SweepExpired(ctx context.Context, limit int) (int, error)
 	// PruneBroadcasts deletes up to limit broadcast events received before before, oldest

@@ -274,3 +274,23 @@ type RestartRun struct {
 	Version   string          `json:"version,omitempty"`
 	TimeoutMs int64           `json:"timeoutMs,omitempty"`
 }
+
+// LogEntry is one entry of a run's lifecycle log (GET .../log). Kind is one of the store's
+// lifecycle kinds (created, claimed, suspended, released, faulted, woken, cancel_requested,
+// nondeterministic, upgraded, paused, resumed, ended, step_retrying, step_failed,
+// event_delivered, wait_timed_out); Detail is the kind's object.
+type LogEntry struct {
+	Seq    int64           `json:"seq"`
+	At     time.Time       `json:"at"`
+	Kind   string          `json:"kind"`
+	Host   string          `json:"host,omitempty"`
+	Detail json.RawMessage `json:"detail,omitempty"`
+}
+
+// LogPage is a page of a run's lifecycle log, in order.
+type LogPage struct {
+	Entries []LogEntry `json:"entries"`
+	// NextCursor is the cursor of the next page when more entries follow this one; "" after
+	// the last. A follower asks again with the seq of the last entry it has.
+	NextCursor string `json:"nextCursor,omitempty"`
+}

@@ -17,6 +17,7 @@
 //	runs list [WORKFLOW] [--workflow W] [--status S] [--parent RUN_ID] [--since T] [--until T] [--input key.path=value]... [--limit N] [--cursor C] [--all]
 //	runs get|steps|cancel WORKFLOW RUN_ID
 //	runs export WORKFLOW RUN_ID [--file FILE]
+//	runs log WORKFLOW RUN_ID [--follow [--interval D]]   (the lifecycle log; --follow until the run ends)
 //	replay --module FILE.wasm EXPORT.json [--max-export-bytes N]   (offline: no daemon)
 //	signal WORKFLOW RUN_ID EVENT [--payload JSON|@FILE|-]
 //	events send EVENT [--payload JSON|@FILE|-] [--id EVENT_ID]

@@ -322,6 +322,7 @@ func runsCommand() *cli.Command {
 				Name: "steps", Usage: "show a run's journal: steps, sleeps and waits with timings and attempts", ArgsUsage: runArgs, Flags: clientFlags(),
 				Action: runSteps,
 			},
+			runsLogCommand(),
 			runsExportCommand(),
 			runsPauseCommand(),
 			runsResumeCommand(),

@@ -302,16 +302,30 @@ func (s *Store) CommitStep(ctx context.Context, l store.Lease, st store.Step, le
 func (s *Store) Suspend(ctx context.Context, l store.Lease, st *store.Step, wakeAt *time.Time) (err error) {
 	defer classify(&err)
 	return s.write(ctx, "suspend", func(w *wtx) error {
-		query := "suspend"
-		if st != nil {
-			query = "suspend_progressed"
-		}
-		tenant, err := w.fence(query, l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
-		if err != nil || st == nil {
+		if st == nil {
+			_, err := w.fence("suspend", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
 			return err
 		}
-		return w.upsertStep(l.RunID, tenant, *st)
+		return w.suspendAt(l, wakeAt, *st)
 	})
+}
+
+// suspendAt journals steps, then releases the lease with the run available at wakeAt: in
+// this order, unlike a finish, so that the lifecycle log's trigger on runs (017_run_log.sql)
+// sees the entry the run suspends at and says why. The fence is read first; nothing else
+// writes between the read and the update (one writer).
+func (w *wtx) suspendAt(l store.Lease, wakeAt *time.Time, steps ...store.Step) error {
+	tenant, _, err := w.fenceGet(l)
+	if err != nil {
+		return err
+	}
+	for _, st := range steps {
+		if err := w.upsertStep(l.RunID, tenant, st); err != nil {
+			return err
+		}
+	}
+	_, err = w.fence("suspend_progressed", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
+	return err
 }
 
 // finish records a run's end; fenced.
@@ -428,14 +442,7 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 func (s *Store) CommitAndSuspend(ctx context.Context, l store.Lease, held, st store.Step, wakeAt *time.Time) (err error) {
 	defer classify(&err)
 	return s.write(ctx, "commit "+held.Key+" and suspend at "+st.Key, func(w *wtx) error {
-		tenant, err := w.fence("suspend_progressed", l.RunID, l.Epoch, timeArg(wakeAt), micros(w.now))
-		if err != nil {
-			return err
-		}
-		if err := w.upsertStep(l.RunID, tenant, held); err != nil {
-			return err
-		}
-		return w.upsertStep(l.RunID, tenant, st)
+		return w.suspendAt(l, wakeAt, held, st)
 	})
 }
 

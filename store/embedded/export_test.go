@@ -25,3 +25,20 @@ func (s *Store) PlantSnapshotRow(ctx context.Context, snap store.Snapshot) error
 		return err
 	})
 }
+
+// The storetest.LogRows hooks.
+
+// RunLogRows counts the run's rows in run_log.
+func (s *Store) RunLogRows(ctx context.Context, runID string) (int, error) {
+	var n int
+	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM run_log WHERE run_id = ?`, runID).Scan(&n)
+	return n, err
+}
+
+// TamperRunLog tries to rewrite the run's log rows.
+func (s *Store) TamperRunLog(ctx context.Context, runID string) error {
+	return s.write(ctx, "tamper with run_log", func(w *wtx) error {
+		_, err := w.tx.ExecContext(w.ctx, `UPDATE run_log SET kind = 'ended' WHERE run_id = ?`, runID)
+		return err
+	})
+}

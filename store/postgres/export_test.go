@@ -22,3 +22,18 @@ func (s *Store) PlantSnapshotRow(ctx context.Context, snap store.Snapshot) error
 		SELECT id, tenant_id, $2, $3, $4, $5 FROM runs WHERE id = $1`, snap.RunID, snap.Seq, snap.LastKey, snap.Code, snap.Data)
 	return err
 }
+
+// The storetest.LogRows hooks.
+
+// RunLogRows counts the run's rows in run_log.
+func (s *Store) RunLogRows(ctx context.Context, runID string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM run_log WHERE run_id = $1`, runID).Scan(&n)
+	return n, err
+}
+
+// TamperRunLog tries to rewrite the run's log rows.
+func (s *Store) TamperRunLog(ctx context.Context, runID string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE run_log SET kind = 'ended' WHERE run_id = $1`, runID)
+	return err
+}

@@ -75,6 +75,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Upgrades", upgradeTests},
 		{"Children", childTests},
 		{"Pause", pauseTests},
+		{"RunLog", runLogTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

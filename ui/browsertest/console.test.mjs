@@ -126,6 +126,23 @@ test('signal a waiting run from the console', async () => {
   }
 });
 
+test('the lifecycle log panel shows what happened to the run, and grows while it runs', async () => {
+  // The welcome mail fails once first: the log shows the retried attempt.
+  const { run, userId } = await waitingOnboarding('lifelog@example.com', { failWelcome: 1 });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  const log = page.getByRole('table', { name: /Every change of the run/ });
+  await log.locator('tr[data-kind="suspended"]', { hasText: '"why":"wait"' }).waitFor();
+  // Sent while the page is open: the refresh appends the new entries.
+  await daemon.api('POST', `/workflows/onboarding/runs/${run.id}/signals/verify`, { userId, via: 'log' });
+  await log.locator('tr[data-kind="ended"]').waitFor();
+  const kinds = await log.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.kind));
+  assert.equal(kinds[0], 'created');
+  assert.equal(kinds[kinds.length - 1], 'ended');
+  for (const k of ['step_retrying', 'suspended', 'event_delivered', 'woken']) assert.ok(kinds.includes(k), `no ${k} in ${kinds}`);
+  assert.equal(new Set(await log.locator('tbody tr td:first-child').allTextContents()).size > 1, true, 'entries have their times');
+});
+
 test('a failed run shows its attempts and the error that ended it', async () => {
   // The welcome mail fails on every one of its 5 attempts (20 ms apart): the step and the run fail.
   const run = await daemon.api('POST', '/workflows/onboarding/runs', { input: { email: 'fails@example.com', delayMs: 10, failWelcome: 99 } });

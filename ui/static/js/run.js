@@ -1,5 +1,6 @@
-// A run: its header, actions, input/output/error, the timeline of its journal and its outbound
-// HTTP audit trail; refreshed every couple of seconds until the run has ended.
+// A run: its header, actions, input/output/error, the timeline of its journal, its outbound
+// HTTP audit trail and its lifecycle log; refreshed every couple of seconds until the run has
+// ended.
 import { h, replace, badge, when, duration, jsonBlock, toast, confirmDialog, field } from './dom.js';
 import { call, enc, ApiError } from './api.js';
 import { runHref } from './nav.js';
@@ -27,6 +28,18 @@ export async function runView(el, workflow, id) {
   const shown = { n: SHOWN }; // how many journal entries the timeline reads and draws, raised by "Show more"
   let steps = [];         // the journal entries read so far, in order
   let more = false;       // whether the journal goes on past them
+  const log = [];         // the lifecycle log entries read so far: append-only, so a refresh reads only newer ones
+
+  // readLog appends the log entries after the last one read.
+  async function readLog() {
+    for (;;) {
+      const query = { limit: String(PAGE_MAX) };
+      if (log.length) query.cursor = String(log[log.length - 1].seq);
+      const page = await call('GET', `${base}/log`, { query });
+      log.push(...page.entries);
+      if (!page.nextCursor) return log;
+    }
+  }
 
   // readSteps brings steps up to date: it reads again from the first entry that may still
   // change (a live run's last few) up to shown.n entries, a page at a time, so a refresh of a
@@ -60,15 +73,16 @@ export async function runView(el, workflow, id) {
   const ioEl = h('section', { class: 'io', 'aria-label': 'Input and result' });
   const timelineEl = h('section', { 'aria-labelledby': 'tl-title' });
   const outboundEl = h('section', { 'aria-labelledby': 'ob-title' });
+  const logEl = h('section', { 'aria-labelledby': 'log-title' });
   const liveEl = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite' });
   replace(el, h('p', {}, h('a', { href: `#/runs?workflow=${enc(workflow)}`, text: `← Runs of ${workflow}` })),
-    headerEl, ioEl, timelineEl, outboundEl, liveEl);
+    headerEl, ioEl, timelineEl, outboundEl, logEl, liveEl);
 
   async function load() {
     clearTimeout(timer);
     let run, read, outbound, children = {};
     try {
-      [run, read, outbound] = await Promise.all([call('GET', base), readSteps(), call('GET', `${base}/outbound`)]);
+      [run, read, outbound] = await Promise.all([call('GET', base), readSteps(), call('GET', `${base}/outbound`), readLog()]);
       // A run whose steps started children links each child step to its run: one listing of
       // the run's children (abi/ABI.md §4.16), by the step that started each.
       if (read.steps.some((s) => s.kind === 'child')) {
@@ -87,7 +101,7 @@ export async function runView(el, workflow, id) {
     steps = read.steps;
     more = read.more;
     const ended = ENDED.has(run.status);
-    const snapshot = JSON.stringify([run, steps, more, outbound, children]);
+    const snapshot = JSON.stringify([run, steps, more, outbound, children, log.length]);
     // A live run's bars grow with the clock, so it is drawn again each time; an ended one only
     // when something changed (it no longer does).
     if (snapshot !== last || !ended) {
@@ -98,6 +112,7 @@ export async function runView(el, workflow, id) {
         renderHeader(headerEl, run, steps, base, () => load().catch(() => {}));
         renderIO(ioEl, run);
         renderOutbound(outboundEl, outbound.outbound);
+        renderLog(logEl, log);
       }
       renderTimeline(timelineEl, run, steps, more, open, shown, () => { last = ''; load().catch(() => {}); }, children);
       last = snapshot;
@@ -350,6 +365,19 @@ function stepDetails(s, child) {
 function renderOutbound(el, records) {
   replace(el, h('h2', { id: 'ob-title', text: 'Outbound HTTP audit' }),
     records.length ? outboundTable(records, 'Every outbound request and redirect hop the run made') : h('p', { class: 'muted', text: 'The run made no outbound HTTP requests.' }));
+}
+
+// renderLog draws the run's lifecycle log: what the store did to the run, in order.
+function renderLog(el, entries) {
+  replace(el, h('h2', { id: 'log-title', text: 'Lifecycle log' }),
+    entries.length
+      ? h('div', { class: 'table-wrap' }, h('table', { class: 'lifecycle' },
+          h('caption', { text: 'Every change of the run: created, claimed by a host, suspended and why, woken, attempts failed, events delivered, ended' }),
+          h('thead', {}, h('tr', {}, ['At', 'Event', 'Host', 'Detail'].map((c) => h('th', { scope: 'col', text: c })))),
+          h('tbody', {}, entries.map((e) => h('tr', { 'data-kind': e.kind },
+            h('td', {}, when(e.at)), h('td', { class: 'mono', text: e.kind }), h('td', { class: 'mono', text: e.host || '—' }),
+            h('td', { class: 'mono', text: e.detail ? JSON.stringify(e.detail) : '—' }))))))
+      : h('p', { class: 'muted', text: 'Nothing logged yet.' }));
 }
 
 function outboundTable(records, caption) {
