@@ -38,6 +38,9 @@ const (
 	// input and an empty journal (a ContinueAsNew JSON), outside step callbacks; it never
 	// returns to the guest.
 	FuncContinueAsNew = "continue_as_new"
+	// FuncQueryRespond answers the query a StatusQuery reply asked (a result JSON, or an
+	// ErrorInfo JSON, by its outcome); it never returns to the guest (ABI.md §4.16).
+	FuncQueryRespond = "query_respond"
 )
 
 // Guest exports. Their signatures are GuestExports' and ExtismExports' rows below.
@@ -133,6 +136,7 @@ var HostFuncs = []HostFunc{
 	{Name: FuncSecretGet, Params: params(data("name")), Reply: true},
 	{Name: FuncEventSend, Params: params(data("req")), Reply: true},
 	{Name: FuncContinueAsNew, Params: params(data("req"))},
+	{Name: FuncQueryRespond, Params: params(scalar("outcome", I32), data("data"))},
 }
 
 // Native is the function's signature in ImportModule: each Data span a (ptr, len) pair of i32s.

@@ -45,6 +45,9 @@ func hostEventSend(req uint64) uint64
 //go:wasmimport extism:host/user continue_as_new
 func hostContinueAsNew(req uint64)
 
+//go:wasmimport extism:host/user query_respond
+func hostQueryRespond(outcome uint32, data uint64)
+
 // block copies b into a new Extism memory block; offset 0 stands for no data.
 func block(b []byte) pdk.Memory {
 	if len(b) == 0 {
@@ -154,4 +157,10 @@ func callContinueAsNew(req []byte) {
 	r := block(req)
 	defer r.Free()
 	hostContinueAsNew(r.Offset())
+}
+
+func callQueryRespond(outcome uint32, data []byte) {
+	d := block(data)
+	defer d.Free()
+	hostQueryRespond(outcome, d.Offset())
 }

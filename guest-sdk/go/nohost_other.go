@@ -21,3 +21,4 @@ func callHTTPRequest(_ []byte) (int32, []byte)         { noHost(); return 0, nil
 func callSecretGet(_ []byte) (int32, []byte)           { noHost(); return 0, nil }
 func callEventSend(_ []byte) (int32, []byte)           { noHost(); return 0, nil }
 func callContinueAsNew(_ []byte)                       { noHost() }
+func callQueryRespond(_ uint32, _ []byte)              { noHost() }
