@@ -12,7 +12,9 @@ export { Kind, Value, Parsed, parse, tryParse, stringify, quote } from "./json";
 export { CODE_CANCELLED, Failure, Result, Fields } from "./errors";
 export {
   Backoff,
+  CODE_UNKNOWN_QUERY,
   Context,
+  QueryFn,
   RetryPolicy,
   StepContext,
   StepFn,
