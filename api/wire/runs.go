@@ -246,3 +246,10 @@ type RestartRun struct {
 	Version   string          `json:"version,omitempty"`
 	TimeoutMs int64           `json:"timeoutMs,omitempty"`
 }
+
+// QueryAnswer is a query's answer (POST .../runs/{id}/query/{name}): the result the workflow's
+// handler returned, and where in its journal the run stood when it was asked.
+type QueryAnswer struct {
+	Result json.RawMessage `json:"result"`
+	At     ReplayStop      `json:"at"`
+}
