@@ -125,3 +125,31 @@ func BenchmarkQuery(b *testing.B) {
 		}
 	}
 }
+
+// TestQueryOfAPendingRunAndAModuleWithoutTheFeature: a run no host has claimed yet is queried
+// at its first durable call (a step its empty journal does not have); a run of a module that
+// does not declare the query feature is refused without running any guest.
+func TestQueryOfAPendingRunAndAModuleWithoutTheFeature(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true})
+	h.deploy("examples.wasm", false)
+	h.deploy("probe.wasm", false)
+	ctx := context.Background()
+	run := h.start("onboarding", map[string]any{"email": "Pat@Example.com"})
+	ans, err := h.engine.QueryRun(ctx, store.DefaultTenant, run.ID, "status", json.RawMessage(`7`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ans.At.New || ans.At.Seq != 0 || ans.At.At.Key != "create-user" || string(ans.Result) != `{"stage":"creating-user","userId":"","arg":7}` {
+		t.Fatalf("a pending run answered %s at %+v", ans.Result, ans.At)
+	}
+	probe := h.start("probe", map[string]any{"where": "step-output"})
+	if _, err := h.engine.QueryRun(ctx, store.DefaultTenant, probe.ID, "status", nil); !errors.Is(err, engine.ErrQueryUnsupported) {
+		t.Fatalf("a module without the query feature: %v, want ErrQueryUnsupported", err)
+	}
+	for _, id := range []string{run.ID, probe.ID} {
+		if got, err := h.store.GetRun(ctx, store.DefaultTenant, id); err != nil || got.Status != store.StatusPending || got.Activations != 0 {
+			t.Fatalf("run %s after the queries: %+v %v, want it pending and never activated", id, got, err)
+		}
+	}
+}
