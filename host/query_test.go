@@ -32,8 +32,10 @@ func TestQueryRespondWithNoQueryTraps(t *testing.T) {
 // queryRespondModule is an Extism module whose workflow w calls query_respond(outcome, 0)
 // unasked.
 func queryRespondModule(outcome int32) []byte {
-	const queryRespond = 6 // after workflowModule's five imports and input_length
-	desc := `{"workflows":[{"name":"w","version":"1"}]}` // storeBlock takes under 64 bytes
+	// query_respond is imported after workflowModule's five imports and input_length.
+	const queryRespond = 6
+	// storeBlock takes under 64 bytes.
+	desc := `{"workflows":[{"name":"w","version":"1"}]}`
 	run := append(wasmI32Const(outcome), 0x42, 0, 0x10, queryRespond) // query_respond(outcome, 0)
 	run = append(run, wasmI32Const(0)...)
 	const outputSet = 3
