@@ -368,7 +368,9 @@ impl Context {
         };
         match answer {
             Ok(v) => host::query_respond(host::OUTCOME_OK, v.to_json_string().as_bytes()),
-            Err(e) => host::query_respond(host::OUTCOME_ERROR, e.to_info().to_json_string().as_bytes()),
+            Err(e) => {
+                host::query_respond(host::OUTCOME_ERROR, e.to_info().to_json_string().as_bytes())
+            }
         }
     }
 
