@@ -1,12 +1,14 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wfhost/wfhost/internal/testenv"
+	"github.com/wfhost/wfhost/store"
 )
 
 // TestQueryOverHTTP: POST .../query/{query} answers from a live run's state with the
@@ -86,5 +88,34 @@ func TestQueryOverHTTP(t *testing.T) {
 	})
 	if r := call(t, srv, "POST", runPath+"/query/status", tok, nil); r.status != 409 || r.errorCode(t) != "run_ended" {
 		t.Errorf("a query of the ended run: %d %s, want 409 run_ended", r.status, r.body)
+	}
+}
+
+// TestQueryResultIsHeldToTheOutputLimit: a query's result is bounded as a run's output is: one
+// over the tenant's maxOutputBytes is a 422 query_failed naming payload_too_large, and the run
+// is untouched.
+func TestQueryResultIsHeldToTheOutputLimit(t *testing.T) {
+	t.Parallel()
+	e := setupEnv(t, store.Limits{MaxOutputBytes: 1024})
+	const token = "default-tenant-token"
+	ctx := context.Background()
+	if err := e.eng.EnsureToken(ctx, store.DefaultTenant, token, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eng.Deploy(ctx, store.DefaultTenant, testenv.Fixture(t, "examples.wasm"), false); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, e.srv, "POST", "/v1/workflows/onboarding/runs", token, []byte(`{"input":{"email":"Bo@Example.com","delayMs":10,"verifyTimeoutMs":600000}}`))
+	if r.status != 201 {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	runPath := "/v1/workflows/onboarding/runs/" + r.json(t)["id"].(string)
+	if r := call(t, e.srv, "POST", runPath+"/query/status", token, []byte(`"small"`)); r.status != 200 {
+		t.Fatalf("a small result: %d %s", r.status, r.body)
+	}
+	// The argument is echoed: 2,000 bytes of it make a result over 1,024.
+	r = call(t, e.srv, "POST", runPath+"/query/status", token, []byte(`"`+strings.Repeat("x", 2000)+`"`))
+	if r.status != 422 || r.errorCode(t) != "query_failed" || !strings.Contains(string(r.body), "payload_too_large") {
+		t.Fatalf("a result over the output limit: %d %s, want 422 query_failed with payload_too_large", r.status, r.body)
 	}
 }
