@@ -153,3 +153,24 @@ func TestQueryOfAPendingRunAndAModuleWithoutTheFeature(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryFaultsAreTheQuerysNotTheRuns: a dry pass that cannot answer fails the query with
+// the reason (a guest that spins past the activation's bound, one that traps, one that ends
+// without a durable call to answer at), and never touches the run.
+func TestQueryFaultsAreTheQuerysNotTheRuns(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{noStart: true, limits: store.Limits{ActivationTimeoutMs: 300}})
+	h.deploy("hostile.wasm", false)
+	ctx := context.Background()
+	for workflow, code := range map[string]string{"spin": "deadline_exceeded", "trap": "trap", "echo": "no_frontier"} {
+		run := h.start(workflow, nil)
+		_, err := h.engine.QueryRun(ctx, store.DefaultTenant, run.ID, "status", nil)
+		var qe *engine.QueryError
+		if !errors.As(err, &qe) || qe.Info.Code != code {
+			t.Errorf("a query of %s: %v, want a QueryError of code %s", workflow, err, code)
+		}
+		if got, err := h.store.GetRun(ctx, store.DefaultTenant, run.ID); err != nil || got.Status != store.StatusPending || got.Activations != 0 {
+			t.Errorf("run of %s after the query: %+v %v, want it pending and never activated", workflow, got, err)
+		}
+	}
+}
