@@ -31,10 +31,16 @@ const (
 	// (ABI.md §4.15); pending data is the cancellation's ErrorInfo JSON. Only a module whose
 	// description declares FeatureCancel is ever sent it.
 	StatusCancelled Status = 5
+	// StatusQuery: a query asks the workflow for its state (ABI.md §4.17). The durable call
+	// the replayed journal does not answer (step_run, sleep, sleep_until, wait_event, or any
+	// later kind of durable call) answers it instead of executing or suspending; pending data
+	// is a Query JSON, and the guest answers with query_respond, which never returns. Only a
+	// module whose description declares FeatureQuery is ever sent it.
+	StatusQuery Status = 6
 )
 
 // Statuses are every reply status, in ABI.md §4.1's order. Read-only.
-var Statuses = []Status{StatusOK, StatusExecute, StatusStepFailed, StatusTimeout, StatusError, StatusCancelled}
+var Statuses = []Status{StatusOK, StatusExecute, StatusStepFailed, StatusTimeout, StatusError, StatusCancelled, StatusQuery}
 
 // String names the status for logs and errors; ABI.md writes it in capitals.
 func (s Status) String() string {
@@ -51,6 +57,8 @@ func (s Status) String() string {
 		return "error"
 	case StatusCancelled:
 		return "cancelled"
+	case StatusQuery:
+		return "query"
 	}
 	return "status(" + strconv.Itoa(int(s)) + ")"
 }

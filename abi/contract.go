@@ -42,6 +42,9 @@ const (
 	// step callbacks: awaited, it answers the child's output or StatusStepFailed; detached, a
 	// ChildStarted JSON.
 	FuncChildRun = "child_run"
+	// FuncQueryRespond answers the query a StatusQuery reply asked (a result JSON, or an
+	// ErrorInfo JSON, by its outcome); it never returns to the guest (ABI.md §4.17).
+	FuncQueryRespond = "query_respond"
 )
 
 // Guest exports. Their signatures are GuestExports' and ExtismExports' rows below.
@@ -138,6 +141,7 @@ var HostFuncs = []HostFunc{
 	{Name: FuncEventSend, Params: params(data("req")), Reply: true},
 	{Name: FuncContinueAsNew, Params: params(data("req"))},
 	{Name: FuncChildRun, Params: params(data("name"), data("req")), Reply: true},
+	{Name: FuncQueryRespond, Params: params(scalar("outcome", I32), data("data"))},
 }
 
 // Native is the function's signature in ImportModule: each Data span a (ptr, len) pair of i32s.

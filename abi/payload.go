@@ -21,6 +21,23 @@ type Description struct {
 // workflow can compensate before it ends. A module without it is stopped at once by a cancel.
 const FeatureCancel = "cancel"
 
+// FeatureQuery declares that the guest answers queries (ABI.md §4.17): any durable call may
+// answer StatusQuery, and the guest replies with query_respond. The host queries no module
+// without it.
+const FeatureQuery = "query"
+
+// Query is StatusQuery's pending data: the query's name (a name, §4.2) and its argument, any
+// storable JSON value (null when the caller gave none).
+type Query struct {
+	Name string          `json:"name"`
+	Arg  json.RawMessage `json:"arg"`
+}
+
+// QueryUnknownCode is the error code the SDKs answer a query with when the workflow registered
+// no handler of its name; the host reports it to the caller as an unknown query (not a host
+// code: the guest chooses it, so it is not one of HostCodes).
+const QueryUnknownCode = "unknown_query"
+
 // Has reports whether the description declares feature.
 func (d Description) Has(feature string) bool {
 	for _, f := range d.Features {

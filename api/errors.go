@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/api/wire"
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/store"
@@ -30,12 +31,13 @@ const retryAfterSeconds = "1"
 // fail maps an error to its status; anything unexpected is a 500 whose details stay in the log.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var (
-		re      *requestError
-		refused *engine.ResumeRefused
-		tooBig  *http.MaxBytesError
-		status  int
-		code    string
-		message = err.Error()
+		re       *requestError
+		refused  *engine.ResumeRefused
+		tooBig   *http.MaxBytesError
+		queryErr *engine.QueryError
+		status   int
+		code     string
+		message  = err.Error()
 	)
 	switch {
 	case errors.As(err, &re):
@@ -47,6 +49,19 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &tooBig):
 		status, code = http.StatusRequestEntityTooLarge, "too_large"
 		message = "request body is over its limit"
+	case errors.Is(err, engine.ErrUnknownQuery):
+		status, code = http.StatusNotFound, "unknown_query"
+	case errors.Is(err, engine.ErrRunEnded):
+		status, code = http.StatusConflict, "run_ended"
+	case errors.Is(err, engine.ErrQueryUnsupported):
+		status, code = http.StatusConflict, "query_unsupported"
+	case errors.As(err, &queryErr):
+		// The workflow could not answer: its handler's error or the dry pass's fault, with the
+		// code the workflow or the host gave it in the message.
+		status, code = http.StatusUnprocessableEntity, "query_failed"
+		if queryErr.Info.Code == abi.CodeDeadline {
+			status, code = http.StatusGatewayTimeout, "query_timeout"
+		}
 	case errors.Is(err, store.ErrNotFound):
 		status, code = http.StatusNotFound, "not_found"
 	case errors.Is(err, engine.ErrUpgradeRefused):

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/wfhost/wfhost/engine"
@@ -22,6 +23,7 @@ type Service interface {
 	ListRuns(ctx context.Context, tenantID string, f store.RunFilter) (runs []store.Run, next string, err error)
 	CountRuns(ctx context.Context, tenantID string, f store.RunFilter) (map[store.RunStatus]int, error)
 	CancelRun(ctx context.Context, tenantID, runID string, grace time.Duration) (store.Run, error)
+	QueryRun(ctx context.Context, tenantID, runID, name string, arg json.RawMessage) (*engine.QueryAnswer, error)
 	TerminateRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	RestartRun(ctx context.Context, tenantID string, req engine.RestartRequest) (store.Run, error)
 	PauseRun(ctx context.Context, tenantID, runID string) (store.Run, error)

@@ -94,6 +94,7 @@ func TestWireTypesAreTheDocumentedShapes(t *testing.T) {
 		{"ReplayStep", component("ReplayStep"), wire.ReplayStep{}},
 		{"ReplayDivergence", component("ReplayDivergence"), wire.ReplayDivergence{}},
 		{"ReplayStop", component("ReplayStop"), wire.ReplayStop{}},
+		{"QueryAnswer", component("QueryAnswer"), wire.QueryAnswer{}},
 		{"ReplayLog", component("ReplayLog"), wire.ReplayLog{}},
 		{"RetryPolicy", component("RetryPolicy"), abi.RetryPolicy{}},
 		{"Workflow", component("Workflow"), wire.Workflow{}},

@@ -51,6 +51,8 @@ type transcript struct {
 	// Chain is, for a run that continued as new or was retried, every run of its chain: its
 	// status, attempt and journal keys, the first run first.
 	Chain []string
+	// Queries are the answers of the queries a scenario asked the run (query_test.go).
+	Queries []any
 }
 
 type stepRecord struct {
@@ -407,6 +409,7 @@ var conformanceScenarios = []conformanceScenario{
 		wantTranscript(t, tr, store.StatusCompleted, "check-status", "backoff", "check-status#1", "backoff#1", "check-status#2")
 		return tr
 	}},
+	{"QueryReadsState", queryReadsState},
 	{"CrashAndReplayInTheMiddle", func(t *testing.T, h *harness, st store.Store) transcript {
 		// The third step commit is lost as if the process died after the callback ran and
 		// before its result was durable; the next activation replays the first two from the

@@ -26,7 +26,9 @@
 // store and no lease: journaled steps return their results, nothing executes or commits, and it
 // reports whether the module is compatible with the journal, by the same step rules as a pass
 // (wfhost replay). The upgrade gate (upgrade.go) runs it over every open run of a deploy's
-// workflows and moves the runs that pass, pins the rest, or refuses the deploy, by policy.
+// workflows and moves the runs that pass, pins the rest, or refuses the deploy, by policy. A
+// query (query.go, Service.QueryRun) is the same dry pass over a live run's journal whose
+// frontier answers the query with the workflow's handler instead of stopping.
 //
 // They share the settings, the observer (observer.go: every metric and span, made at named
 // events) and two caches (modules, tenant limits); the Service hands a run it starts to the

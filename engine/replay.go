@@ -261,6 +261,11 @@ type dryPass struct {
 	cursor  int            // the entry the pass reaches next
 	seen    map[string]int // name -> times reached, for key suffixes
 	clock   time.Time      // the guest's clock: the latest journal time reached
+	// query, when set, makes this a query's pass (query.go): the frontier answers it
+	// (abi.StatusQuery) instead of stopping the pass, and asked says it did, at frontier.
+	query    *abi.Query
+	asked    bool
+	frontier *ReplayStop
 }
 
 var _ host.Handler = (*dryPass)(nil)
@@ -268,9 +273,12 @@ var _ host.Handler = (*dryPass)(nil)
 // next is the journal entry for the step named name of kind, or the dryEnd that stops the pass
 // at it: the journal has no entry there, or another step.
 func (d *dryPass) next(name string, kind store.StepKind) (*store.Step, error) {
+	if d.asked {
+		return nil, errNotAnswered(name)
+	}
 	key, seq := stepKey(d.seen, name), d.cursor
 	if seq >= len(d.journal) {
-		return nil, &dryEnd{stop: &ReplayStop{Seq: seq, At: StepRef{Key: key, Kind: kind}, New: true}}
+		return nil, d.stopAt(&ReplayStop{Seq: seq, At: StepRef{Key: key, Kind: kind}, New: true})
 	}
 	s := &d.journal[seq]
 	if dv := checkReached(seq, s, key, kind); dv != nil {
@@ -283,7 +291,18 @@ func (d *dryPass) next(name string, kind store.StepKind) (*store.Step, error) {
 // unresolved stops the pass at s, which the journal holds without its end.
 func (d *dryPass) unresolved(s *store.Step) error {
 	d.cursor = s.Seq
-	return &dryEnd{stop: &ReplayStop{Seq: s.Seq, At: StepRef{Key: s.Key, Kind: s.Kind, Event: s.Event}}}
+	return d.stopAt(&ReplayStop{Seq: s.Seq, At: StepRef{Key: s.Key, Kind: s.Kind, Event: s.Event}})
+}
+
+// stopAt is what the pass does at its frontier, stop, whatever the call's kind: a dry replay
+// ends there; a query's pass answers the query there and lets the guest go on to its handler.
+func (d *dryPass) stopAt(stop *ReplayStop) error {
+	if d.query == nil {
+		return &dryEnd{stop: stop}
+	}
+	d.asked, d.frontier = true, stop
+	data, _ := json.Marshal(d.query)
+	return &host.Answer{Reply: host.Reply{Status: abi.StatusQuery, Data: data}}
 }
 
 func (d *dryPass) advance(t *time.Time) {

@@ -51,6 +51,23 @@ type Handler interface {
 	CurrentStep() string
 }
 
+// Answer is a Handler error that is a reply to the guest in place of the call's own result:
+// whatever the durable call (step_run, sleep, sleep_until, wait_event, or a kind added later),
+// the guest is answered Reply and goes on. A query's dry pass answers its frontier so
+// (abi.StatusQuery), without each verb knowing about queries.
+type Answer struct{ Reply Reply }
+
+func (a *Answer) Error() string { return "answered " + a.Reply.Status.String() }
+
+// QueryResponder is the optional part of a Handler that takes a query's answer (ABI.md
+// §4.17). query_respond traps with any other Handler. QueryRespond gets a result (outcome
+// OK: storable, redacted JSON within the output limit) or an error (an ErrorInfo JSON, made
+// storable and redacted) and returns the error that ends the pass: query_respond never
+// returns to the guest.
+type QueryResponder interface {
+	QueryRespond(ctx context.Context, outcome abi.Outcome, data []byte) error
+}
+
 // Limits bound one activation. Zero values take the defaults of DefaultLimits.
 type Limits struct {
 	MemoryPages        uint32        // linear memory cap, 64 KiB pages

@@ -94,6 +94,10 @@ var verbs = map[string]verb{
 		st.continueAsNew(mem, a[0].span)
 		return Reply{}
 	},
+	abi.FuncQueryRespond: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		st.queryRespond(ctx, mem, abi.Outcome(a[0].i32()), a[1].span)
+		return Reply{}
+	},
 }
 
 // maxLogBytes bounds one guest log message; longer ones are cut.
@@ -162,8 +166,13 @@ func (st *state) notInStep(fn string) {
 	}
 }
 
-// answer ends a verb with a Handler's reply, or with its error.
+// answer ends a verb with a Handler's reply, or with its error. An *Answer error is a reply
+// in place of the verb's own (a query's frontier, ABI.md §4.17).
 func (st *state) answer(r Reply, err error) Reply {
+	var a *Answer
+	if errors.As(err, &a) {
+		return a.Reply
+	}
 	if err != nil {
 		st.stop(err)
 	}

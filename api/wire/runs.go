@@ -294,3 +294,10 @@ type LogPage struct {
 	// the last. A follower asks again with the seq of the last entry it has.
 	NextCursor string `json:"nextCursor,omitempty"`
 }
+
+// QueryAnswer is a query's answer (POST .../runs/{id}/query/{name}): the result the workflow's
+// handler returned, and where in its journal the run stood when it was asked.
+type QueryAnswer struct {
+	Result json.RawMessage `json:"result"`
+	At     ReplayStop      `json:"at"`
+}

@@ -632,3 +632,32 @@ func TestRunsRestart(t *testing.T) {
 	expectJSONError(t, exitConflict, "conflict", 409, "runs", "restart", "order-saga", live.ID)
 	expectJSONError(t, exitUsage, "usage", 0, "runs", "restart", "order-saga", failed.ID, "--input", "{not json")
 }
+
+// TestRunsQuery: runs query asks a live run the query its workflow registered and prints the
+// answer; --arg is its argument; an unknown query, a bad argument and an ended run each fail
+// with their own code.
+func TestRunsQuery(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("WFHOST_URL", serve(t))
+	t.Setenv("WFHOST_TOKEN", newTenant(t, "acme", ""))
+	expect(t, 0, "deploy", testdata("examples.wasm"))
+	run := runOf(t, expect(t, 0, "start", "onboarding", "--input", `{"email":"Ada@Example.com","delayMs":10,"verifyTimeoutMs":600000}`, "--json"))
+	testenv.Await(t, 30*time.Second, func() error {
+		if out := expect(t, 0, "runs", "steps", "onboarding", run.ID).stdout; !regexp.MustCompile(`await-verify\s+wait\s+waiting`).MatchString(out) {
+			return fmt.Errorf("the run has not reached its wait:\n%s", out)
+		}
+		return nil
+	})
+	matches(t, "runs query", expect(t, 0, "runs", "query", "onboarding", run.ID, "status", "--arg", `{"who":"ops"}`).stdout,
+		`"stage": "awaiting-verify"`, `"userId": "u-`, `"who": "ops"`)
+	matches(t, "runs query --json", expect(t, 0, "runs", "query", "onboarding", run.ID, "status", "--json").stdout,
+		`"result"`, `"arg": null`, `"key": "await-verify"`)
+	expectJSONError(t, exitNotFound, "unknown_query", 404, "runs", "query", "onboarding", run.ID, "no-such-query")
+	expectJSONError(t, exitOther, "invalid_request", 400, "runs", "query", "onboarding", run.ID, "st\x01atus")
+	expectJSONError(t, exitUsage, "usage", 0, "runs", "query", "onboarding", run.ID, "status", "--arg", `{"who":`)
+	expectJSONError(t, exitUsage, "usage", 0, "runs", "query", "onboarding", run.ID)
+	expectJSONError(t, exitNotFound, "not_found", 404, "runs", "query", "onboarding", "00000000-0000-4000-8000-000000000000", "status")
+
+	expect(t, 0, "runs", "terminate", "onboarding", run.ID)
+	expectJSONError(t, exitConflict, "run_ended", 409, "runs", "query", "onboarding", run.ID, "status")
+}

@@ -336,6 +336,7 @@ func runsCommand() *cli.Command {
 				),
 				Action: cancelRun,
 			},
+			runsQueryCommand(),
 			{
 				Name: "restart", ArgsUsage: runArgs,
 				Usage: "run an ended run again as a new run linked to it: from scratch, or --from-step KEY with the journal before it kept (replayed, not run)",

@@ -58,7 +58,7 @@ type childRequest struct {
 // AbandonOnCancel). It must not be called inside a step callback.
 func RunChild[T any](ctx *Context, name, workflow string, input any, opts ...ChildOption) (T, error) {
 	var zero T
-	status, data, err := childRun(name, workflow, input, false, opts)
+	status, data, err := childRun(ctx, name, workflow, input, false, opts)
 	if err != nil {
 		return zero, err
 	}
@@ -75,7 +75,7 @@ func RunChild[T any](ctx *Context, name, workflow string, input any, opts ...Chi
 // at once, without waiting for it: the child runs on whatever the parent does (and, by
 // default, whatever becomes of the parent). Errors are RunChild's, but child_failed.
 func StartChild(ctx *Context, name, workflow string, input any, opts ...ChildOption) (string, error) {
-	status, data, err := childRun(name, workflow, input, true, opts)
+	status, data, err := childRun(ctx, name, workflow, input, true, opts)
 	if err != nil {
 		return "", err
 	}
@@ -91,7 +91,7 @@ func StartChild(ctx *Context, name, workflow string, input any, opts ...ChildOpt
 	return "", &StepError{Step: name, Code: "abi", Message: fmt.Sprintf("unexpected reply status %d", status)}
 }
 
-func childRun(name, workflow string, input any, detach bool, opts []ChildOption) (int32, []byte, error) {
+func childRun(ctx *Context, name, workflow string, input any, detach bool, opts []ChildOption) (int32, []byte, error) {
 	raw, err := json.Marshal(input)
 	if err != nil {
 		return 0, nil, &StepError{Step: name, Code: "invalid_input", Message: "encode the child's input: " + err.Error()}
@@ -102,5 +102,10 @@ func childRun(name, workflow string, input any, detach bool, opts []ChildOption)
 	}
 	b, _ := json.Marshal(req)
 	status, data := callChildRun([]byte(name), b)
+	if status == statusQuery {
+		// A child step the journal has not ended is a query's frontier like any durable call
+		// (abi/ABI.md §4.17): the query is answered here and the call never returns.
+		ctx.answerQuery(data)
+	}
 	return status, data, nil
 }

@@ -48,6 +48,9 @@ func hostChildRun(name, req uint64) uint64
 //go:wasmimport extism:host/user continue_as_new
 func hostContinueAsNew(req uint64)
 
+//go:wasmimport extism:host/user query_respond
+func hostQueryRespond(outcome uint32, data uint64)
+
 // block copies b into a new Extism memory block; offset 0 stands for no data.
 func block(b []byte) pdk.Memory {
 	if len(b) == 0 {
@@ -164,4 +167,10 @@ func callChildRun(name, req []byte) (int32, []byte) {
 	defer n.Free()
 	defer r.Free()
 	return reply(hostChildRun(n.Offset(), r.Offset()))
+}
+
+func callQueryRespond(outcome uint32, data []byte) {
+	d := block(data)
+	defer d.Free()
+	hostQueryRespond(outcome, d.Offset())
 }

@@ -50,6 +50,9 @@ func hostChildRun(namePtr, nameLen, reqPtr, reqLen uint32) uint64
 //go:wasmimport wfhost continue_as_new
 func hostContinueAsNew(reqPtr, reqLen uint32)
 
+//go:wasmimport wfhost query_respond
+func hostQueryRespond(outcome, dataPtr, dataLen uint32)
+
 // addr is the memory offset of b's first byte (0 for an empty slice).
 func addr(b []byte) uint32 {
 	if len(b) == 0 {
@@ -110,4 +113,8 @@ func callContinueAsNew(req []byte) { hostContinueAsNew(addr(req), uint32(len(req
 
 func callChildRun(name, req []byte) (int32, []byte) {
 	return take(hostChildRun(addr(name), uint32(len(name)), addr(req), uint32(len(req))))
+}
+
+func callQueryRespond(outcome uint32, data []byte) {
+	hostQueryRespond(outcome, addr(data), uint32(len(data)))
 }

@@ -22,3 +22,4 @@ func callSecretGet(_ []byte) (int32, []byte)           { noHost(); return 0, nil
 func callEventSend(_ []byte) (int32, []byte)           { noHost(); return 0, nil }
 func callContinueAsNew(_ []byte)                       { noHost() }
 func callChildRun(_, _ []byte) (int32, []byte)         { noHost(); return 0, nil }
+func callQueryRespond(_ uint32, _ []byte)              { noHost() }

@@ -128,11 +128,12 @@ func describeJSON() []byte {
 	for i, w := range workflows {
 		decls[i] = w.decl
 	}
-	// features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15).
+	// features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15) and answers
+	// queries (§4.17).
 	b, _ := json.Marshal(struct {
 		Workflows []workflowDecl `json:"workflows"`
 		Features  []string       `json:"features"`
-	}{decls, []string{"cancel"}})
+	}{decls, []string{"cancel", "query"}})
 	return b
 }
 
@@ -140,6 +141,7 @@ func describeJSON() []byte {
 type Context struct {
 	workflow string
 	inStep   bool
+	queries  map[string]queryHandler // OnQuery's handlers
 }
 
 // Workflow is the name of the running workflow.
@@ -267,6 +269,9 @@ func Step[T any](ctx *Context, name string, fn func(sc *StepContext) (T, error),
 		optsJSON, _ = json.Marshal(cfg)
 	}
 	status, data := callStepRun([]byte(name), optsJSON)
+	if status == statusQuery {
+		ctx.answerQuery(data)
+	}
 	switch status {
 	case statusOK:
 		return decodeStepOutput[T](name, data)
@@ -328,17 +333,20 @@ func decodeStepOutput[T any](name string, data []byte) (T, error) {
 // cancelled during it: the workflow may then compensate before it returns the error.
 func Sleep(ctx *Context, name string, d time.Duration) error {
 	status, data := callSleep([]byte(name), d.Milliseconds())
-	return slept(name, status, data)
+	return slept(ctx, name, status, data)
 }
 
 // SleepUntil suspends the run until t, as Sleep does.
 func SleepUntil(ctx *Context, name string, t time.Time) error {
 	status, data := callSleepUntil([]byte(name), t.UnixMilli())
-	return slept(name, status, data)
+	return slept(ctx, name, status, data)
 }
 
 // slept is the end of a sleep the host answered with status and data.
-func slept(name string, status int32, data []byte) error {
+func slept(ctx *Context, name string, status int32, data []byte) error {
+	if status == statusQuery {
+		ctx.answerQuery(data)
+	}
 	if status == statusCancelled {
 		return cancelled("sleep "+name, data)
 	}
@@ -403,6 +411,9 @@ func WaitForEvent[T any](ctx *Context, name, event string, opts ...WaitOption) (
 		return payload, false, fmt.Errorf("wait %s: encode match: %w", name, err)
 	}
 	status, data := callWaitEvent([]byte(name), optsJSON)
+	if status == statusQuery {
+		ctx.answerQuery(data)
+	}
 	switch status {
 	case statusTimeout:
 		return payload, true, nil

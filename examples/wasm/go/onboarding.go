@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -42,7 +43,21 @@ func init() {
 	})
 }
 
+// onboardingStatus is the answer to the query "status": the stage the run is at, the user it
+// onboards, and the query's argument echoed back.
+type onboardingStatus struct {
+	Stage  string          `json:"stage"`
+	UserID string          `json:"userId"`
+	Arg    json.RawMessage `json:"arg"`
+}
+
 func onboarding(ctx *wf.Context, in onboardingInput) (onboardingResult, error) {
+	// The query reads the variables below as they are where the run stands (abi/ABI.md §4.17).
+	var u user
+	stage := "creating-user"
+	wf.OnQuery(ctx, "status", func(arg json.RawMessage) (onboardingStatus, error) {
+		return onboardingStatus{Stage: stage, UserID: u.ID, Arg: arg}, nil
+	})
 	u, err := wf.Step(ctx, "create-user", func(sc *wf.StepContext) (user, error) {
 		sum := sha256.Sum256([]byte(strings.ToLower(in.Email)))
 		return user{ID: "u-" + hex.EncodeToString(sum[:6]), Email: in.Email}, nil
@@ -51,6 +66,7 @@ func onboarding(ctx *wf.Context, in onboardingInput) (onboardingResult, error) {
 		return onboardingResult{}, err
 	}
 
+	stage = "welcome-delay"
 	delay := time.Second
 	if in.DelayMs > 0 {
 		delay = time.Duration(in.DelayMs) * time.Millisecond
@@ -59,6 +75,7 @@ func onboarding(ctx *wf.Context, in onboardingInput) (onboardingResult, error) {
 		return onboardingResult{}, err // cancelled
 	}
 
+	stage = "welcoming"
 	_, err = wf.Step(ctx, welcomeStep, func(sc *wf.StepContext) (string, error) {
 		if sc.Attempt <= in.FailWelcome {
 			return "", wf.NewError("smtp_unavailable", "mail server refused attempt %d", sc.Attempt)
@@ -74,6 +91,7 @@ func onboarding(ctx *wf.Context, in onboardingInput) (onboardingResult, error) {
 	if in.VerifyTimeoutMs > 0 {
 		timeout = time.Duration(in.VerifyTimeoutMs) * time.Millisecond
 	}
+	stage = "awaiting-verify"
 	v, timedOut, err := wf.WaitForEvent[verification](ctx, "await-verify", "verify",
 		wf.Match(map[string]string{"userId": u.ID}), wf.Timeout(timeout))
 	if err != nil {
@@ -85,6 +103,7 @@ func onboarding(ctx *wf.Context, in onboardingInput) (onboardingResult, error) {
 		}
 		return onboardingResult{UserID: u.ID, Verified: true, Outcome: "verified via " + v.Via}, nil
 	}
+	stage = "nudging"
 	if _, err := wf.Step(ctx, "send-nudge", func(sc *wf.StepContext) (bool, error) {
 		wf.Log(ctx, "nudging %s to verify", u.Email)
 		return true, nil

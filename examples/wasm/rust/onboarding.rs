@@ -91,7 +91,18 @@ fn lower(s: &str) -> String {
         .collect()
 }
 
+/// status registers the answer to the query "status": the stage the run is at, the user it
+/// onboards, and the query's argument echoed back (abi/ABI.md §4.17). Each stage registers it
+/// again, replacing the last.
+fn status(ctx: &Context, stage: &'static str, user_id: &str) {
+    let user_id = user_id.to_string();
+    ctx.on_query("status", move |arg: &Value| {
+        Ok(object! { "stage" => stage, "userId" => user_id, "arg" => arg.clone() })
+    });
+}
+
 fn onboarding(ctx: &Context, input: Input) -> Result<Outcome, Error> {
+    status(ctx, "creating-user", "");
     let user = ctx.step("create-user", |_| {
         let sum = sha256::sum256(lower(&input.email).as_bytes());
         Ok(User {
@@ -100,6 +111,7 @@ fn onboarding(ctx: &Context, input: Input) -> Result<Outcome, Error> {
         })
     })?;
 
+    status(ctx, "welcome-delay", &user.id);
     let delay = if input.delay_ms > 0 {
         Duration::from_millis(input.delay_ms as u64)
     } else {
@@ -107,6 +119,7 @@ fn onboarding(ctx: &Context, input: Input) -> Result<Outcome, Error> {
     };
     ctx.sleep("welcome-delay", delay)?; // Err: cancelled
 
+    status(ctx, "welcoming", &user.id);
     let retry = RetryPolicy::new()
         .attempts(5)
         .backoff(Backoff::Fixed)
@@ -134,6 +147,7 @@ fn onboarding(ctx: &Context, input: Input) -> Result<Outcome, Error> {
     let wait = Wait::event("verify")
         .matching(object! { "userId" => user.id })
         .timeout(timeout);
+    status(ctx, "awaiting-verify", &user.id);
     match ctx.wait_for_event::<Verification>("await-verify", wait)? {
         Waited::Event(v) => Ok(Outcome {
             user_id: user.id,
@@ -142,6 +156,7 @@ fn onboarding(ctx: &Context, input: Input) -> Result<Outcome, Error> {
             outcome: format!("verified via {}", v.via),
         }),
         Waited::TimedOut => {
+            status(ctx, "nudging", &user.id);
             ctx.step("send-nudge", |_| {
                 ctx.info(&format!("nudging {} to verify", user.email));
                 Ok(true)

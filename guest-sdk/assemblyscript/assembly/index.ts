@@ -13,7 +13,9 @@ export { CODE_CANCELLED, Failure, Result, Fields } from "./errors";
 export {
   Backoff,
   ChildOptions,
+  CODE_UNKNOWN_QUERY,
   Context,
+  QueryFn,
   RetryPolicy,
   StepContext,
   StepFn,

@@ -110,6 +110,24 @@ export type WorkflowFn = (ctx: Context, input: Value) => Result;
  */
 export type StepFn<A> = (sc: StepContext, arg: A) => Result;
 
+/**
+ * QueryFn answers a query (abi/ABI.md §4.17) from the state the workflow registered it with
+ * and the query's argument (null when none). It cannot capture the workflow's locals, so it is
+ * given them as state, as a step callback is given its arg.
+ */
+export type QueryFn = (state: Value, arg: Value) => Result;
+
+/** CODE_UNKNOWN_QUERY answers a query no handler was registered for. */
+export const CODE_UNKNOWN_QUERY = "unknown_query";
+
+class QueryHandler {
+  constructor(
+    public name: string,
+    public state: Value,
+    public fn: QueryFn,
+  ) {}
+}
+
 class Registered {
   constructor(
     public name: string,
@@ -159,9 +177,11 @@ export function describeJSON(): string {
     }
     list.push(d);
   }
-  // features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15).
+  // features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15) and answers
+  // queries (§4.17).
   const features = Value.array();
   features.push(Value.string("cancel"));
+  features.push(Value.string("query"));
   return stringify(Value.object().set("workflows", list).set("features", features));
 }
 
@@ -254,10 +274,83 @@ export class StepContext {
 
 /** Context is the handle a workflow body receives; every durable call goes through it. */
 export class Context {
+  private queries: QueryHandler[] = [];
+
   constructor(
     /** workflow is the name of the running workflow. */
     public readonly workflow: string,
   ) {}
+
+  /**
+   * onQuery registers fn as the answer to the query name (abi/ABI.md §4.17): a client reads a
+   * running run's state with it (POST .../runs/{id}/query/{name}, wfhost runs query). The host
+   * replays the run's journal and, at the first durable call the journal does not answer,
+   * calls fn(state, arg) for the handler last registered under name. state is what the
+   * workflow hands it (a Value it may keep changing); fn must make no durable call: nothing it
+   * does is committed. Registering name again replaces its handler.
+   */
+  onQuery(name: string, state: Value, fn: QueryFn): void {
+    for (let i = 0; i < this.queries.length; i++) {
+      if (this.queries[i].name == name) {
+        this.queries[i] = new QueryHandler(name, state, fn);
+        return;
+      }
+    }
+    this.queries.push(new QueryHandler(name, state, fn));
+  }
+
+  /** childRun makes the child_run call: the ABI's ChildRun JSON, the reply as a step's. */
+  private childRun(name: string, workflow: string, input: Value, detach: bool, opts: ChildOptions | null): Result {
+    const req = Value.object().setString("workflow", workflow).set("input", input);
+    if (opts != null) {
+      if (opts.id.length > 0) req.setString("id", opts.id);
+      if (opts.version.length > 0) req.setString("version", opts.version);
+      if (opts.timeoutMs > 0) req.setInt("timeoutMs", opts.timeoutMs);
+      if (opts.abandonOnCancel) req.setString("parentClose", "abandon");
+    }
+    if (detach) req.setBool("detach", true);
+    const nb = String.UTF8.encode(name);
+    const rb = String.UTF8.encode(stringify(req));
+    const reply = raw.child_run(changetype<usize>(nb), nb.byteLength, changetype<usize>(rb), rb.byteLength);
+    const status = raw.replyStatus(reply);
+    const data = takeReply(reply);
+    // A child step the journal has not ended is a query's frontier like any durable call
+    // (abi/ABI.md §4.17): answerQuery answers it and never returns.
+    if (status == raw.STATUS_QUERY) this.answerQuery(data);
+    if (status == raw.STATUS_OK) return decodeOutput(name, data);
+    if (status == raw.STATUS_STEP_FAILED) return Result.err(stepFailure(name, data));
+    return unexpected(name, status);
+  }
+
+  /** answerQuery answers the query a reply of status STATUS_QUERY carries; it never returns. */
+  private answerQuery(data: ArrayBuffer): void {
+    const p = parseBytes(data);
+    let name = "";
+    let arg = Value.null();
+    if (p.ok) {
+      const n = p.value.get("name");
+      if (n != null) name = n.asString();
+      const a = p.value.get("arg");
+      if (a != null) arg = a;
+    }
+    let res: Result = Result.err(new Failure(CODE_UNKNOWN_QUERY, "workflow " + this.workflow + " has no query " + quote(name)));
+    for (let i = 0; i < this.queries.length; i++) {
+      const h = this.queries[i];
+      if (h.name == name) res = h.fn(h.state, arg);
+    }
+    const err = res.error;
+    let outcome = raw.OUTCOME_OK;
+    let text: string;
+    if (err == null) {
+      text = stringify(res.value);
+    } else {
+      outcome = raw.OUTCOME_ERROR;
+      text = stringify(err.toInfo());
+    }
+    const b = String.UTF8.encode(text);
+    raw.query_respond(outcome, changetype<usize>(b), b.byteLength);
+    unreachable();
+  }
 
   log(msg: string): void {
     logAt(raw.LOG_INFO, msg);
@@ -295,6 +388,7 @@ export class Context {
     const reply = raw.step_run(changetype<usize>(nb), nb.byteLength, changetype<usize>(ob), ob.byteLength);
     const status = raw.replyStatus(reply);
     const data = takeReply(reply);
+    if (status == raw.STATUS_QUERY) this.answerQuery(data);
     if (status == raw.STATUS_OK) return decodeOutput(name, data);
     if (status == raw.STATUS_STEP_FAILED) return Result.err(stepFailure(name, data));
     if (status != raw.STATUS_EXECUTE) return unexpected(name, status);
@@ -336,7 +430,9 @@ export class Context {
   sleep(name: string, ms: i64): Result {
     const nb = String.UTF8.encode(name);
     const reply = raw.sleep(changetype<usize>(nb), nb.byteLength, ms);
-    return slept(name, raw.replyStatus(reply), takeReply(reply));
+    const data = takeReply(reply);
+    if (raw.replyStatus(reply) == raw.STATUS_QUERY) this.answerQuery(data);
+    return slept(name, raw.replyStatus(reply), data);
   }
 
   /**
@@ -364,7 +460,7 @@ export class Context {
    * abandonOnCancel). Not inside a step callback.
    */
   runChild(name: string, workflow: string, input: Value, opts: ChildOptions | null = null): Result {
-    return childRun(name, workflow, input, false, opts);
+    return this.childRun(name, workflow, input, false, opts);
   }
 
   /**
@@ -373,7 +469,7 @@ export class Context {
    * runChild's but child_failed.
    */
   startChild(name: string, workflow: string, input: Value, opts: ChildOptions | null = null): Result {
-    const r = childRun(name, workflow, input, true, opts);
+    const r = this.childRun(name, workflow, input, true, opts);
     if (!r.ok) return r;
     const id = r.value.get("runId");
     return Result.ok(id != null ? id : Value.string(""));
@@ -383,7 +479,9 @@ export class Context {
   sleepUntil(name: string, unixMs: i64): Result {
     const nb = String.UTF8.encode(name);
     const reply = raw.sleep_until(changetype<usize>(nb), nb.byteLength, unixMs);
-    return slept(name, raw.replyStatus(reply), takeReply(reply));
+    const data = takeReply(reply);
+    if (raw.replyStatus(reply) == raw.STATUS_QUERY) this.answerQuery(data);
+    return slept(name, raw.replyStatus(reply), data);
   }
 
   /**
@@ -409,6 +507,7 @@ export class Context {
     const reply = raw.wait_event(changetype<usize>(nb), nb.byteLength, changetype<usize>(ob), ob.byteLength);
     const status = raw.replyStatus(reply);
     const data = takeReply(reply);
+    if (status == raw.STATUS_QUERY) this.answerQuery(data);
     if (status == raw.STATUS_TIMEOUT) return new WaitResult(Value.null(), true, null);
     if (status == raw.STATUS_CANCELLED) return new WaitResult(Value.null(), false, cancelled("wait " + name, data));
     if (status == raw.STATUS_OK) {
@@ -427,26 +526,6 @@ export class WaitResult {
     public timedOut: bool,
     public error: Failure | null,
   ) {}
-}
-
-/** childRun makes the child_run call: the ABI's ChildRun JSON, the reply as a step's. */
-function childRun(name: string, workflow: string, input: Value, detach: bool, opts: ChildOptions | null): Result {
-  const req = Value.object().setString("workflow", workflow).set("input", input);
-  if (opts != null) {
-    if (opts.id.length > 0) req.setString("id", opts.id);
-    if (opts.version.length > 0) req.setString("version", opts.version);
-    if (opts.timeoutMs > 0) req.setInt("timeoutMs", opts.timeoutMs);
-    if (opts.abandonOnCancel) req.setString("parentClose", "abandon");
-  }
-  if (detach) req.setBool("detach", true);
-  const nb = String.UTF8.encode(name);
-  const rb = String.UTF8.encode(stringify(req));
-  const reply = raw.child_run(changetype<usize>(nb), nb.byteLength, changetype<usize>(rb), rb.byteLength);
-  const status = raw.replyStatus(reply);
-  const data = takeReply(reply);
-  if (status == raw.STATUS_OK) return decodeOutput(name, data);
-  if (status == raw.STATUS_STEP_FAILED) return Result.err(stepFailure(name, data));
-  return unexpected(name, status);
 }
 
 function decodeOutput(name: string, data: ArrayBuffer): Result {

@@ -85,7 +85,7 @@ impl Context {
         input: I,
         opts: ChildOptions,
     ) -> Result<T, StepError> {
-        let reply = host::child_run(name, &child_request(workflow, input, false, &opts));
+        let reply = self.queried(host::child_run(name, &child_request(workflow, input, false, &opts)));
         match reply.status {
             host::STATUS_OK => decode_output(name, &reply.data),
             host::STATUS_STEP_FAILED => Err(StepError::from_info(name, &reply.data)),
@@ -103,7 +103,7 @@ impl Context {
         input: I,
         opts: ChildOptions,
     ) -> Result<String, StepError> {
-        let reply = host::child_run(name, &child_request(workflow, input, true, &opts));
+        let reply = self.queried(host::child_run(name, &child_request(workflow, input, true, &opts)));
         match reply.status {
             host::STATUS_OK => {
                 let v: Value = decode_output(name, &reply.data)?;

@@ -10,6 +10,7 @@ pub(crate) const STATUS_STEP_FAILED: i32 = 2;
 pub(crate) const STATUS_TIMEOUT: i32 = 3;
 pub(crate) const STATUS_ERROR: i32 = 4;
 pub(crate) const STATUS_CANCELLED: i32 = 5;
+pub(crate) const STATUS_QUERY: i32 = 6;
 
 pub(crate) const OUTCOME_OK: u32 = 0;
 pub(crate) const OUTCOME_ERROR: u32 = 1;
@@ -49,6 +50,8 @@ mod imports {
         pub fn wfhost_continue_as_new(req_ptr: u32, req_len: u32);
         #[link_name = "child_run"]
         pub fn wfhost_child_run(name_ptr: u32, name_len: u32, req_ptr: u32, req_len: u32) -> u64;
+        #[link_name = "query_respond"]
+        pub fn wfhost_query_respond(outcome: u32, data_ptr: u32, data_len: u32);
     }
 
     // stderr, for panic messages only: the host puts the last stderr lines into a trap's
@@ -100,6 +103,9 @@ mod imports {
         outside()
     }
     pub unsafe fn wfhost_event_send(_: u32, _: u32) -> u64 {
+        outside()
+    }
+    pub unsafe fn wfhost_query_respond(_: u32, _: u32, _: u32) {
         outside()
     }
     pub unsafe fn wfhost_continue_as_new(_: u32, _: u32) {
@@ -233,4 +239,10 @@ pub(crate) fn continue_as_new(req: &[u8]) -> ! {
 
 pub(crate) fn event_send(req: &[u8]) -> Reply {
     collect(unsafe { wfhost_event_send(ptr(req), len(req)) })
+}
+
+/// query_respond never returns: the host ends the query's pass in the call (abi/ABI.md §4.17).
+pub(crate) fn query_respond(outcome: u32, data: &[u8]) -> ! {
+    unsafe { wfhost_query_respond(outcome, ptr(data), len(data)) };
+    panic!("query_respond returned: the host did not end the pass")
 }

@@ -275,7 +275,14 @@ pub enum Level {
 /// `&self`, so a step callback may capture it to log.
 pub struct Context {
     workflow: String,
+    queries: RefCell<Vec<(String, QueryHandler)>>,
 }
+
+/// QueryHandler answers a query from the query's argument (`Value::Null` when none).
+type QueryHandler = Box<dyn Fn(&Value) -> Result<Value, Error>>;
+
+/// CODE_UNKNOWN_QUERY answers a query no handler was registered for (abi/ABI.md §4.17).
+pub const CODE_UNKNOWN_QUERY: &str = "unknown_query";
 
 /// Waited is how a wait ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -341,6 +348,46 @@ impl Context {
         &self.workflow
     }
 
+    /// on_query registers `f` as the answer to the query `name` (abi/ABI.md §4.17): a client
+    /// reads a running run's state with it (`POST .../runs/{id}/query/{name}`, `wfhost runs
+    /// query`). The host replays the run's journal and, at the first durable call the journal
+    /// does not answer, calls the handler last registered under `name` with the query's
+    /// argument. `f` sees what it captured as it is at that call, and must make no durable
+    /// call: nothing it does is committed. Registering `name` again replaces its handler, so a
+    /// workflow can register the state of each stage as it reaches it.
+    pub fn on_query<F>(&self, name: &str, f: F)
+    where
+        F: Fn(&Value) -> Result<Value, Error> + 'static,
+    {
+        let mut qs = self.queries.borrow_mut();
+        qs.retain(|(n, _)| n != name);
+        qs.push((name.to_string(), Box::new(f)));
+    }
+
+    /// queried answers the query a durable call's reply carries, if it carries one, and so
+    /// never returns then; otherwise it hands the reply back.
+    fn queried(&self, reply: host::Reply) -> host::Reply {
+        if reply.status != host::STATUS_QUERY {
+            return reply;
+        }
+        let q = Value::parse_bytes(&reply.data).unwrap_or(Value::Null);
+        let name = q["name"].as_str().unwrap_or("").to_string();
+        let arg = q.get("arg").cloned().unwrap_or(Value::Null);
+        let answer = match self.queries.borrow().iter().find(|(n, _)| *n == name) {
+            Some((_, h)) => h(&arg),
+            None => Err(Error::new(
+                CODE_UNKNOWN_QUERY,
+                format!("workflow {} has no query \"{}\"", self.workflow, name),
+            )),
+        };
+        match answer {
+            Ok(v) => host::query_respond(host::OUTCOME_OK, v.to_json_string().as_bytes()),
+            Err(e) => {
+                host::query_respond(host::OUTCOME_ERROR, e.to_info().to_json_string().as_bytes())
+            }
+        }
+    }
+
     /// step runs `f` as the durable step `name` under the workflow's retry policy: its result is
     /// journaled and on replay returned without running `f` again. An error from `f` is retried;
     /// once the attempts are spent, or for a non-retryable error, step returns the StepError.
@@ -394,7 +441,7 @@ impl Context {
         T: ToJson + FromJson,
         F: FnOnce(&StepContext) -> Result<T, Error>,
     {
-        let reply = host::step_run(name, &opts);
+        let reply = self.queried(host::step_run(name, &opts));
         match reply.status {
             host::STATUS_OK => return decode_output(name, &reply.data),
             host::STATUS_STEP_FAILED => return Err(StepError::from_info(name, &reply.data)),
@@ -440,7 +487,7 @@ impl Context {
     /// (`Error::is_cancelled`) when the run is cancelled during it (abi/ABI.md §4.15): the
     /// workflow may compensate, then return it.
     pub fn sleep(&self, name: &str, d: Duration) -> Result<(), Error> {
-        slept(name, host::sleep(name, millis(d)))
+        slept(name, self.queried(host::sleep(name, millis(d))))
     }
 
     /// continue_as_new ends this run and starts a fresh run of the same workflow with `input`
@@ -470,7 +517,7 @@ impl Context {
     /// sleep_until suspends the run until `unix_ms` (milliseconds since the Unix epoch), as
     /// sleep does.
     pub fn sleep_until(&self, name: &str, unix_ms: i64) -> Result<(), Error> {
-        slept(name, host::sleep_until(name, unix_ms))
+        slept(name, self.queried(host::sleep_until(name, unix_ms)))
     }
 
     /// wait_for_event suspends the run until an event arrives (one sent to this run, before or
@@ -494,7 +541,7 @@ impl Context {
         if let (Value::Object(m), Some(d)) = (&mut opts, wait.timeout) {
             m.insert("timeoutMs".into(), Value::Int(millis(d).max(1)));
         }
-        let reply = host::wait_event(name, opts.to_json_string().as_bytes());
+        let reply = self.queried(host::wait_event(name, opts.to_json_string().as_bytes()));
         match reply.status {
             host::STATUS_TIMEOUT => Ok(Waited::TimedOut),
             host::STATUS_CANCELLED => Err(cancelled(&format!("wait {}", name), &reply.data)),
@@ -601,8 +648,9 @@ pub mod __export {
 
     pub fn describe(workflows: fn() -> Vec<Workflow>) -> u64 {
         let decls: Vec<Value> = workflows().iter().map(Workflow::decl).collect();
-        // features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15).
-        let text = object! { "workflows" => decls, "features" => vec!["cancel".to_string()] }
+        // features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15) and
+        // answers queries (§4.17).
+        let text = object! { "workflows" => decls, "features" => vec!["cancel".to_string(), "query".to_string()] }
             .to_json_string()
             .into_bytes();
         DESCRIPTION.with(|d| {
@@ -663,6 +711,7 @@ pub mod __export {
         };
         let ctx = Context {
             workflow: name.clone(),
+            queries: RefCell::new(Vec::new()),
         };
         match (w.run)(&ctx, &input) {
             Ok(out) => host::complete(out.as_bytes()),

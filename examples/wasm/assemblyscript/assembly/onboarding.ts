@@ -29,6 +29,10 @@ function onboarding(ctx: Context, input: Value): Result {
   const verifyTimeoutMs = f.int("verifyTimeoutMs"); // how long to wait for verification; default 24h
   if (f.error != null) return Result.err(f.error!);
 
+  // The query "status" reads this state as it is where the run stands (abi/ABI.md §4.17).
+  const state = Value.object().setString("stage", "creating-user").setString("userId", "");
+  ctx.onQuery("status", state, status);
+
   const u = ctx.step("create-user", email, (sc: StepContext, email: string): Result => {
     const sum = sha256(Uint8Array.wrap(String.UTF8.encode(email.toLowerCase())));
     return Result.ok(Value.object().setString("id", "u-" + hex(sum.subarray(0, 6))).setString("email", email));
@@ -36,10 +40,12 @@ function onboarding(ctx: Context, input: Value): Result {
   if (!u.ok) return u;
   const userId = u.value.get("id")!.asString();
   const userEmail = u.value.get("email")!.asString();
+  state.setString("stage", "welcome-delay").setString("userId", userId);
 
   const slept = ctx.sleep("welcome-delay", delayMs > 0 ? delayMs : 1000);
   if (!slept.ok) return slept; // cancelled
 
+  state.setString("stage", "welcoming");
   const welcome = ctx.step(
     welcomeStep,
     new Welcome(userEmail, failWelcome),
@@ -54,6 +60,7 @@ function onboarding(ctx: Context, input: Value): Result {
   );
   if (!welcome.ok) return welcome;
 
+  state.setString("stage", "awaiting-verify");
   const wait = ctx.waitForEvent("await-verify", "verify", {
     match: Value.object().setString("userId", userId),
     timeoutMs: verifyTimeoutMs > 0 ? verifyTimeoutMs : 24 * 3600 * 1000,
@@ -63,12 +70,20 @@ function onboarding(ctx: Context, input: Value): Result {
     const via = new Fields(wait.payload, "event payload").string("via");
     return Result.ok(outcome(userId, true, false, "verified via " + via));
   }
+  state.setString("stage", "nudging");
   const nudge = ctx.step("send-nudge", userEmail, (sc: StepContext, email: string): Result => {
     sc.log("nudging " + email + " to verify");
     return Result.ok(Value.bool(true));
   });
   if (!nudge.ok) return nudge;
   return Result.ok(outcome(userId, false, true, "nudged"));
+}
+
+/** status answers the query "status": the run's stage and user, and the query's argument echoed. */
+function status(state: Value, arg: Value): Result {
+  return Result.ok(
+    Value.object().setString("stage", state.get("stage")!.asString()).setString("userId", state.get("userId")!.asString()).set("arg", arg),
+  );
 }
 
 function outcome(userId: string, verified: bool, nudged: bool, outcome: string): Value {

@@ -14,8 +14,8 @@ export function wfhost_abi_version(): i32 {
 export function wfhost_describe(): i32 {
   const decls: string[] = [];
   for (let i = 0; i < workflows.length; i++) decls.push(workflows[i].toJSON());
-  // features: these workflows handle a cancellation (abi/ABI.md §4.15).
-  Host.output(Uint8Array.wrap(String.UTF8.encode('{"workflows":[' + decls.join(",") + '],"features":["cancel"]}')));
+  // features: these workflows handle a cancellation (abi/ABI.md §4.15) and answer queries (§4.17).
+  Host.output(Uint8Array.wrap(String.UTF8.encode('{"workflows":[' + decls.join(",") + '],"features":["cancel","query"]}')));
   return 0;
 }
 

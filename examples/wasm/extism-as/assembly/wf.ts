@@ -4,7 +4,7 @@
 // ok() or err(). The JSON on the wire is what examples/wasm/go sends.
 
 import { alloc, free, length, load_u64, load_u8, store_u64, store_u8 } from "@extism/as-pdk/lib/env";
-import { parse, quote, Obj, Value } from "./json";
+import { parse, quote, stringifyValue, Obj, Value } from "./json";
 
 @external("extism:host/user", "step_run")
 declare function host_step_run(name: u64, opts: u64): u64;
@@ -26,6 +26,8 @@ declare function host_event_send(req: u64): u64;
 declare function host_child_run(name: u64, req: u64): u64;
 @external("extism:host/user", "continue_as_new")
 declare function host_continue_as_new(req: u64): void;
+@external("extism:host/user", "query_respond")
+declare function host_query_respond(outcome: i32, data: u64): void;
 
 // Reply statuses (abi/ABI.md §4.1).
 const STATUS_OK: i32 = 0;
@@ -34,6 +36,50 @@ const STATUS_STEP_FAILED: i32 = 2;
 const STATUS_TIMEOUT: i32 = 3;
 const STATUS_ERROR: i32 = 4;
 const STATUS_CANCELLED: i32 = 5;
+const STATUS_QUERY: i32 = 6;
+
+// QueryFn answers a query (abi/ABI.md §4.17) from its argument's JSON ("null" when none) with
+// the result's JSON. It reads the workflow's state from module globals: an instance is reset
+// before every pass, so they hold this pass's state only.
+export type QueryFn = (argJSON: string) => string;
+
+const queryNames: string[] = [];
+const queryFns: QueryFn[] = [];
+
+// onQuery registers fn as the answer to the query name; registering name again replaces it.
+export function onQuery(name: string, fn: QueryFn): void {
+  for (let i = 0; i < queryNames.length; i++) {
+    if (queryNames[i] == name) {
+      queryFns[i] = fn;
+      return;
+    }
+  }
+  queryNames.push(name);
+  queryFns.push(fn);
+}
+
+// answered answers the query a reply of status STATUS_QUERY carries, with the handler
+// registered for it, and never returns then: the host ends the pass in query_respond.
+function answered(r: Reply): Reply {
+  if (r.status != STATUS_QUERY) return r;
+  const q = parse(r.data);
+  const name = q == null ? "" : q.getString("name");
+  let arg = "null";
+  if (q != null) {
+    const a = q.get("arg");
+    if (a != null) arg = stringifyValue(a);
+  }
+  for (let i = 0; i < queryNames.length; i++) {
+    if (queryNames[i] != name) continue;
+    const block = toBlock(queryFns[i](arg));
+    host_query_respond(0, block);
+    unreachable();
+  }
+  const block = toBlock(ErrorInfo.of("unknown_query", "this workflow has no query " + quote(name)).toJSON());
+  host_query_respond(1, block);
+  unreachable();
+  return r;
+}
 
 // toBlock copies s (UTF-8) into a new Extism memory block, eight bytes per kernel call where it
 // can (the PDK's Memory.allocateBytes makes one call per byte); 0 stands for no data.
@@ -242,7 +288,7 @@ export function step(name: string, retry: Retry | null = null, timeoutMs: i64 = 
   if (retry != null) opts.raw("retry", retry.toJSON());
   if (timeoutMs > 0) opts.int("timeoutMs", timeoutMs);
   const optsBlock = retry == null && timeoutMs <= 0 ? <u64>0 : toBlock(opts.toString());
-  const r = new Reply(host_step_run(nameBlock, optsBlock));
+  const r = answered(new Reply(host_step_run(nameBlock, optsBlock)));
   release(nameBlock);
   release(optsBlock);
   return new Step(name, r.status, r.data);
@@ -252,7 +298,7 @@ export function step(name: string, retry: Retry | null = null, timeoutMs: i64 = 
 // It returns null once the time has passed, or the run's cancellation (abi/ABI.md §4.15).
 export function sleep(name: string, ms: i64): ErrorInfo | null {
   const block = toBlock(name);
-  const r = new Reply(host_sleep(block, ms));
+  const r = answered(new Reply(host_sleep(block, ms)));
   release(block);
   if (r.status == STATUS_CANCELLED) return cancelled("sleep " + name, r.data);
   return null;
@@ -282,7 +328,7 @@ export function waitForEvent(name: string, event: string, matchJSON: string, tim
   const opts = new Obj().str("event", event).raw("match", matchJSON).int("timeoutMs", timeoutMs > 1 ? timeoutMs : 1);
   const nameBlock = toBlock(name);
   const optsBlock = toBlock(opts.toString());
-  const r = new Reply(host_wait_event(nameBlock, optsBlock));
+  const r = answered(new Reply(host_wait_event(nameBlock, optsBlock)));
   release(nameBlock);
   release(optsBlock);
   const w = new Wait();
@@ -388,7 +434,7 @@ export function runChild(name: string, workflow: string, inputJSON: string, id: 
   if (detach) req.bool("detach", true);
   const nameBlock = toBlock(name);
   const reqBlock = toBlock(req.toString());
-  const r = new Reply(host_child_run(nameBlock, reqBlock));
+  const r = answered(new Reply(host_child_run(nameBlock, reqBlock)));
   release(nameBlock);
   release(reqBlock);
   return new Step(name, r.status, r.data);

@@ -5,7 +5,11 @@
 import { Obj, Value, quote, stringifyValue } from "./json";
 // The AssemblyScript example's SHA-256: the same user ids as every other example.
 import { hex, sha256 } from "../../assemblyscript/assembly/sha256";
-import { ErrorInfo, Result, Retry, Workflow, continueAsNew, log, runChild, sendEvent, sleep, step, waitForEvent } from "./wf";
+import { ErrorInfo, Result, Retry, Workflow, continueAsNew, log, onQuery, runChild, sendEvent, sleep, step, waitForEvent } from "./wf";
+
+// The onboarding run's stage and user, which the query "status" reads (abi/ABI.md §4.17).
+let onboardingStage = "";
+let onboardingUser = "";
 
 export const workflows: Workflow[] = [
   new Workflow("onboarding", "1", 30, ["user.signed_up"], onboarding),
@@ -41,7 +45,15 @@ function chargeOrPause(input: Value): Result {
   return Result.ok(new Obj().str("charge", charge.output!.s).bool("shipped", true).toString());
 }
 
+// onboardingStatus answers the query "status": the stage, the user, and the argument echoed.
+function onboardingStatus(arg: string): string {
+  return new Obj().str("stage", onboardingStage).str("userId", onboardingUser).raw("arg", arg).toString();
+}
+
 function onboarding(input: Value): Result {
+  onboardingStage = "creating-user";
+  onboardingUser = "";
+  onQuery("status", onboardingStatus);
   const email = input.getString("email");
   const delayMs = input.getInt("delayMs");
   const failWelcome = input.getInt("failWelcome");
@@ -55,10 +67,13 @@ function onboarding(input: Value): Result {
   if (create.failed()) return Result.failedStep(create);
   const userID = create.output!.getString("id");
   const userEmail = create.output!.getString("email");
+  onboardingStage = "welcome-delay";
+  onboardingUser = userID;
 
   const slept = sleep("welcome-delay", delayMs > 0 ? delayMs : 1000);
   if (slept != null) return Result.err(slept); // cancelled
 
+  onboardingStage = "welcoming";
   const welcome = step("send-welcome", new Retry(5, "fixed", 20));
   if (welcome.mustRun()) {
     if (<i64>welcome.attempt <= failWelcome) {
@@ -71,6 +86,7 @@ function onboarding(input: Value): Result {
   if (welcome.failed()) return Result.failedStep(welcome);
 
   const match = new Obj().str("userId", userID).toString();
+  onboardingStage = "awaiting-verify";
   const w = waitForEvent("await-verify", "verify", match, verifyTimeoutMs > 0 ? verifyTimeoutMs : 24 * 3600 * 1000);
   if (w.cancelled != null) return Result.err(w.cancelled!);
   if (w.error != "") return Result.err(ErrorInfo.of("", w.error));
@@ -78,6 +94,7 @@ function onboarding(input: Value): Result {
     const via = w.payload!.getString("via");
     return Result.ok(onboardingResult(userID, true, false, "verified via " + via));
   }
+  onboardingStage = "nudging";
   const nudge = step("send-nudge");
   if (nudge.mustRun()) {
     log("nudging " + userEmail + " to verify");
