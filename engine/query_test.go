@@ -65,6 +65,18 @@ func queryReadsState(t *testing.T, h *harness, _ store.Store) transcript {
 		t.Fatalf("the queries changed the run: %+v, was %+v", after, before)
 	}
 
+	// A child step the journal has not ended is a frontier too (abi/ABI.md §4.17): the parent
+	// registers no query, so its SDK's child call must answer unknown_query there; an SDK whose
+	// child call left QUERY unhandled would fail the query instead.
+	parent := h.start("parent", map[string]any{"n": 3, "holdMs": 600000})
+	h.awaitStep(parent.ID, "square", store.StepWaiting, settle)
+	if _, err := h.engine.QueryRun(ctx, store.DefaultTenant, parent.ID, "status", nil); !errors.Is(err, engine.ErrUnknownQuery) {
+		t.Fatalf("a query of a parent waiting on its child: %v, want ErrUnknownQuery", err)
+	}
+	if _, err := h.engine.TerminateRun(ctx, store.DefaultTenant, parent.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	payload := fmt.Sprintf(`{"userId":%q,"via":"email"}`, h.userID(run.ID))
 	if _, err := h.engine.Signal(ctx, store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(payload)}); err != nil {
 		t.Fatal(err)
