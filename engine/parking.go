@@ -316,7 +316,8 @@ func (x *Executor) resumeParked(runID string, only *parked, by string) {
 		}
 		return
 	}
-	if x.parking.take(runID, pk) == nil || !pk.accepts(c.Run, c.Journal) {
+	taken := x.parking.take(runID, pk) != nil
+	if !taken || !pk.accepts(c.Run, c.Journal) {
 		// The pass left the table meanwhile (evicted, cancelled, Stop), or the run moved on
 		// without it (another host ran it, or it was redeployed): hand the run back at once
 		// for an ordinary activation.
@@ -324,7 +325,9 @@ func (x *Executor) resumeParked(runID string, only *parked, by string) {
 			x.cfg.Logger.Warn("hand back a run its parked pass cannot take", "run", runID, "err", err)
 		}
 		x.freeSlot(slot)
-		if x.parking.take(runID, pk) != nil {
+		if taken {
+			// Taken out of the table here, no one else tells it: evicted, it unwinds. Left
+			// waiting, it held its goroutine and its memory for good, and Stop waited for it.
 			x.evict([]*parked{pk}, "not_resumable")
 		}
 		x.wake()
