@@ -158,6 +158,7 @@ func (h *Handler) routes() []route {
 		{"POST /v1/workflows/{name}/runs/{id}/cancel", tenantAccess, h.cancelRun},
 		{"POST /v1/workflows/{name}/runs/{id}/terminate", tenantAccess, h.terminateRun},
 		{"POST /v1/workflows/{name}/runs/{id}/restart", tenantAccess, h.restartRun},
+		{"POST /v1/workflows/{name}/runs/{id}/fork", tenantAccess, h.forkRun},
 		{"POST /v1/workflows/{name}/runs/{id}/signals/{event}", tenantAccess, h.signal},
 		{"POST /v1/workflows/{name}/signal-with-start", tenantAccess, h.signalWithStart},
 		{"GET /v1/workflows/{name}/runs/{id}/steps", tenantAccess, h.steps},

@@ -24,6 +24,7 @@ type Service interface {
 	CancelRun(ctx context.Context, tenantID, runID string, grace time.Duration) (store.Run, error)
 	TerminateRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	RestartRun(ctx context.Context, tenantID string, req engine.RestartRequest) (store.Run, error)
+	ForkRun(ctx context.Context, tenantID string, req engine.RestartRequest) (store.Run, error)
 	AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	Signal(ctx context.Context, tenantID string, req engine.SignalRequest) (store.SignalResult, error)
 	SignalWithStart(ctx context.Context, tenantID string, req engine.SignalWithStartRequest) (store.SignalWithStartResult, error)

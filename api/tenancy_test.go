@@ -132,6 +132,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"POST /v1/workflows/{name}/runs/{id}/cancel":    {runPath + "/cancel", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/terminate": {runPath + "/terminate", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/restart":   {runPath + "/restart", []byte(`{}`), status(404)},
+		"POST /v1/workflows/{name}/runs/{id}/fork":      {runPath + "/fork", []byte(`{}`), status(404)},
 		"GET /v1/workflows/{name}/runs/{id}/steps":      {runPath + "/steps", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {runPath + "/signals/verify",
 			[]byte(`{"userId":"` + userID + `"}`), status(404)},
