@@ -99,6 +99,22 @@ func (w *wtx) cancelRequested(runID string) {
 // write queues fn and waits for its transaction to commit. fn may run more than once (a failed
 // group commit retries each write alone), so it must set its results afresh each time.
 func (s *Store) write(ctx context.Context, what string, fn func(w *wtx) error) error {
+	if s.faults != nil {
+		if err := s.faults(what, false); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		err := s.writeJob(ctx, what, fn)
+		if err == nil {
+			if err := s.faults(what, true); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		return err
+	}
+	return s.writeJob(ctx, what, fn)
+}
+
+func (s *Store) writeJob(ctx context.Context, what string, fn func(w *wtx) error) error {
 	j := &job{what: what, fn: fn, done: make(chan error, 1)}
 	select {
 	case s.w.queue <- j:
