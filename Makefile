@@ -22,12 +22,17 @@ test/go: ## the Go tests, with the race detector
 
 # The example workflows' scenarios, run by wfhost test on each language's build of them (TinyGo's
 # when make testdata/tinygo has built it).
-SCENARIO_MODULES := testdata/examples.wasm testdata/examples_rust.wasm testdata/examples_as.wasm $(wildcard testdata/tinygo/examples.wasm)
+# Each pair is a module and the directory of scenarios it runs.
+SCENARIO_RUNS := testdata/examples.wasm:examples/wasm/scenarios testdata/examples_rust.wasm:examples/wasm/scenarios \
+	testdata/examples_as.wasm:examples/wasm/scenarios \
+	testdata/capabilities.wasm:examples/wasm/scenarios/capabilities testdata/capabilities_rust.wasm:examples/wasm/scenarios/capabilities \
+	testdata/capabilities_as.wasm:examples/wasm/scenarios/capabilities \
+	$(if $(wildcard testdata/tinygo/examples.wasm),testdata/tinygo/examples.wasm:examples/wasm/scenarios)
 
 test/scenarios: build ## the example workflows' scenarios (examples/wasm/scenarios) in every guest language: virtual time, a crash at every store write, duplicated, early and late events
-	@for m in $(SCENARIO_MODULES); do \
-	  echo "== $$m"; \
-	  $(BIN) test --data-dir bin/test-data --module $$m examples/wasm/scenarios || exit 1; \
+	@for run in $(SCENARIO_RUNS); do \
+	  m=$${run%%:*}; dir=$${run#*:}; echo "== $$m $$dir"; \
+	  $(BIN) test --data-dir bin/test-data --module $$m $$dir || exit 1; \
 	done
 
 test/sdks: ## the guest SDKs' unit tests that run outside wasm (Rust with Debian's rustc: .ci/toolchain-rust.sh)

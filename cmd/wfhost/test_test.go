@@ -48,6 +48,14 @@ func TestWfhostTest(t *testing.T) {
 	r = expect(t, exitTestFailed, "test", "--no-crashes", "--module", module, wrong, steps)
 	matches(t, "a wrong expectation", r.stdout, `FAIL  wrong  \(1 variants`, `baseline: output \{"sum":1\}, want \{"sum":5\}`, `1 passed, 1 failed`)
 	matches(t, "its error", r.stderr, `1 of 2 scenarios failed`)
+	// The HTTP fakes and the fake secret reach the guest: the fake answers only the request
+	// that carries the bearer token made from the secret.
+	fetch := filepath.Join("..", "..", "examples", "wasm", "scenarios", "capabilities", "http-fetch-with-secret.json")
+	matches(t, "http fakes", expect(t, 0, "test", "--module", testdata("capabilities.wasm"), fetch).stdout, `PASS  http-fetch: a GET with a bearer token`)
+	unanswered := write("unanswered.json", `{"workflow":"http-fetch","input":{"url":"https://api.example.com/elsewhere"},`+
+		`"http":[{"method":"GET","url":"https://api.example.com/orders/7","status":200}],"expect":{"status":"completed"}}`)
+	matches(t, "a request no fake answers", expect(t, exitTestFailed, "test", "--no-crashes", "--module", testdata("capabilities.wasm"), unanswered).stdout,
+		`FAIL  unanswered`, `baseline: ended failed`)
 	missing := write("missing.json", `{"workflow":"no-such-workflow","expect":{"status":"completed"}}`)
 	matches(t, "a workflow the module lacks", expect(t, exitTestFailed, "test", "--module", module, missing).stdout, `FAIL  missing`, `start no-such-workflow: .*not found`)
 }
@@ -85,6 +93,12 @@ func TestWfhostTestRefusesBadInput(t *testing.T) {
 		{`{"workflow":"steps","events":[{"at":"2h","name":"e"},{"at":"1h","name":"e"}],"expect":{"status":"completed"}}`, `list events in time order`},
 		{`{"workflow":"steps","events":[{"at":"1h","name":""}],"expect":{"status":"completed"}}`, `events\[0\].name`},
 		{`{"workflow":"steps","expect":{"status":"completed"},"input":"` + strings.Repeat("x", 1<<20) + `"}`, `at most 1048576 bytes`},
+		{`{"workflow":"steps","http":[{"method":"BREW","url":"https://a.example","status":200}],"expect":{"status":"completed"}}`, `http\[0\]: method "BREW"`},
+		{`{"workflow":"steps","http":[{"method":"GET","url":"ftp://a.example/x","status":200}],"expect":{"status":"completed"}}`, `http\[0\]: url "ftp://a.example/x"`},
+		{`{"workflow":"steps","http":[{"method":"GET","url":"/relative","status":200}],"expect":{"status":"completed"}}`, `want an absolute http or https URL`},
+		{`{"workflow":"steps","http":[{"method":"GET","url":"https://a.example","status":700}],"expect":{"status":"completed"}}`, `status 700`},
+		{`{"workflow":"steps","http":[{"method":"GET","url":"https://a.example","status":200,"headers":{"X":"a\r\nSet-Cookie: b"}}],"expect":{"status":"completed"}}`, `one line`},
+		{`{"workflow":"steps","http":[{"method":"GET","url":"https://a.example","status":200},{"method":"GET","url":"https://a.example","status":500}],"expect":{"status":"completed"}}`, `a second fake for GET https://a.example`},
 	} {
 		r := expect(t, exitUsage, "test", "--module", module, write("bad.json", []byte(c.body)))
 		matches(t, c.want, r.stderr, c.want)

@@ -271,7 +271,7 @@ func runVariant(ctx context.Context, opts Options, sc *Scenario, p plan) (*Varia
 func (v *variant) newEngine(ctx context.Context) error {
 	eng, err := engine.New(engine.Config{
 		Store: v.st, Runtime: v.opts.Runtime, Logger: v.opts.Logger, Clock: v.clk, Rand: clock.Seeded(1),
-		SecretKeys: v.keys,
+		SecretKeys: v.keys, HTTPTransport: fakeTransport(v.sc.HTTP),
 		// A minute's lease: heartbeats tick only while an activation runs, and the clock is
 		// moved only when none does, so a 30-day sleep costs no heartbeat. A crash whose
 		// lease outlives it costs a minute of virtual time.
@@ -307,6 +307,16 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 	err := v.f.mine(func() error {
 		if _, err := v.eng.Deploy(ctx, store.DefaultTenant, v.opts.Module, false); err != nil {
 			return fmt.Errorf("deploy the module: %w", err)
+		}
+		if len(v.sc.HTTP) > 0 {
+			limits, err := v.eng.Limits(ctx, store.DefaultTenant)
+			if err != nil {
+				return err
+			}
+			limits.AllowedHosts = fakeHosts(v.sc.HTTP)
+			if _, err := v.eng.SetTenantLimits(ctx, store.DefaultTenant, limits); err != nil {
+				return fmt.Errorf("allow the fakes' hosts: %w", err)
+			}
 		}
 		for name, value := range v.sc.Secrets {
 			if _, err := v.eng.PutSecret(ctx, store.DefaultTenant, name, []byte(value)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ const MaxScenarioBytes = 1 << 20
 const (
 	maxEvents  = 1000
 	maxSecrets = 100
+	maxFakes   = 100
 )
 
 // Scenario is one scenario file: what to run and how it must end.
@@ -38,7 +40,24 @@ type Scenario struct {
 	// Secrets are the tenant's secrets the run's steps read (fakes: the harness seals them
 	// with a key of its own).
 	Secrets map[string]string `json:"secrets,omitempty"`
-	Expect  Expect            `json:"expect"`
+	// HTTP are the answers to the run's outbound requests, by method and URL; a request no
+	// fake answers fails as an unreachable host does. Their hosts are the tenant's allowlist.
+	HTTP   []HTTPFake `json:"http,omitempty"`
+	Expect Expect     `json:"expect"`
+}
+
+// HTTPFake answers outbound requests with Method to URL (exactly, query included).
+type HTTPFake struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Body is the response body: a JSON string is sent as its text, any other JSON value
+	// as its JSON.
+	Body json.RawMessage `json:"body,omitempty"`
+	// RequestHeaders must all be on the request for this fake to answer it (a bearer token
+	// made from a fake secret, say).
+	RequestHeaders map[string]string `json:"requestHeaders,omitempty"`
 }
 
 // Event is a signal sent to the run when the virtual clock reaches At after the run's start.
@@ -174,6 +193,20 @@ func (sc *Scenario) check() error {
 	if len(sc.Secrets) > maxSecrets {
 		return fmt.Errorf("%d secrets: at most %d", len(sc.Secrets), maxSecrets)
 	}
+	if len(sc.HTTP) > maxFakes {
+		return fmt.Errorf("%d http fakes: at most %d", len(sc.HTTP), maxFakes)
+	}
+	seen := map[string]bool{}
+	for i, h := range sc.HTTP {
+		if err := h.check(); err != nil {
+			return fmt.Errorf("http[%d]: %w", i, err)
+		}
+		k := h.Method + " " + h.URL
+		if seen[k] {
+			return fmt.Errorf("http[%d]: a second fake for %s", i, k)
+		}
+		seen[k] = true
+	}
 	switch sc.Expect.Status {
 	case store.StatusCompleted, store.StatusFailed, store.StatusCancelled, store.StatusNondeterministic, store.StatusContinued:
 	case "":
@@ -185,4 +218,44 @@ func (sc *Scenario) check() error {
 		return fmt.Errorf("expect.output is for a completed run, not a %s one", sc.Expect.Status)
 	}
 	return nil
+}
+
+func (h HTTPFake) check() error {
+	switch h.Method {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+	default:
+		return fmt.Errorf("method %q: want GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", h.Method)
+	}
+	u, err := url.Parse(h.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(h.URL) > 2048 {
+		return fmt.Errorf("url %.100q: want an absolute http or https URL of at most 2048 bytes", h.URL)
+	}
+	if h.Status < 100 || h.Status > 599 {
+		return fmt.Errorf("status %d: want 100 to 599", h.Status)
+	}
+	for k, v := range h.RequestHeaders {
+		if k == "" || strings.ContainsAny(k+v, "\r\n\x00") {
+			return fmt.Errorf("requestHeaders %.60q: a header is a name and a value on one line", k)
+		}
+	}
+	for k, v := range h.Headers {
+		if k == "" || strings.ContainsAny(k+v, "\r\n\x00") {
+			return fmt.Errorf("header %.60q: a header is a name and a value on one line", k)
+		}
+	}
+	return nil
+}
+
+// body is the fake's response body.
+func (h HTTPFake) body() []byte {
+	var s string
+	if json.Unmarshal(h.Body, &s) == nil {
+		return []byte(s)
+	}
+	// Sent compact, as a server's encoder would, not as the scenario file spaces it.
+	var b bytes.Buffer
+	if json.Compact(&b, h.Body) != nil {
+		return h.Body
+	}
+	return b.Bytes()
 }
