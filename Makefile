@@ -24,7 +24,7 @@ test/go: ## the Go tests, with the race detector
 # when make testdata/tinygo has built it).
 # Each pair is a module and the directory of scenarios it runs.
 SCENARIO_RUNS := testdata/examples.wasm:examples/wasm/scenarios testdata/examples_rust.wasm:examples/wasm/scenarios \
-	testdata/examples_as.wasm:examples/wasm/scenarios \
+	testdata/examples_as.wasm:examples/wasm/scenarios testdata/extism_go.wasm:examples/wasm/scenarios \
 	testdata/capabilities.wasm:examples/wasm/scenarios/capabilities testdata/capabilities_rust.wasm:examples/wasm/scenarios/capabilities \
 	testdata/capabilities_as.wasm:examples/wasm/scenarios/capabilities \
 	$(if $(wildcard testdata/tinygo/examples.wasm),testdata/tinygo/examples.wasm:examples/wasm/scenarios)
