@@ -392,10 +392,18 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 			lastSeen = ""
 			continue
 		}
-		// What comes due next: the run's own wake-up, or the next event.
+		// What comes due next: the run's own wake-up, or the next event. A run whose journal
+		// does not end at a timer (a sleep, a wait, a retry's backoff) and that is due later
+		// is held by a lease: an activation slower than the settling time, or one a crash
+		// left behind. The clock moves to the lease's end only once the run has stood still
+		// for longer, so that a slow activation never sees its lease run out under it.
 		wake := time.Time{}
 		if run.AvailableAt != nil && run.AvailableAt.After(vnow) {
 			wake = *run.AvailableAt
+			if !atTimer(steps) && now.Sub(lastChange) < leaseStall {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
 		}
 		if !eventAt.IsZero() && (wake.IsZero() || eventAt.Before(wake)) {
 			wake = eventAt
@@ -422,6 +430,22 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 		}
 		lastSeen = ""
 	}
+}
+
+// leaseStall is how long a leased run must stand still before the clock is moved to its
+// lease's end.
+const leaseStall = 400 * time.Millisecond
+
+// atTimer says whether the journal ends at a timer the run is suspended on.
+func atTimer(steps []store.Step) bool {
+	if len(steps) == 0 {
+		return false
+	}
+	switch steps[len(steps)-1].Status {
+	case store.StepSleeping, store.StepWaiting, store.StepRetrying:
+		return true
+	}
+	return false
 }
 
 // send delivers event i as the plan says.
