@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export TEST_DATABASE_URL
 BIN := bin/wfhost
 
-.PHONY: help build test test/go test/sdks test/console console/screenshots test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/api bench/scale bench/go bench/peers clean
+.PHONY: help build test test/go test/sdks test/scenarios test/console console/screenshots test/race test/short lint check testdata testdata/check testdata/tinygo run bench bench/api bench/scale bench/go bench/peers clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -15,10 +15,25 @@ help: ## list the targets
 build: ## build bin/wfhost
 	$(ROOT) $(GO) build -o $(BIN) ./cmd/wfhost
 
-test: test/sdks test/go test/console ## every test: the guest SDKs' own, Go's with -race against the Postgres in TEST_DATABASE_URL, then the console's in Chromium
+test: test/sdks test/go test/scenarios test/console ## every test: the guest SDKs' own, Go's with -race against the Postgres in TEST_DATABASE_URL, the example scenarios in every language, then the console's in Chromium
 
 test/go: ## the Go tests, with the race detector
 	$(ROOT) $(GO) test -race -count=1 -timeout 15m ./...
+
+# The example workflows' scenarios, run by wfhost test on each language's build of them (TinyGo's
+# when make testdata/tinygo has built it).
+# Each pair is a module and the directory of scenarios it runs.
+SCENARIO_RUNS := testdata/examples.wasm:examples/wasm/scenarios testdata/examples_rust.wasm:examples/wasm/scenarios \
+	testdata/examples_as.wasm:examples/wasm/scenarios testdata/extism_go.wasm:examples/wasm/scenarios \
+	testdata/capabilities.wasm:examples/wasm/scenarios/capabilities testdata/capabilities_rust.wasm:examples/wasm/scenarios/capabilities \
+	testdata/capabilities_as.wasm:examples/wasm/scenarios/capabilities \
+	$(if $(wildcard testdata/tinygo/examples.wasm),testdata/tinygo/examples.wasm:examples/wasm/scenarios)
+
+test/scenarios: build ## the example workflows' scenarios (examples/wasm/scenarios) in every guest language: virtual time, a crash at every store write, duplicated, early and late events
+	@for run in $(SCENARIO_RUNS); do \
+	  m=$${run%%:*}; dir=$${run#*:}; echo "== $$m $$dir"; \
+	  $(BIN) test --data-dir bin/test-data --module $$m $$dir || exit 1; \
+	done
 
 test/sdks: ## the guest SDKs' unit tests that run outside wasm (Rust with Debian's rustc: .ci/toolchain-rust.sh)
 	bash guest-sdk/rust/test.sh

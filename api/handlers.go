@@ -463,6 +463,26 @@ func (h *Handler) restartRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// POST .../runs/{id}/fork: a new run forks the run, live or ended, from its journal so far
+// or cut before a step, on its version or another (engine.ForkRun); 201 with the new run.
+func (h *Handler) forkRun(w http.ResponseWriter, r *http.Request) error {
+	if _, err := h.runOf(r); err != nil {
+		return err
+	}
+	var body wire.ForkRun
+	if err := h.decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	run, err := h.cfg.Service.ForkRun(r.Context(), tenant(r), engine.RestartRequest{
+		RunID: r.PathValue("id"), Input: body.Input, FromStep: body.FromStep, Version: body.Version, TimeoutMs: body.TimeoutMs,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, viewRun(run))
+	return nil
+}
+
 // DELETE .../runs/{id} and POST .../runs/{id}/terminate: the run stops now, whatever it is
 // doing; no code of it runs again.
 func (h *Handler) terminateRun(w http.ResponseWriter, r *http.Request) error {

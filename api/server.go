@@ -163,6 +163,7 @@ func (h *Handler) routes() []route {
 		{"POST /v1/workflows/{name}/runs/{id}/resume", tenantAccess, h.resumeRun},
 		{"POST /v1/workflows/{name}/pause", tenantAccess, h.pauseWorkflow},
 		{"POST /v1/workflows/{name}/resume", tenantAccess, h.resumeWorkflow},
+		{"POST /v1/workflows/{name}/runs/{id}/fork", tenantAccess, h.forkRun},
 		{"POST /v1/workflows/{name}/runs/{id}/signals/{event}", tenantAccess, h.signal},
 		{"POST /v1/workflows/{name}/signal-with-start", tenantAccess, h.signalWithStart},
 		{"GET /v1/workflows/{name}/runs/{id}/steps", tenantAccess, h.steps},

@@ -31,6 +31,7 @@ type Service interface {
 	PauseWorkflow(ctx context.Context, tenantID, workflow, version string) (int, error)
 	ResumeWorkflow(ctx context.Context, tenantID, workflow, version string) (int, error)
 	WorkflowPauses(ctx context.Context, tenantID string) ([]store.WorkflowPause, error)
+	ForkRun(ctx context.Context, tenantID string, req engine.RestartRequest) (store.Run, error)
 	AwaitRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	StartAndWait(ctx context.Context, tenantID string, req engine.StartRequest, wait time.Duration) (run store.Run, created bool, err error)
 	Signal(ctx context.Context, tenantID string, req engine.SignalRequest) (store.SignalResult, error)

@@ -133,6 +133,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"POST /v1/workflows/{name}/runs/{id}/query/{query}": {runPath + "/query/status", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/terminate":     {runPath + "/terminate", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/restart":       {runPath + "/restart", []byte(`{}`), status(404)},
+		"POST /v1/workflows/{name}/runs/{id}/fork":          {runPath + "/fork", []byte(`{}`), status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/pause":         {runPath + "/pause", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/resume":        {runPath + "/resume", nil, status(404)},
 		// B has no workflow of A's name: a pause of it pauses nothing of A's.

@@ -25,6 +25,7 @@ func (x *Executor) outboundPolicy(l store.Limits) *host.Outbound {
 		MaxResponseBytes: x.cfg.MaxHTTPResponseBytes,
 		Timeout:          x.cfg.HTTPTimeout,
 		MaxRedirects:     x.cfg.MaxHTTPRedirects,
+		Transport:        x.cfg.HTTPTransport,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -123,6 +124,9 @@ type Config struct {
 	// reaches whatever that host resolves to on the daemon's own network, cloud metadata
 	// endpoints included.
 	AllowPrivateHosts bool
+	// HTTPTransport, when set, carries the guests' outbound requests instead of the network
+	// (host.Outbound.Transport): the test harness's fakes. Nil in a daemon.
+	HTTPTransport http.RoundTripper
 	// MaxHTTPRequestBytes and MaxHTTPResponseBytes bound outbound bodies, HTTPTimeout one
 	// request and MaxHTTPRedirects the redirects it follows; zero takes host.DefaultOutbound's
 	// (1 MiB, 4 MiB, 30s, 5).

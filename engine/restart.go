@@ -32,8 +32,26 @@ type RestartRequest struct {
 // cancel or terminate it first. The new run keeps the ended one's retention and retry policy,
 // but no idempotency key (the ended run keeps its own).
 func (s *Service) RestartRun(ctx context.Context, tenantID string, req RestartRequest) (store.Run, error) {
+	return s.restartRun(ctx, tenantID, req, false)
+}
+
+// ForkRun starts a new run from a run of the tenant, live or ended, with its journal cut
+// before the entry FromStep kept (a what-if: another input or, with Version, another module
+// beside the run it copies), linked to it by RestartedFrom. FromStep "" keeps the journal so
+// far: every entry up to the first that has not ended (a wait still waiting, a step being
+// retried), which the fork then reaches on its own. The source is never changed; the fork
+// keeps its retention and retry policy, not its idempotency key.
+func (s *Service) ForkRun(ctx context.Context, tenantID string, req RestartRequest) (store.Run, error) {
+	return s.restartRun(ctx, tenantID, req, true)
+}
+
+func (s *Service) restartRun(ctx context.Context, tenantID string, req RestartRequest, fork bool) (store.Run, error) {
+	verb := "restart"
+	if fork {
+		verb = "fork"
+	}
 	fail := func(err error) (store.Run, error) {
-		return store.Run{}, fmt.Errorf("restart run %s: %w", req.RunID, err)
+		return store.Run{}, fmt.Errorf("%s run %s: %w", verb, req.RunID, err)
 	}
 	if err := checkText("fromStep", req.FromStep, abi.MaxNameLen+12); err != nil {
 		return fail(err)
@@ -48,8 +66,8 @@ func (s *Service) RestartRun(ctx context.Context, tenantID string, req RestartRe
 	if err != nil {
 		return fail(err)
 	}
-	if !src.Status.Terminal() {
-		return fail(fmt.Errorf("%w: the run is %s; only an ended run is restarted (cancel or terminate it first)", store.ErrConflict, src.Status))
+	if !fork && !src.Status.Terminal() {
+		return fail(fmt.Errorf("%w: the run is %s; only an ended run is restarted (cancel or terminate it first, or fork it)", store.ErrConflict, src.Status))
 	}
 	limits, err := s.limits.get(ctx, tenantID)
 	if err != nil {
@@ -66,15 +84,21 @@ func (s *Service) RestartRun(ctx context.Context, tenantID string, req RestartRe
 		return fail(err)
 	}
 	keep := 0
-	if req.FromStep != "" {
+	if req.FromStep != "" || fork {
 		if keep, err = s.keptSteps(ctx, tenantID, src.ID, req.FromStep); err != nil {
 			return fail(err)
 		}
 	}
-	run, err := s.cfg.Store.RestartRun(ctx, src.ID, keep, store.NewRun{
+	next := store.NewRun{
 		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest, Input: input,
 		RetentionDays: src.RetentionDays, Retry: src.Retry, Deadline: s.deadline(StartRequest{TimeoutMs: req.TimeoutMs}),
-	})
+	}
+	var run store.Run
+	if fork {
+		run, err = s.cfg.Store.ForkRun(ctx, src.ID, keep, next)
+	} else {
+		run, err = s.cfg.Store.RestartRun(ctx, src.ID, keep, next)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -86,6 +110,7 @@ func (s *Service) RestartRun(ctx context.Context, tenantID string, req RestartRe
 }
 
 // keptSteps is how many journal entries of run come before the entry key: all of them ended.
+// Key "" is the journal so far: the entries before the first that has not ended.
 func (s *Service) keptSteps(ctx context.Context, tenantID, runID, key string) (int, error) {
 	steps, err := s.cfg.Store.ListSteps(ctx, tenantID, runID)
 	if err != nil {
@@ -98,8 +123,14 @@ func (s *Service) keptSteps(ctx context.Context, tenantID, runID, key string) (i
 		switch st.Status {
 		case store.StepCompleted, store.StepFailed, store.StepTimedOut, store.StepCancelled:
 		default:
+			if key == "" {
+				return i, nil
+			}
 			return 0, invalid("fromStep", "%q keeps entry %d (%s), which is %s: only ended steps are kept", key, i, st.Key, st.Status)
 		}
+	}
+	if key == "" {
+		return len(steps), nil
 	}
 	return 0, invalid("fromStep", "%q is not a step of the run's journal", key)
 }

@@ -47,6 +47,10 @@ type Outbound struct {
 	// MaxRedirects bounds the redirects followed, each checked against the policy; zero takes
 	// DefaultOutbound's.
 	MaxRedirects int
+	// Transport, when set, carries every request instead of the network: the deterministic
+	// test harness's fakes (engine/wftest). The allowlist and the limits still apply; the
+	// address checks, made when dialling, do not, as nothing is dialled. Nil in a daemon.
+	Transport http.RoundTripper
 }
 
 // DefaultOutbound returns the value of every zero field of Outbound: the outbound defaults of
@@ -282,8 +286,12 @@ func (st *state) sendHTTP(ctx context.Context, req abi.HTTPRequest, bodyLen int)
 		}
 	}
 	rec.BytesOut = len(req.Body)
+	var transport http.RoundTripper = transports[pol.AllowPrivate]
+	if pol.Transport != nil {
+		transport = pol.Transport
+	}
 	client := &http.Client{
-		Transport: transports[pol.AllowPrivate],
+		Transport: transport,
 		// Each redirect ends one hop (recorded with the status that redirected) and starts
 		// the next, which is checked as the first was.
 		CheckRedirect: func(next *http.Request, _ []*http.Request) error {

@@ -327,8 +327,9 @@ type Run struct {
 	// when it is terminated.
 	CancelRequestedAt *time.Time
 	CancelGraceUntil  *time.Time
-	// RestartedFrom is the ended run this one restarts (RestartRun): from scratch, or from one
-	// of its steps with the journal before it copied; "" for any other run.
+	// RestartedFrom is the ended run this one restarts (RestartRun), or the run, ended or
+	// live, this one forks (ForkRun): from scratch, or from one of its steps with the journal
+	// before it copied; "" for any other run.
 	RestartedFrom string
 	// PausedAt is when a pause was asked of the run (Store.PauseRun, a workflow's pause, or its
 	// creation under one); nil: none. A run with it set is paused, or still running and pausing
@@ -820,6 +821,12 @@ type Store interface {
 	// An unknown source is ErrNotFound; a live one ErrConflict; keep past the source's journal
 	// ErrInvalid... as ErrConflict.
 	RestartRun(ctx context.Context, sourceID string, keep int, next NewRun) (Run, error)
+	// ForkRun creates a run as RestartRun does, from a source that may also be live (a
+	// what-if beside a run still in flight). Every entry kept must have ended (completed,
+	// failed, timed out or cancelled): one that has not is ErrConflict, as in RestartRun,
+	// checked in the same transaction as the copy so a source that moves on meanwhile cannot
+	// hand the fork an entry it would change. The source is never changed.
+	ForkRun(ctx context.Context, sourceID string, keep int, next NewRun) (Run, error)
 	// FinishAndContinue ends the run as CommitAndFinish does (held: its last step, when not
 	// nil) and, in the same transaction, creates next: a pending run of the same tenant and
 	// workflow, continuing this one (ContinuedFrom, and this run's ContinuedAs), claimable at

@@ -250,6 +250,16 @@ type BroadcastResult struct {
 	Duplicate bool   `json:"duplicate"`
 }
 
+// ForkRun is POST /v1/workflows/{name}/runs/{id}/fork's body: every field may be left out (a
+// fork of the journal so far, with the run's input and version).
+type ForkRun struct {
+	Input json.RawMessage `json:"input,omitempty"`
+	// FromStep cuts the journal before this key; "": after the last entry that has ended.
+	FromStep  string `json:"fromStep,omitempty"`
+	Version   string `json:"version,omitempty"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+}
+
 // RestartRun is POST /v1/workflows/{name}/runs/{id}/restart's body: every field may be left
 // out (a restart from scratch with the ended run's input and version).
 type ResumeRun struct {

@@ -47,11 +47,12 @@
 //	7  timeout: start --wait gave up after --timeout, the run still going
 //	8  unavailable: the daemon could not be reached, or answered 5xx (503 while its store is down)
 //	9  diverged: replay found the module diverging from the exported run's journal
+//	10 test failed: wfhost test saw a scenario, or one of its variants, end otherwise than it must
 //
 // Shell completion is urfave/cli's: the scripts `wfhost completion SHELL` prints run
 // `wfhost WORDS... --generate-bash-completion`, which prints what may come next.
 //
-// Imports: what it wires (api, api/client, api/wire, engine, host, store and its two
+// Imports: what it wires (api, api/client, api/wire, engine, engine/wftest, host, store and its two
 // implementations, internal/defaults, internal/envelope), urfave/cli, Prometheus and the
 // OpenTelemetry SDK; nothing imports it.
 package main

@@ -18,15 +18,16 @@ import (
 // an error to one.
 const (
 	exitOK          = 0
-	exitOther       = 1 // anything below does not cover: a 400, 413 or 429 from the server, a bad response
-	exitUsage       = 2 // the command line is wrong: unknown command or flag, missing argument, bad flag value, unreadable file
-	exitAuth        = 3 // no token, or the server refused it (401, 403)
-	exitNotFound    = 4 // 404: no such workflow, run, tenant or token
-	exitConflict    = 5 // 409: the state does not allow it (a run already ended, a version bound to another module)
-	exitRunFailed   = 6 // start --wait: the run ended failed, cancelled or nondeterministic, or is paused
-	exitTimeout     = 7 // start --wait: the run had not ended within --timeout
-	exitUnavailable = 8 // the daemon could not be reached, or answered 5xx
-	exitDiverged    = 9 // replay: the module diverges from the run's journal
+	exitOther       = 1  // anything below does not cover: a 400, 413 or 429 from the server, a bad response
+	exitUsage       = 2  // the command line is wrong: unknown command or flag, missing argument, bad flag value, unreadable file
+	exitAuth        = 3  // no token, or the server refused it (401, 403)
+	exitNotFound    = 4  // 404: no such workflow, run, tenant or token
+	exitConflict    = 5  // 409: the state does not allow it (a run already ended, a version bound to another module)
+	exitRunFailed   = 6  // start --wait: the run ended failed, cancelled or nondeterministic, or is paused
+	exitTimeout     = 7  // start --wait: the run had not ended within --timeout
+	exitUnavailable = 8  // the daemon could not be reached, or answered 5xx
+	exitDiverged    = 9  // replay: the module diverges from the run's journal
+	exitTestFailed  = 10 // test: a scenario, or one of its variants, did not end as it must
 )
 
 // failure is an error as the CLI reports it: the class's exit code, a stable code for
@@ -86,6 +87,7 @@ func classify(err error) failure {
 		ended   *runEndedError
 		timeout *waitTimeoutError
 		diverge *replayDivergedError
+		tests   *testsFailedError
 		netErr  *url.Error
 		action  *actionError
 	)
@@ -113,6 +115,8 @@ func classify(err error) failure {
 		return failure{exit: exitTimeout, code: "timeout", message: err.Error()}
 	case errors.As(err, &diverge):
 		return failure{exit: exitDiverged, code: "diverged", message: err.Error()}
+	case errors.As(err, &tests):
+		return failure{exit: exitTestFailed, code: "test_failed", message: err.Error()}
 	case errors.As(err, &netErr):
 		// --url is checked before any request (apiURL), so a failing request is the daemon
 		// not answering: refused, reset, unresolvable or timed out.

@@ -51,6 +51,7 @@ func newApp() *cli.App {
 			startCommand(),
 			runsCommand(),
 			replayCommand(),
+			testCommand(),
 			signalCommand(),
 			signalWithStartCommand(),
 			eventsCommand(),

@@ -372,6 +372,20 @@ func runsCommand() *cli.Command {
 				},
 			},
 			{
+				Name: "fork", ArgsUsage: runArgs,
+				Usage: "start a new run from a run's journal, live or ended, linked to it: a what-if with another --input or --version, the source untouched",
+				Description: "The fork keeps the source's journal so far (every entry up to the first that has not ended), or the entries " +
+					"before --from-step KEY, replays them instead of running them, and goes on by itself: it waits for its own events " +
+					"while the source keeps waiting for its own.",
+				Flags: clientFlags(
+					&cli.StringFlag{Name: "input", EnvVars: []string{"WFHOST_INPUT"}, Usage: "the fork's input: JSON, @FILE or - (default: the source's)"},
+					&cli.StringFlag{Name: "from-step", Usage: "the journal key to cut before (default: after the journal so far)"},
+					&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version of the fork (default: the source's)"},
+					timeoutFlag(),
+				),
+				Action: forkRun,
+			},
+			{
 				Name: "terminate", Usage: "stop a run now, whatever it is doing: no code of it runs again", ArgsUsage: runArgs, Flags: clientFlags(),
 				Action: func(c *cli.Context) error {
 					a, err := args(c, "WORKFLOW", "RUN_ID")
@@ -383,6 +397,32 @@ func runsCommand() *cli.Command {
 			},
 		},
 	}
+}
+
+// forkRun is runs fork: POST .../fork.
+func forkRun(c *cli.Context) error {
+	a, err := args(c, "WORKFLOW", "RUN_ID")
+	if err != nil {
+		return err
+	}
+	input, err := jsonFlag(c, "input")
+	if err != nil {
+		return err
+	}
+	timeout, err := timeoutMs(c)
+	if err != nil {
+		return err
+	}
+	cl, err := tenantClient(c)
+	if err != nil {
+		return err
+	}
+	body := wire.ForkRun{Input: input, FromStep: c.String("from-step"), Version: c.String("version"), TimeoutMs: timeout}
+	raw, err := cl.Do(c.Context, "POST", client.RunPath(a[0], a[1])+"/fork", body)
+	if err != nil {
+		return err
+	}
+	return render(c, raw, func(w *tabwriter.Writer, r wire.Run) { printRun(w, r) })
 }
 
 // cancelRun is runs cancel: POST .../cancel, and with --wait the run's end.

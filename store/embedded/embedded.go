@@ -42,6 +42,13 @@ type Config struct {
 	// writes; default the system's (clock.Real). One process holds the store, so its clock is
 	// the only one, and a test can give a clock.Fake to move time instead of sleeping.
 	Clock clock.Clock
+	// Faults, when set, is asked about every write transaction (what names it, as in its
+	// errors): before it is queued (committed false), where an error drops the write, and
+	// after it committed (committed true), where an error is returned as if the reply had
+	// been lost. It is the crash injection of the deterministic test harness (engine/wftest):
+	// every write of the store goes through this one door, so a write added later is covered
+	// without the harness knowing its name. Nil in production.
+	Faults func(what string, committed bool) error
 }
 
 func (c Config) validate() error {
@@ -64,6 +71,7 @@ type Store struct {
 	w       *writer
 	hub     *hub
 	clock   clock.Clock
+	faults  func(what string, committed bool) error
 	close   sync.Once
 }
 
@@ -85,7 +93,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open embedded store: %w", err)
 	}
-	s := &Store{dir: cfg.Dir, unlock: unlock, hub: newHub(), clock: cfg.Clock}
+	s := &Store{dir: cfg.Dir, unlock: unlock, hub: newHub(), clock: cfg.Clock, faults: cfg.Faults}
 	if s.clock == nil {
 		s.clock = clock.Real{}
 	}

@@ -283,19 +283,28 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, runID string, grace
 
 // RestartRun creates the run that restarts an ended one, with the journal it keeps, in one
 // transaction.
-func (s *Store) RestartRun(ctx context.Context, sourceID string, keep int, n store.NewRun) (_ store.Run, err error) {
+func (s *Store) RestartRun(ctx context.Context, sourceID string, keep int, n store.NewRun) (store.Run, error) {
+	return s.restartRun(ctx, "restart", sourceID, keep, false, n)
+}
+
+// ForkRun creates the run that forks an ended or live one, as RestartRun does.
+func (s *Store) ForkRun(ctx context.Context, sourceID string, keep int, n store.NewRun) (store.Run, error) {
+	return s.restartRun(ctx, "fork", sourceID, keep, true, n)
+}
+
+func (s *Store) restartRun(ctx context.Context, verb, sourceID string, keep int, live bool, n store.NewRun) (_ store.Run, err error) {
 	defer classify(&err)
 	input, err := jsonOrNull(n.Input)
 	if err != nil {
-		return store.Run{}, fmt.Errorf("restart run %s: input: %w", sourceID, err)
+		return store.Run{}, fmt.Errorf("%s run %s: input: %w", verb, sourceID, err)
 	}
 	var run store.Run
-	err = s.write(ctx, "restart run "+sourceID, func(w *wtx) error {
+	err = s.write(ctx, verb+" run "+sourceID, func(w *wtx) error {
 		var status string
 		if err := w.queryRow("run_status", n.TenantID, sourceID).Scan(&status); err != nil {
 			return notFound(err)
 		}
-		if !store.RunStatus(status).Terminal() {
+		if !live && !store.RunStatus(status).Terminal() {
 			return fmt.Errorf("%w: the run is %s; only an ended run is restarted", store.ErrConflict, status)
 		}
 		var err error
@@ -309,13 +318,13 @@ func (s *Store) RestartRun(ctx context.Context, sourceID string, keep int, n sto
 			return err
 		}
 		if copied, _ := res.RowsAffected(); copied != int64(keep) {
-			return fmt.Errorf("%w: the run's journal has %d entries, not the %d to keep", store.ErrConflict, copied, keep)
+			return fmt.Errorf("%w: the run's journal has %d ended entries before entry %d, not the %d to keep", store.ErrConflict, copied, keep, keep)
 		}
 		w.wake()
 		return nil
 	})
 	if err != nil {
-		return store.Run{}, fmt.Errorf("restart run %s: %w", sourceID, err)
+		return store.Run{}, fmt.Errorf("%s run %s: %w", verb, sourceID, err)
 	}
 	return run, nil
 }

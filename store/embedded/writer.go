@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/wfhost/wfhost/store"
@@ -34,6 +35,23 @@ type job struct {
 	what string
 	fn   func(w *wtx) error
 	done chan error // buffered: the writer never blocks on a caller that gave up
+	// state is jobQueued until the writer takes the job (jobTaken) or its caller gives up on
+	// it first (jobAbandoned), whichever comes first: a caller whose context ends returns at
+	// once only for a job the writer will never run; otherwise it waits for the job's end,
+	// because fn fills in the caller's results and must not write them after it returned.
+	state atomic.Int32
+}
+
+const (
+	jobQueued int32 = iota
+	jobTaken
+	jobAbandoned
+)
+
+// take says whether the writer may run the job: its caller has not given up on it. A job
+// taken once stays taken (a group that failed runs its jobs again one by one).
+func (j *job) take() bool {
+	return j.state.CompareAndSwap(jobQueued, jobTaken) || j.state.Load() == jobTaken
 }
 
 type writer struct {
@@ -99,6 +117,22 @@ func (w *wtx) cancelRequested(runID string) {
 // write queues fn and waits for its transaction to commit. fn may run more than once (a failed
 // group commit retries each write alone), so it must set its results afresh each time.
 func (s *Store) write(ctx context.Context, what string, fn func(w *wtx) error) error {
+	if s.faults != nil {
+		if err := s.faults(what, false); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		err := s.writeJob(ctx, what, fn)
+		if err == nil {
+			if err := s.faults(what, true); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		return err
+	}
+	return s.writeJob(ctx, what, fn)
+}
+
+func (s *Store) writeJob(ctx context.Context, what string, fn func(w *wtx) error) error {
 	j := &job{what: what, fn: fn, done: make(chan error, 1)}
 	select {
 	case s.w.queue <- j:
@@ -111,8 +145,24 @@ func (s *Store) write(ctx context.Context, what string, fn func(w *wtx) error) e
 	case err := <-j.done:
 		return err
 	case <-ctx.Done():
-		// The write may still commit; the caller treats it like any interrupted write.
-		return fmt.Errorf("%s: %w", what, ctx.Err())
+		if j.state.CompareAndSwap(jobQueued, jobAbandoned) {
+			// The writer will skip it: nothing was or will be written.
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		// The writer is running it: its end is a transaction away (groupTimeout at most),
+		// and returning before it would race fn's writes to the caller's results (found
+		// with PruneBroadcasts when an engine stops mid-sweep).
+		select {
+		case err := <-j.done:
+			return err
+		case <-s.w.done:
+			select {
+			case err := <-j.done:
+				return err
+			default:
+				return fmt.Errorf("%s: %w", what, errClosed)
+			}
+		}
 	case <-s.w.done:
 		// The writer has exited: it answered the job while draining, or (queued after the
 		// drain, as Close raced this call) never will.
@@ -194,6 +244,15 @@ func (w *writer) attempt(ctx context.Context, group []*job) (results []error, no
 	single := len(group) == 1
 	results = make([]error, len(group))
 	for i, j := range group {
+		if !j.take() {
+			// Its caller gave up before it began: skipped, as if never queued.
+			if single {
+				_ = tx.Rollback()
+				return []error{fmt.Errorf("%s: %w", j.what, context.Canceled)}, nil, nil
+			}
+			results[i] = fmt.Errorf("%s: %w", j.what, context.Canceled)
+			continue
+		}
 		wt := &wtx{s: w.s, ctx: ctx, tx: tx, now: w.s.now()}
 		if !single {
 			if _, err := wt.exec("savepoint"); err != nil {

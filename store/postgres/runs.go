@@ -212,17 +212,26 @@ func (s *Store) RequestCancel(ctx context.Context, tenantID, runID string, grace
 
 // RestartRun creates the run that restarts an ended one, with the journal it keeps: one
 // statement, undone when fewer entries were copied than asked for.
-func (s *Store) RestartRun(ctx context.Context, sourceID string, keep int, n store.NewRun) (_ store.Run, err error) {
+func (s *Store) RestartRun(ctx context.Context, sourceID string, keep int, n store.NewRun) (store.Run, error) {
+	return s.restartRun(ctx, "restart", sourceID, keep, false, n)
+}
+
+// ForkRun creates the run that forks an ended or live one, as RestartRun does.
+func (s *Store) ForkRun(ctx context.Context, sourceID string, keep int, n store.NewRun) (store.Run, error) {
+	return s.restartRun(ctx, "fork", sourceID, keep, true, n)
+}
+
+func (s *Store) restartRun(ctx context.Context, verb, sourceID string, keep int, live bool, n store.NewRun) (_ store.Run, err error) {
 	defer classify(&err)
 	if !validUUID(sourceID) {
-		return store.Run{}, fmt.Errorf("restart run %q: %w", sourceID, store.ErrNotFound)
+		return store.Run{}, fmt.Errorf("%s run %q: %w", verb, sourceID, store.ErrNotFound)
 	}
 	var run store.Run
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var copied int
 		var err error
 		run, err = scanRunThen(tx.QueryRow(ctx, s.q("restart_run"), n.TenantID, sourceID, n.Workflow, n.Version, n.Digest,
-			jsonOrNull(n.Input), n.RetentionDays, n.Deadline, retryArg(n.Retry), keep, s.wakeChannel), &copied)
+			jsonOrNull(n.Input), n.RetentionDays, n.Deadline, retryArg(n.Retry), keep, s.wakeChannel, live), &copied)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var status string
 			if err := tx.QueryRow(ctx, s.q("run_status"), n.TenantID, sourceID).Scan(&status); err != nil {
@@ -234,12 +243,12 @@ func (s *Store) RestartRun(ctx context.Context, sourceID string, keep int, n sto
 			return err
 		}
 		if copied != keep {
-			return fmt.Errorf("%w: the run's journal has %d entries, not the %d to keep", store.ErrConflict, copied, keep)
+			return fmt.Errorf("%w: the run's journal has %d ended entries before entry %d, not the %d to keep", store.ErrConflict, copied, keep, keep)
 		}
 		return nil
 	})
 	if err != nil {
-		return store.Run{}, fmt.Errorf("restart run %s: %w", sourceID, err)
+		return store.Run{}, fmt.Errorf("%s run %s: %w", verb, sourceID, err)
 	}
 	return run, nil
 }

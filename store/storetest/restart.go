@@ -11,6 +11,8 @@ import (
 var restartTests = []test{
 	{"CopiesTheKeptJournal", testRestartCopies},
 	{"RefusesWhatItCannotRestart", testRestartRefuses},
+	{"ForksALiveRun", testForkALiveRun},
+	{"ForkRefusesWhatItCannotFork", testForkRefuses},
 }
 
 // restartOf is the NewRun of a restart of r with input.
@@ -63,6 +65,66 @@ func testRestartRefuses(t *testing.T, f *fixture) {
 	_, err = f.s.RestartRun(f.ctx, live.ID, 0, other)
 	check(t, errors.Is(err, store.ErrNotFound), "another tenant's run: %v, want ErrNotFound", err)
 	_, err = f.s.RestartRun(f.ctx, "00000000-0000-4000-8000-000000000000", 0, restartOf(live, `{}`))
+	check(t, errors.Is(err, store.ErrNotFound), "an unknown run: %v, want ErrNotFound", err)
+	runs, _, err := f.s.ListRuns(f.ctx, f.tenant, store.RunFilter{})
+	ok(t, err)
+	equal(t, "runs", len(runs), 1)
+}
+
+// A fork of a live run waiting on an event is a pending run, linked to it, holding the
+// entries before the wait; the source is untouched: still running, its lease held, its wait
+// still waiting. An ended run is forked as a restart is.
+func testForkALiveRun(t *testing.T, f *fixture) {
+	r := f.run()
+	c := f.claim(r.ID, longLease)
+	for i, key := range []string{"a", "b"} {
+		ok(t, f.s.CommitStep(f.ctx, c.Lease, f.runStep(r.ID, i, key), longLease))
+	}
+	_, err := f.s.ReachWait(f.ctx, c.Lease, f.waitStep(r.ID, 2, "approval", "approve", `{}`, nil), longLease)
+	ok(t, err)
+	ok(t, f.s.Suspend(f.ctx, c.Lease, nil, nil))
+	var fork store.Run
+	fork, err = f.s.ForkRun(f.ctx, r.ID, 2, restartOf(c.Run, `{"what":"if"}`))
+	ok(t, err)
+	equal(t, "status", fork.Status, store.StatusPending)
+	equal(t, "link", f.getRun(fork.ID).RestartedFrom, r.ID)
+	equalJSON(t, "input", fork.Input, `{"what":"if"}`)
+	steps := f.steps(fork.ID)
+	equal(t, "kept entries", len(steps), 2)
+	equal(t, "kept keys", steps[0].Key+","+steps[1].Key, "a,b")
+	src := f.getRun(r.ID)
+	check(t, !src.Status.Terminal(), "the source ended: %s", src.Status)
+	equal(t, "the source's journal", len(f.steps(r.ID)), 3)
+	equal(t, "the source's wait", f.step(r.ID, "approval").Status, store.StepWaiting)
+	f.claim(fork.ID, longLease)
+	ended := f.run()
+	ec := f.claim(ended.ID, longLease)
+	ok(t, f.s.CommitStep(f.ctx, ec.Lease, f.runStep(ended.ID, 0, "a"), longLease))
+	ok(t, f.s.Finish(f.ctx, ec.Lease, store.StatusCompleted, []byte(`1`), nil))
+	again, err := f.s.ForkRun(f.ctx, ended.ID, 1, restartOf(ended, `{}`))
+	ok(t, err)
+	equal(t, "a fork of an ended run keeps its entry", len(f.steps(again.ID)), 1)
+}
+
+// A fork that would keep an entry that has not ended (a wait still waiting), more entries
+// than the source has, another tenant's run or an unknown one is refused, and nothing is
+// created.
+func testForkRefuses(t *testing.T, f *fixture) {
+	r := f.run()
+	c := f.claim(r.ID, longLease)
+	ok(t, f.s.CommitStep(f.ctx, c.Lease, f.runStep(r.ID, 0, "a"), longLease))
+	_, err := f.s.ReachWait(f.ctx, c.Lease, f.waitStep(r.ID, 1, "approval", "approve", `{}`, nil), longLease)
+	ok(t, err)
+	ok(t, f.s.Suspend(f.ctx, c.Lease, nil, nil))
+	_, err = f.s.ForkRun(f.ctx, r.ID, 2, restartOf(r, `{}`))
+	check(t, errors.Is(err, store.ErrConflict), "keeping a wait that waits: %v, want ErrConflict", err)
+	_, err = f.s.ForkRun(f.ctx, r.ID, 3, restartOf(r, `{}`))
+	check(t, errors.Is(err, store.ErrConflict), "keeping more entries than the source has: %v, want ErrConflict", err)
+	other := restartOf(r, `{}`)
+	other.TenantID = "someone-else"
+	_, err = f.s.ForkRun(f.ctx, r.ID, 0, other)
+	check(t, errors.Is(err, store.ErrNotFound), "another tenant's run: %v, want ErrNotFound", err)
+	_, err = f.s.ForkRun(f.ctx, "00000000-0000-4000-8000-000000000000", 0, restartOf(r, `{}`))
 	check(t, errors.Is(err, store.ErrNotFound), "an unknown run: %v, want ErrNotFound", err)
 	runs, _, err := f.s.ListRuns(f.ctx, f.tenant, store.RunFilter{})
 	ok(t, err)

@@ -1,5 +1,5 @@
--- The run that restarts an ended one (RestartRun), pending and claimable now (paused
--- when its workflow or version is).
+-- The run that restarts an ended one (RestartRun) or forks one (ForkRun), pending and
+-- claimable now (paused when its workflow or version is).
 -- ?1 id, ?2 tenant, ?3 workflow, ?4 version, ?5 digest, ?6 input, ?7 retention days, ?8 now,
 -- ?9 deadline or null, ?10 retry policy or null, ?11 the source run.
 INSERT INTO runs (id, tenant_id, workflow, version, digest, status, input, retention_days, available_at,

@@ -1,11 +1,13 @@
--- Creates the run that restarts an ended one (RestartRun), pending and claimable now, with the
--- source's journal entries before $10 copied, and wakes the hosts. No row: the source is not
--- the tenant's or is live. The last column counts the entries copied.
+-- Creates the run that restarts an ended one (RestartRun) or forks one (ForkRun, $12: a live
+-- source too), pending and claimable now, with the source's ended journal entries before $10
+-- copied, and wakes the hosts. No row: the source is not the tenant's, or is live and $12 is
+-- false. The last column counts the entries copied: fewer than $10 when the source has fewer,
+-- or one of them has not ended.
 -- $1 tenant, $2 source, $3 workflow, $4 version, $5 digest, $6 input, $7 retention days,
--- $8 deadline, $9 retry policy, $10 entries to keep, $11 wake channel.
+-- $8 deadline, $9 retry policy, $10 entries to keep, $11 wake channel, $12 fork.
 WITH source AS (
     SELECT id FROM runs
-    WHERE tenant_id = $1 AND id = $2 AND status IN ('completed', 'failed', 'cancelled', 'continued')
+    WHERE tenant_id = $1 AND id = $2 AND ($12 OR status IN ('completed', 'failed', 'cancelled', 'continued'))
 ), ins AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, retention_days, available_at,
                       deadline, retry, attempt, restarted_from)
@@ -15,7 +17,7 @@ WITH source AS (
     INSERT INTO steps (run_id, tenant_id, seq, key, kind, status, output, error, attempt, wake_at, event, match, event_id, started_at, completed_at)
     SELECT ins.id, s.tenant_id, s.seq, s.key, s.kind, s.status, s.output, s.error, s.attempt, s.wake_at, s.event, s.match, s.event_id, s.started_at, s.completed_at
     FROM steps s, ins
-    WHERE s.run_id = $2 AND s.seq < $10
+    WHERE s.run_id = $2 AND s.seq < $10 AND s.status IN ('completed', 'failed', 'timed_out', 'cancelled')
     RETURNING 1
 ), woken AS (
     SELECT pg_notify($11, current_setting('application_name')) FROM ins
