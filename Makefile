@@ -30,10 +30,7 @@ SCENARIO_RUNS := testdata/examples.wasm:examples/wasm/scenarios testdata/example
 	$(if $(wildcard testdata/tinygo/examples.wasm),testdata/tinygo/examples.wasm:examples/wasm/scenarios)
 
 test/scenarios: build ## the example workflows' scenarios (examples/wasm/scenarios) in every guest language: virtual time, a crash at every store write, duplicated, early and late events
-	@for run in $(SCENARIO_RUNS); do \
-	  m=$${run%%:*}; dir=$${run#*:}; echo "== $$m $$dir"; \
-	  $(BIN) test --data-dir bin/test-data --module $$m $$dir || exit 1; \
-	done
+	WFHOST_BIN=$(BIN) bash examples/wasm/scenarios/run-all.sh $(SCENARIO_RUNS)
 
 test/sdks: ## the guest SDKs' unit tests that run outside wasm (Rust with Debian's rustc: .ci/toolchain-rust.sh)
 	bash guest-sdk/rust/test.sh
