@@ -25,6 +25,7 @@ test/go: ## the Go tests, with the race detector
 # Each pair is a module and the directory of scenarios it runs.
 SCENARIO_RUNS := testdata/examples.wasm:examples/wasm/scenarios testdata/examples_rust.wasm:examples/wasm/scenarios \
 	testdata/examples_as.wasm:examples/wasm/scenarios testdata/extism_go.wasm:examples/wasm/scenarios \
+	testdata/extism_as.wasm:examples/wasm/scenarios \
 	testdata/capabilities.wasm:examples/wasm/scenarios/capabilities testdata/capabilities_rust.wasm:examples/wasm/scenarios/capabilities \
 	testdata/capabilities_as.wasm:examples/wasm/scenarios/capabilities \
 	$(if $(wildcard testdata/tinygo/examples.wasm),testdata/tinygo/examples.wasm:examples/wasm/scenarios)
