@@ -174,7 +174,9 @@ const (
 	duplicated
 	// early: the moment the clock reaches its time, racing what comes due there.
 	early
-	// late: as onTime, after the run has been left idle at that time a while longer.
+	// late: after its time, in virtual time: the clock moves on past the event's time (half
+	// way to what comes due next, at most an hour) before the event is sent, as a sender that
+	// is slow or was down would deliver it.
 	late
 )
 
@@ -333,7 +335,8 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	next := 0 // the next event to send
+	next := 0     // the next event to send
+	delayed := -1 // late: the last event the clock has been moved past before sending
 	restarted := false
 	var lastChange time.Time
 	var lastSeen string
@@ -385,6 +388,14 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 			eventAt = start.Add(time.Duration(v.sc.Events[next].At))
 		}
 		if next < len(v.sc.Events) && !eventAt.After(vnow) {
+			if v.p.events == late && delayed < next {
+				delayed = next
+				if later := v.lateTime(run, steps, vnow, start, next); later.After(vnow) {
+					v.clk.Set(later)
+					lastSeen = ""
+					continue
+				}
+			}
 			if err := v.send(ctx, next); err != nil {
 				return nil, err.Error()
 			}
@@ -430,6 +441,32 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 		}
 		lastSeen = ""
 	}
+}
+
+// lateTime is when the late variant sends event i, which fell due at vnow or before: half way
+// from vnow to what comes due next (the run's own timer, or the next event), and at most an
+// hour on. A run that is due now, or held by a lease rather than suspended on a timer, gets
+// its event at vnow: moving the clock under an activation would run its lease out.
+func (v *variant) lateTime(run store.Run, steps []store.Step, vnow, start time.Time, i int) time.Time {
+	later := vnow.Add(time.Hour)
+	if run.AvailableAt != nil {
+		if !run.AvailableAt.After(vnow) || !atTimer(steps) {
+			return vnow
+		}
+		if half := vnow.Add(run.AvailableAt.Sub(vnow) / 2); half.Before(later) {
+			later = half
+		}
+	}
+	if i+1 < len(v.sc.Events) {
+		nextAt := start.Add(time.Duration(v.sc.Events[i+1].At))
+		if !nextAt.After(vnow) {
+			return vnow
+		}
+		if half := vnow.Add(nextAt.Sub(vnow) / 2); half.Before(later) {
+			later = half
+		}
+	}
+	return later
 }
 
 // leaseStall is how long a leased run must stand still before the clock is moved to its
