@@ -260,8 +260,8 @@ type ForkRun struct {
 	TimeoutMs int64  `json:"timeoutMs,omitempty"`
 }
 
-// RestartRun is POST /v1/workflows/{name}/runs/{id}/restart's body: every field may be left
-// out (a restart from scratch with the ended run's input and version).
+// ResumeRun is POST /v1/workflows/{name}/runs/{id}/resume's body, which may be left out (the
+// run resumes on its own version).
 type ResumeRun struct {
 	// Version, when set and not the run's own, moves the paused run to that version of its
 	// workflow if a dry replay of its journal against it passes (409 resume_refused otherwise).
@@ -277,7 +277,8 @@ type WorkflowPaused struct {
 	Runs     int    `json:"runs"`
 }
 
-// RestartRun asks POST .../restart for a new run of an ended one.
+// RestartRun is POST /v1/workflows/{name}/runs/{id}/restart's body: every field may be left
+// out (a restart from scratch with the ended run's input and version).
 type RestartRun struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	FromStep  string          `json:"fromStep,omitempty"`

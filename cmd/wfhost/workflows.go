@@ -346,30 +346,9 @@ func runsCommand() *cli.Command {
 					&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version of the new run (default: the ended run's)"},
 					timeoutFlag(),
 				),
-				Action: func(c *cli.Context) error {
-					a, err := args(c, "WORKFLOW", "RUN_ID")
-					if err != nil {
-						return err
-					}
-					input, err := jsonFlag(c, "input")
-					if err != nil {
-						return err
-					}
-					timeout, err := timeoutMs(c)
-					if err != nil {
-						return err
-					}
-					cl, err := tenantClient(c)
-					if err != nil {
-						return err
-					}
-					body := wire.RestartRun{Input: input, FromStep: c.String("from-step"), Version: c.String("version"), TimeoutMs: timeout}
-					raw, err := cl.Do(c.Context, "POST", client.RunPath(a[0], a[1])+"/restart", body)
-					if err != nil {
-						return err
-					}
-					return render(c, raw, func(w *tabwriter.Writer, r wire.Run) { printRun(w, r) })
-				},
+				Action: fromJournal("restart", func(in json.RawMessage, from, version string, timeout int64) any {
+					return wire.RestartRun{Input: in, FromStep: from, Version: version, TimeoutMs: timeout}
+				}),
 			},
 			{
 				Name: "fork", ArgsUsage: runArgs,
@@ -383,7 +362,9 @@ func runsCommand() *cli.Command {
 					&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version of the fork (default: the source's)"},
 					timeoutFlag(),
 				),
-				Action: forkRun,
+				Action: fromJournal("fork", func(in json.RawMessage, from, version string, timeout int64) any {
+					return wire.ForkRun{Input: in, FromStep: from, Version: version, TimeoutMs: timeout}
+				}),
 			},
 			{
 				Name: "terminate", Usage: "stop a run now, whatever it is doing: no code of it runs again", ArgsUsage: runArgs, Flags: clientFlags(),
@@ -399,30 +380,32 @@ func runsCommand() *cli.Command {
 	}
 }
 
-// forkRun is runs fork: POST .../fork.
-func forkRun(c *cli.Context) error {
-	a, err := args(c, "WORKFLOW", "RUN_ID")
-	if err != nil {
-		return err
+// fromJournal is runs restart and runs fork: POST .../VERB with the body made of the flags
+// --input, --from-step, --version and --timeout, which the two share.
+func fromJournal(verb string, body func(input json.RawMessage, fromStep, version string, timeoutMs int64) any) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		a, err := args(c, "WORKFLOW", "RUN_ID")
+		if err != nil {
+			return err
+		}
+		input, err := jsonFlag(c, "input")
+		if err != nil {
+			return err
+		}
+		timeout, err := timeoutMs(c)
+		if err != nil {
+			return err
+		}
+		cl, err := tenantClient(c)
+		if err != nil {
+			return err
+		}
+		raw, err := cl.Do(c.Context, "POST", client.RunPath(a[0], a[1])+"/"+verb, body(input, c.String("from-step"), c.String("version"), timeout))
+		if err != nil {
+			return err
+		}
+		return render(c, raw, func(w *tabwriter.Writer, r wire.Run) { printRun(w, r) })
 	}
-	input, err := jsonFlag(c, "input")
-	if err != nil {
-		return err
-	}
-	timeout, err := timeoutMs(c)
-	if err != nil {
-		return err
-	}
-	cl, err := tenantClient(c)
-	if err != nil {
-		return err
-	}
-	body := wire.ForkRun{Input: input, FromStep: c.String("from-step"), Version: c.String("version"), TimeoutMs: timeout}
-	raw, err := cl.Do(c.Context, "POST", client.RunPath(a[0], a[1])+"/fork", body)
-	if err != nil {
-		return err
-	}
-	return render(c, raw, func(w *tabwriter.Writer, r wire.Run) { printRun(w, r) })
 }
 
 // cancelRun is runs cancel: POST .../cancel, and with --wait the run's end.
