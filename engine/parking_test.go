@@ -215,12 +215,13 @@ func TestAParkedRunIsNotReplayed(t *testing.T) {
 }
 
 // TestParkingEvictsTheLeastRecentlyParked: with room for one parked AssemblyScript pass (it
-// counts 160 KiB: 64 KiB of memory, half as much again, 64 KiB), a second run that parks
-// evicts the first, which is replayed when its sleep is over; both end with the same journal.
+// counts 256 KiB: 128 KiB of memory, the two pages the examples start with, half as much
+// again, and 64 KiB), a second run that parks evicts the first, which is replayed when its
+// sleep is over; both end with the same journal.
 func TestParkingEvictsTheLeastRecentlyParked(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	h := setup(t, harnessOptions{metrics: reg, parkMemory: 200 << 10})
+	h := setup(t, harnessOptions{metrics: reg, parkMemory: 300 << 10})
 	h.deploy("examples_as.wasm", false)
 	// The first run sleeps long enough that the second parks while it is still parked, even
 	// when a loaded machine (CI runs every package at once) delays the second's start by
