@@ -316,6 +316,12 @@ func (d *dryPass) StepRun(_ context.Context, name string, _ abi.StepOptions) (ho
 	if err != nil {
 		return host.Reply{}, err
 	}
+	return d.ended(s) // retrying: the next attempt would execute, so the pass stops there
+}
+
+// ended answers a step or child step from its journal entry: its output or its failure, or,
+// for one that has not ended, the stop of the pass there.
+func (d *dryPass) ended(s *store.Step) (host.Reply, error) {
 	switch s.Status {
 	case store.StepCompleted:
 		d.advance(s.CompletedAt)
@@ -324,7 +330,7 @@ func (d *dryPass) StepRun(_ context.Context, name string, _ abi.StepOptions) (ho
 		d.advance(s.CompletedAt)
 		return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(s.Error)}, nil
 	}
-	return host.Reply{}, d.unresolved(s) // retrying: the next attempt would execute
+	return host.Reply{}, d.unresolved(s)
 }
 
 func (d *dryPass) StepDone(context.Context, abi.Outcome, []byte) (host.Reply, error) {
@@ -392,15 +398,7 @@ func (d *dryPass) RunChild(_ context.Context, name string, _ abi.ChildRun) (host
 	if err != nil {
 		return host.Reply{}, err
 	}
-	switch s.Status {
-	case store.StepCompleted:
-		d.advance(s.CompletedAt)
-		return host.Reply{Status: abi.StatusOK, Data: s.Output}, nil
-	case store.StepFailed, store.StepCancelled:
-		d.advance(s.CompletedAt)
-		return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(s.Error)}, nil
-	}
-	return host.Reply{}, d.unresolved(s)
+	return d.ended(s)
 }
 
 func (d *dryPass) Now() time.Time { return d.clock }
