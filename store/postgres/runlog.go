@@ -22,26 +22,8 @@ func (s *Store) ListRunLog(ctx context.Context, tenantID, runID string, after in
 	if limit < 1 || limit > store.MaxLogPage {
 		return nil, fmt.Errorf("list log of run %s: limit %d is not from 1 to %d", runID, limit, store.MaxLogPage)
 	}
-	b := &pgx.Batch{}
-	b.Queue(s.q("run_status"), tenantID, runID)
-	b.Queue(s.q("list_run_log"), tenantID, runID, after, limit)
-	var out []store.LogEntry
-	err = func() (err error) {
-		br := s.pool.SendBatch(ctx, b)
-		defer func() {
-			if cerr := br.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
-		}()
-		var status string
-		if err := br.QueryRow().Scan(&status); err != nil {
-			return notFound(err)
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.LogEntry, error) {
+	out, err := ofKnownRun(ctx, s, tenantID, runID, s.q("list_run_log"), []any{tenantID, runID, after, limit},
+		func(r pgx.CollectableRow) (store.LogEntry, error) {
 			e := store.LogEntry{RunID: runID}
 			var (
 				at     time.Time
@@ -55,8 +37,6 @@ func (s *Store) ListRunLog(ctx context.Context, tenantID, runID string, after in
 			e.Detail, err = logdetail.Normalize(detail)
 			return e, err
 		})
-		return err
-	}()
 	if err != nil {
 		return nil, fmt.Errorf("list log of run %s: %w", runID, err)
 	}

@@ -133,38 +133,40 @@ func (s *Store) ListSteps(ctx context.Context, tenantID, runID string) (_ []stor
 	return s.stepsOf(ctx, tenantID, runID, s.q("list_steps"), tenantID, runID)
 }
 
-// stepsOf runs query (with args), a read of the run's journal, batched after run_status so an
-// unknown run is told from one with no entries: one round trip.
-func (s *Store) stepsOf(ctx context.Context, tenantID, runID, query string, args ...any) (_ []store.Step, err error) {
+// stepsOf runs query (with args), a read of the run's journal (ofKnownRun).
+func (s *Store) stepsOf(ctx context.Context, tenantID, runID, query string, args ...any) ([]store.Step, error) {
 	if !validUUID(runID) {
 		return nil, fmt.Errorf("list steps of run %q: %w", runID, store.ErrNotFound)
 	}
-	b := &pgx.Batch{}
-	b.Queue(s.q("run_status"), tenantID, runID)
-	b.Queue(query, args...)
-	var steps []store.Step
-	err = func() (err error) {
-		br := s.pool.SendBatch(ctx, b)
-		defer func() {
-			if cerr := br.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
-		}()
-		var status string
-		if err := br.QueryRow().Scan(&status); err != nil {
-			return notFound(err)
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		steps, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Step, error) { return scanStep(r) })
-		return err
-	}()
+	steps, err := ofKnownRun(ctx, s, tenantID, runID, query, args, func(r pgx.CollectableRow) (store.Step, error) { return scanStep(r) })
 	if err != nil {
 		return nil, fmt.Errorf("list steps of run %s: %w", runID, err)
 	}
 	return steps, nil
+}
+
+// ofKnownRun runs query (with args), a read of one run's rows (its journal, its log), batched
+// after run_status so that an unknown run (ErrNotFound) is told from one with no rows in the
+// same round trip.
+func ofKnownRun[T any](ctx context.Context, s *Store, tenantID, runID, query string, args []any, scan pgx.RowToFunc[T]) (_ []T, err error) {
+	b := &pgx.Batch{}
+	b.Queue(s.q("run_status"), tenantID, runID)
+	b.Queue(query, args...)
+	br := s.pool.SendBatch(ctx, b)
+	defer func() {
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	var status string
+	if err := br.QueryRow().Scan(&status); err != nil {
+		return nil, notFound(err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scan)
 }
 
 // CancelRun marks a live run cancelled and tells every host: one statement on success.
