@@ -58,8 +58,9 @@ type Config struct {
 	// that takes longer is invalid.
 	CompileTimeout time.Duration
 	// CompileMemoryBytes bounds the compile worker's memory (its heap and mappings, as
-	// RLIMIT_DATA); default 1 GiB, five times what the largest fixture's compile needs. A
-	// module whose compile needs more is invalid.
+	// RLIMIT_DATA); default 1 GiB, five times what the largest fixture's compile needs (8 GiB
+	// in a -race build, for the race detector's shadow memory). A module whose compile needs
+	// more is invalid.
 	CompileMemoryBytes int64
 	// DescribeTimeout bounds the calls a load makes into a module (_initialize,
 	// wfhost_abi_version, wfhost_describe): a hostile module must not hold an upload for long.
@@ -162,7 +163,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	cfg.CompileTimeout = cmp.Or(cfg.CompileTimeout, 2*time.Minute)
 	cfg.DescribeTimeout = cmp.Or(cfg.DescribeTimeout, 5*time.Second)
-	cfg.CompileMemoryBytes = cmp.Or(cfg.CompileMemoryBytes, 1<<30)
+	cfg.CompileMemoryBytes = cmp.Or(cfg.CompileMemoryBytes, compileMemoryHeadroom<<30)
 	cfg.Bounds = cfg.Bounds.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
