@@ -28,7 +28,7 @@ WITH wf AS (
 ), ins AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days,
                       available_at, lease_owner, lease_epoch, lease_expires_at, started_at, activations, deadline, retry, attempt,
-                      paused_at)
+                      paused_at, created_by)
     SELECT $1, wf.name, wf.version, wf.digest,
         CASE WHEN leased THEN 'running' WHEN paused THEN 'paused' ELSE 'pending' END, $4, nullif($5, ''),
         least(coalesce(nullif($6::integer, 0), nullif(wf.retention_days, 0), $7::integer),
@@ -39,7 +39,8 @@ WITH wf AS (
         CASE WHEN leased THEN now() + $12 * interval '1 millisecond' END,
         CASE WHEN leased THEN now() END,
         CASE WHEN leased THEN 1 ELSE 0 END,
-        $14::timestamptz, $15::jsonb, greatest($16::integer, 1), CASE WHEN paused THEN now() END
+        $14::timestamptz, $15::jsonb, greatest($16::integer, 1), CASE WHEN paused THEN now() END,
+        CASE WHEN leased THEN $9 END
     FROM lease AS wf
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
