@@ -24,7 +24,13 @@ import (
 // pauseFixture is a migrated store with a tenant and a workflow "w" v1 bound to a module.
 func pauseFixture(t *testing.T) (*postgres.Store, store.NewRun) {
 	t.Helper()
-	s := setup(t)
+	return workflowOn(t, setup(t))
+}
+
+// workflowOn gives s a tenant "acme" and a workflow "w" v1 bound to a module, and returns a
+// start of it.
+func workflowOn(t *testing.T, s *postgres.Store) (*postgres.Store, store.NewRun) {
+	t.Helper()
 	ctx := t.Context()
 	if err := s.EnsureTenant(ctx, "acme"); err != nil {
 		t.Fatal(err)
