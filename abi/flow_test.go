@@ -56,7 +56,7 @@ func TestFlowKeyRefusesHostileValues(t *testing.T) {
 	}
 	for _, input := range []string{
 		`{"k":"` + strings.Repeat("x", MaxFlowKeyLen+1) + `"}`, // absurd length
-		`{"k":"a\u0000b"}`, // a NUL no store keeps in text
+		`{"k":"a\u0000b"}`,     // a NUL no store keeps in text
 		"{\"k\":\"\xff\xfe\"}", // not UTF-8 (Go's decoder would make it U+FFFD; the input check refuses it first)
 		`not json`,
 		`{"k":`,
