@@ -433,6 +433,9 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 		if _, err := w.finish(l, status, output, info); err != nil {
 			return err
 		}
+		if err := w.flowEnded(l.RunID); err != nil {
+			return err
+		}
 		return w.childEnded(l.RunID)
 	})
 }
@@ -455,6 +458,9 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 			return err
 		}
 		if err := w.upsertStep(l.RunID, tenant, st); err != nil {
+			return err
+		}
+		if err := w.flowEnded(l.RunID); err != nil {
 			return err
 		}
 		return w.childEnded(l.RunID)
@@ -506,6 +512,9 @@ func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *stor
 			return err
 		}
 		if err := w.childContinued(l.RunID, run.ID); err != nil {
+			return err
+		}
+		if err := w.flowEnded(l.RunID); err != nil {
 			return err
 		}
 		w.wake()

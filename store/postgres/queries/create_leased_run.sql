@@ -9,9 +9,12 @@
 -- idempotency key is already used.
 -- $1 tenant, $2 workflow, $3 version ('' for the latest), $4 input, $5 idempotency key,
 -- $6 requested retention days, $7 default retention days, $8 retention ceiling, $9 owner,
--- $10 tenant cap, $11 host reserve, $12 lease ms, $13 wake channel, $14 deadline or null, $15 retry policy or null, $16 attempt.
+-- $10 tenant cap, $11 host reserve, $12 lease ms, $13 wake channel, $14 deadline or null, $15 retry policy or null, $16 attempt,
+-- $17 priority in seconds (a pending run is available that much earlier).
+-- A workflow with flow control inserts nothing here (no row): its starts take CreateLeasedRun's
+-- flow path (flow.go), so a start without flow control pays only the read of a null column.
 WITH wf AS (
-    SELECT name, version, digest, retention_days
+    SELECT name, version, digest, retention_days, flow
     FROM workflows
     WHERE tenant_id = $1 AND name = $2 AND ($3 = '' OR version = $3)
     ORDER BY bound_seq DESC
@@ -27,7 +30,7 @@ WITH wf AS (
         CASE WHEN leased THEN 'running' ELSE 'pending' END, $4, nullif($5, ''),
         least(coalesce(nullif($6::integer, 0), nullif(wf.retention_days, 0), $7::integer),
               CASE WHEN $8::integer > 0 THEN $8::integer ELSE 2147483647 END),
-        CASE WHEN leased THEN now() + $12 * interval '1 millisecond' ELSE now() END,
+        CASE WHEN leased THEN now() + $12 * interval '1 millisecond' ELSE now() - $17 * interval '1 second' END,
         CASE WHEN leased THEN $9 END,
         CASE WHEN leased THEN 1 ELSE 0 END,
         CASE WHEN leased THEN now() + $12 * interval '1 millisecond' END,
@@ -35,6 +38,7 @@ WITH wf AS (
         CASE WHEN leased THEN 1 ELSE 0 END,
         $14::timestamptz, $15::jsonb, greatest($16::integer, 1)
     FROM wf, room
+    WHERE wf.flow IS NULL
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
 ), woken AS (
