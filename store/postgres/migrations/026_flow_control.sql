@@ -52,7 +52,7 @@ CREATE INDEX run_flow_held ON run_flow (tenant_id, workflow, conc_key, flow_orde
 -- transaction (continue-as-new, a workflow retry) passes its slot to its successor instead:
 -- deferred to commit, so it reads the run as its transaction leaves it, as child_ended does.
 -- The waiting run is locked before its run_flow row, as a cancel (runs, then this trigger)
--- locks them, so the two cannot deadlock.
+-- locks them, so the two cannot deadlock; releases take one advisory lock first (below).
 CREATE FUNCTION flow_released() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     mine run_flow%ROWTYPE;
@@ -77,6 +77,12 @@ BEGIN
         ON CONFLICT (run_id) DO NOTHING;
         RETURN NULL;
     END IF;
+    -- One release at a time per schema, taken before any key row: a group commit ends many
+    -- runs, of many keys, in run id order, and two batches locking two keys in opposite orders
+    -- would deadlock (Postgres breaks it after deadlock_timeout, and the batch is retried a
+    -- write at a time). Starts lock key rows without it, each at most one concurrency row and
+    -- that one last, so they cannot close a cycle with a release.
+    PERFORM pg_advisory_xact_lock(hashtextextended(TG_TABLE_SCHEMA || '/flow_released', 26));
     SELECT * INTO slot FROM flow_keys
     WHERE tenant_id = mine.tenant_id AND workflow = mine.workflow AND kind = 'concurrency' AND key = mine.conc_key
     FOR UPDATE;
