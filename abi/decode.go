@@ -111,7 +111,7 @@ func DecodeDescription(raw []byte) (Description, error) {
 // Validate applies ABI.md §7 to a module's description: at least one workflow; each named by
 // CheckName, with a version of 1 to MaxNameLen bytes that a store keeps (CheckText), declared
 // once per (name, version); retentionDays from 0 to MaxRetentionDays; a valid retry policy;
-// and triggers that are names.
+// triggers that are names; and a valid flow (Flow.Validate).
 func (d Description) Validate() error {
 	if len(d.Workflows) == 0 {
 		return errors.New("module declares no workflow")
@@ -143,6 +143,11 @@ func (d Description) Validate() error {
 		}
 		for _, t := range w.Triggers {
 			if err := CheckName("trigger event", t); err != nil {
+				return fmt.Errorf("workflow %q: %v", w.Name, err)
+			}
+		}
+		if w.Flow != nil {
+			if err := w.Flow.Validate(); err != nil {
 				return fmt.Errorf("workflow %q: %v", w.Name, err)
 			}
 		}

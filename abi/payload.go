@@ -59,6 +59,8 @@ type WorkflowDecl struct {
 	Retry *RetryPolicy `json:"retry,omitempty"`
 	// Triggers are event names that start a run of this workflow when broadcast.
 	Triggers []string `json:"triggers,omitempty"`
+	// Flow is the workflow's flow control (concurrency, rate, debounce, priority); nil: none.
+	Flow *Flow `json:"flow,omitempty"`
 }
 
 // Backoff names how the delay between attempts grows.

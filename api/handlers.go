@@ -129,6 +129,7 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	req := engine.StartRequest{
 		Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
 		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs, Retry: body.Retry,
+		Priority: body.Priority,
 	}
 	var run store.Run
 	var created bool
@@ -364,6 +365,9 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	v := viewRun(run)
 	if err := h.lease(r, &v); err != nil {
+		return err
+	}
+	if err := h.flow(r, run, &v); err != nil {
 		return err
 	}
 	link, isChild, err := h.cfg.Store.ParentOf(r.Context(), tenant(r), run.ID)

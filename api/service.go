@@ -74,4 +74,5 @@ type Reader interface {
 	ListSchedules(ctx context.Context, tenantID string) ([]store.Schedule, error)
 	ChildrenOf(ctx context.Context, tenantID, runID string) ([]store.ChildRef, error)
 	ParentOf(ctx context.Context, tenantID, runID string) (store.ChildLink, bool, error)
+	RunFlow(ctx context.Context, tenantID, runID string) (store.RunFlow, bool, error)
 }

@@ -71,6 +71,7 @@ func TestWireTypesAreTheDocumentedShapes(t *testing.T) {
 		{"Error.error", asMap(component("Error")["properties"])["error"].(map[string]any), wire.ErrorDetail{}},
 		{"ErrorInfo", component("ErrorInfo"), abi.ErrorInfo{}},
 		{"Run", component("Run"), wire.Run{}},
+		{"RunFlow", component("RunFlow"), wire.RunFlow{}},
 		{"RunPage", component("RunPage"), wire.RunPage{}},
 		{"StartRun", component("StartRun"), wire.StartRun{}},
 		{"Step", component("Step"), wire.Step{}},

@@ -121,6 +121,7 @@ func (s *Service) prepareDeploy(ctx context.Context, tenantID string, wasm []byt
 		wfs = append(wfs, store.Workflow{
 			TenantID: tenantID, Name: d.Name, Version: d.Version, Digest: m.Digest,
 			RetentionDays: d.RetentionDays, Retry: retry.Merge(abi.DefaultRetry()), Triggers: d.Triggers,
+			Flow: d.Flow,
 		})
 	}
 	return deployment{tenantID: tenantID, m: m, mod: mod, wfs: wfs, limits: limits}, nil
@@ -151,6 +152,10 @@ type StartRequest struct {
 	// workflow's (a step's own wins): {Attempts: 1, OnExhausted: pause} pauses the run when a
 	// step's attempts run out and never retries the run itself.
 	Retry *abi.RetryPolicy
+	// Priority, when set, is the run's priority in seconds of head start (abi.MinPriority to
+	// abi.MaxPriority): claimed as if started that much earlier (later when negative). Nil
+	// takes the workflow's flow default (abi.Flow.Priority), else 0.
+	Priority *int
 }
 
 // runRetry is the retry policy a run started with req keeps: req's, its zero fields filled
@@ -211,8 +216,13 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 		TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
 		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays, Deadline: s.deadline(req),
 		Retry: runRetry(req), DefaultRetentionDays: s.cfg.DefaultRetentionDays, MaxRetentionDays: s.cfg.MaxRetentionDays,
+		Priority: req.Priority,
 	}, to)
 	turnDone()
+	if errors.Is(err, abi.ErrFlowKey) {
+		// The input names no key for the workflow's flow control: the caller's input is at fault.
+		err = fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	if slot != nil && claim.Lease.Epoch == 0 {
 		s.exec.freeSlot(slot)
 	}
@@ -271,6 +281,11 @@ func checkStart(req StartRequest) error {
 	if req.Retry != nil {
 		if err := req.Retry.Validate(); err != nil {
 			return invalid("retry", "is not a policy a host could follow: %v", err)
+		}
+	}
+	if req.Priority != nil {
+		if err := abi.CheckPriority("priority", *req.Priority); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 	}
 	return nil

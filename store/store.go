@@ -243,7 +243,10 @@ type Workflow struct {
 	RetentionDays int // 0: operator default
 	Retry         abi.RetryPolicy
 	Triggers      []string
-	CreatedAt     time.Time
+	// Flow is the workflow's flow control (nil: none). PutModule stores it; the reads of
+	// workflows (ResolveWorkflow, ListWorkflowVersions) leave it nil: only a start reads it.
+	Flow      *abi.Flow
+	CreatedAt time.Time
 }
 
 // WorkflowSummary is one workflow name with its versions and run counts.
@@ -282,6 +285,10 @@ type NewRun struct {
 	// NotBefore, when set, is the earliest the new run may be claimed (a retry's backoff);
 	// FinishAndContinue reads it.
 	NotBefore *time.Time
+	// Priority, when set, is the run's priority in seconds of head start (abi.MinPriority
+	// to abi.MaxPriority): it is claimed as if created Priority seconds earlier. Nil: the
+	// workflow's default (abi.Flow.Priority), else 0. CreateLeasedRun reads it.
+	Priority *int
 	// DefaultRetentionDays and MaxRetentionDays are for CreateLeasedRun, which resolves the
 	// workflow itself: the run keeps RetentionDays, else the workflow's, else
 	// DefaultRetentionDays, never more than MaxRetentionDays (0: no ceiling).
@@ -667,6 +674,9 @@ type Store interface {
 	GetModule(ctx context.Context, tenantID, digest string) (Module, error)
 	// ListModules returns the tenant's modules without bytes, newest first.
 	ListModules(ctx context.Context, tenantID string) ([]Module, error)
+	// RunFlow is where the tenant's run stands under its workflow's flow control; false when
+	// it was started under none (ErrNotFound: no such run).
+	RunFlow(ctx context.Context, tenantID, runID string) (RunFlow, bool, error)
 	// ResolveWorkflow finds a workflow version; version "" means the most recently bound one.
 	ResolveWorkflow(ctx context.Context, tenantID, name, version string) (Workflow, error)
 	// ListWorkflows returns the tenant's workflow names with run counts by status.
@@ -688,6 +698,13 @@ type Store interface {
 	// It resolves the workflow in the same statement, as ResolveWorkflow does (r.Version ""
 	// is the most recently bound one; r.Digest is not read), with the retention rule of
 	// NewRun.DefaultRetentionDays; an unknown workflow is ErrNotFound.
+	//
+	// A workflow with flow control (Workflow.Flow) is never leased: its run is created
+	// pending under its keys (see flow.go), delayed by its rate or debounce, held with no
+	// available_at while its concurrency key is at its limit, or, debounced, it replaces the
+	// input of its key's pending run and returns that run with created=false. An input
+	// without a key wraps abi.ErrFlowKey. r.Priority moves a pending run's available_at
+	// earlier by that many seconds (later when negative).
 	CreateLeasedRun(ctx context.Context, r NewRun, to LeaseTo) (claim Claim, created bool, err error)
 	// GetRun returns one run.
 	GetRun(ctx context.Context, tenantID, runID string) (Run, error)

@@ -95,6 +95,9 @@ type Run struct {
 	// Lease names the host executing a live run and until when it holds it: in GET run's
 	// answer only, and only while a host holds the run.
 	Lease *RunLease `json:"lease,omitempty"`
+	// Flow is where the run stands under its workflow's flow control: in GET run's answer
+	// only, for a run started under one that has not begun (why it waits).
+	Flow *RunFlow `json:"flow,omitempty"`
 }
 
 // RunLease is which host holds a run and until when (it renews the lease while it runs it).
@@ -128,6 +131,10 @@ type StartRun struct {
 	// same input, after the policy's backoff, until its attempts (the first run included) are
 	// spent. A failure marked nonRetryable is not retried.
 	Retry *abi.RetryPolicy `json:"retry,omitempty"`
+	// Priority is the run's priority in seconds (-600 to 600): it is claimed as if started
+	// that much earlier (later, a delay, when negative). Absent: the workflow's flow default,
+	// else 0.
+	Priority *int `json:"priority,omitempty"`
 }
 
 // SignalWithStart is POST /v1/workflows/{name}/signal-with-start's body: the event goes to
@@ -311,4 +318,42 @@ type LogPage struct {
 type QueryAnswer struct {
 	Result json.RawMessage `json:"result"`
 	At     ReplayStop      `json:"at"`
+}
+
+// RunFlow is where a run stands under its workflow's flow control (abi/ABI.md §7 "flow"), in
+// GET run's answer for a run started under one that has not begun.
+type RunFlow struct {
+	// Waiting says why the run has not begun: "concurrency" (its key is at its limit: it
+	// starts when a run of its key ends), "rate" (throttled until its rate's notBefore),
+	// "debounce" (a later start of its key may still replace its input), "priority" (a
+	// negative priority delays it), or "" (it is claimable now).
+	Waiting     string                `json:"waiting,omitempty"`
+	Priority    int                   `json:"priority"`
+	Concurrency *FlowConcurrencyState `json:"concurrency,omitempty"`
+	Rate        *FlowRateState        `json:"rate,omitempty"`
+	Debounce    *FlowDebounceState    `json:"debounce,omitempty"`
+}
+
+// FlowConcurrencyState is a run's concurrency key, its limit, the runs of the key holding a
+// slot now, and whether this run waits for one.
+type FlowConcurrencyState struct {
+	Key    string `json:"key"`
+	Limit  int    `json:"limit"`
+	Active int    `json:"active"`
+	Held   bool   `json:"held"`
+}
+
+// FlowRateState is a run's rate key and limit per period, and the earliest its rate let it
+// start.
+type FlowRateState struct {
+	Key       string    `json:"key"`
+	Limit     int       `json:"limit"`
+	PeriodMs  int64     `json:"periodMs"`
+	NotBefore time.Time `json:"notBefore"`
+}
+
+// FlowDebounceState is a run's debounce key and window.
+type FlowDebounceState struct {
+	Key      string `json:"key"`
+	PeriodMs int64  `json:"periodMs"`
 }

@@ -298,6 +298,9 @@ func printRun(w io.Writer, r wire.Run) {
 	if r.PausedAt != nil {
 		fmt.Fprintf(w, "pause asked\t%s\n", timeText(*r.PausedAt))
 	}
+	if r.Flow != nil {
+		printFlow(w, r.Flow)
+	}
 	fmt.Fprintf(w, "retention\t%d days\nmodule\t%s\nactivations\t%d\ncreated\t%s\n", r.RetentionDays, r.ModuleDigest, r.Activations, timeText(r.CreatedAt))
 	if r.StartedAt != nil {
 		fmt.Fprintf(w, "started\t%s\n", timeText(*r.StartedAt))
@@ -387,5 +390,29 @@ func printStack(w io.Writer, details json.RawMessage) {
 		}, strings.ReplaceAll(line, "\t", "    "))
 		fmt.Fprintf(w, "%s\t%s\n", key, line)
 		key = ""
+	}
+}
+
+// printFlow says where a run that has not begun stands under its workflow's flow control:
+// why it waits, on which key, against which limit.
+func printFlow(w io.Writer, f *wire.RunFlow) {
+	switch f.Waiting {
+	case "concurrency":
+		c := f.Concurrency
+		fmt.Fprintf(w, "waiting\tfor a concurrency slot: key %q has %d of %d running; it starts when one ends\n", c.Key, c.Active, c.Limit)
+	case "rate":
+		rt := f.Rate
+		fmt.Fprintf(w, "waiting\tthrottled: key %q may start %d per %s; it starts at %s\n", rt.Key, rt.Limit, time.Duration(rt.PeriodMs)*time.Millisecond, timeText(rt.NotBefore))
+	case "debounce":
+		d := f.Debounce
+		fmt.Fprintf(w, "waiting\tdebounced: a start of key %q within %s replaces its input and delays it\n", d.Key, time.Duration(d.PeriodMs)*time.Millisecond)
+	case "priority":
+		fmt.Fprintf(w, "waiting\tdelayed by its priority (%d s)\n", f.Priority)
+	}
+	if c := f.Concurrency; c != nil && f.Waiting != "concurrency" {
+		fmt.Fprintf(w, "concurrency\tkey %q, %d of %d running\n", c.Key, c.Active, c.Limit)
+	}
+	if f.Priority != 0 {
+		fmt.Fprintf(w, "priority\t%d s\n", f.Priority)
 	}
 }

@@ -13,7 +13,7 @@
 //	deploy FILE.wasm [--replace]
 //	modules list
 //	workflows list
-//	start WORKFLOW [--input JSON|@FILE|-] [--version V] [--idempotency-key K] [--retention-days N] [--wait [--timeout D]]
+//	start WORKFLOW [--input JSON|@FILE|-] [--version V] [--idempotency-key K] [--retention-days N] [--priority S] [--wait [--timeout D]]
 //	runs list [WORKFLOW] [--workflow W] [--status S] [--parent RUN_ID] [--since T] [--until T] [--input key.path=value]... [--limit N] [--cursor C] [--all]
 //	runs get|steps|cancel WORKFLOW RUN_ID
 //	runs export WORKFLOW RUN_ID [--file FILE]

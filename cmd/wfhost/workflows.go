@@ -178,6 +178,8 @@ func startCommand() *cli.Command {
 			&cli.StringFlag{Name: "version", EnvVars: []string{"WFHOST_WORKFLOW_VERSION"}, Usage: "workflow version (default: the latest)"},
 			&cli.StringFlag{Name: "idempotency-key", EnvVars: []string{"WFHOST_IDEMPOTENCY_KEY"}, Usage: "start at most one run per key; a repeated start returns the first run"},
 			&cli.IntFlag{Name: "retention-days", EnvVars: []string{"WFHOST_RETENTION_DAYS"}, Usage: "keep the finished run this many days (default: the workflow's, else the daemon's)"},
+			&cli.IntFlag{Name: "priority", EnvVars: []string{"WFHOST_PRIORITY"},
+				Usage: fmt.Sprintf("the run's priority in seconds (%d to %d): claimed as if started that much earlier, later when negative (default: the workflow's flow default, else 0)", abi.MinPriority, abi.MaxPriority)},
 			timeoutFlag(),
 			&cli.BoolFlag{Name: "wait", EnvVars: []string{"WFHOST_WAIT"}, Usage: "wait for the run to end, print it, and fail unless it completed; a run that continues as new or is retried is followed to the run that ends its chain"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Minute, EnvVars: []string{"WFHOST_WAIT_TIMEOUT"}, Usage: "how long --wait waits"},
@@ -199,6 +201,13 @@ func startCommand() *cli.Command {
 				return err
 			}
 			start.IdempotencyKey = c.String("idempotency-key")
+			if c.IsSet("priority") {
+				p := c.Int("priority")
+				if err := abi.CheckPriority("--priority", p); err != nil {
+					return usagef("%v", err)
+				}
+				start.Priority = &p
+			}
 			body := start
 			path := workflowPath(a[0]) + "/runs"
 			if c.Bool("wait") {

@@ -67,6 +67,9 @@ type Workflow[I, O any] struct {
 	Retry *RetryPolicy
 	// Triggers are event names whose broadcast starts a run.
 	Triggers []string
+	// Flow is the workflow's flow control (concurrency, rate, debounce per key, priority);
+	// nil: none.
+	Flow *Flow
 	// Run is the workflow body. Outside Step callbacks it must be deterministic: the host
 	// replays it from the top after every suspension, feeding it the journaled results.
 	Run func(ctx *Context, input I) (O, error)
@@ -83,6 +86,7 @@ type workflowDecl struct {
 	RetentionDays int          `json:"retentionDays,omitempty"`
 	Retry         *RetryPolicy `json:"retry,omitempty"`
 	Triggers      []string     `json:"triggers,omitempty"`
+	Flow          *Flow        `json:"flow,omitempty"`
 }
 
 var workflows []registered
@@ -91,7 +95,7 @@ var workflows []registered
 func Register[I, O any](w Workflow[I, O]) {
 	warmUp[I, O]()
 	workflows = append(workflows, registered{
-		decl: workflowDecl{Name: w.Name, Version: w.Version, RetentionDays: w.RetentionDays, Retry: w.Retry, Triggers: w.Triggers},
+		decl: workflowDecl{Name: w.Name, Version: w.Version, RetentionDays: w.RetentionDays, Retry: w.Retry, Triggers: w.Triggers, Flow: w.Flow},
 		run: func(ctx *Context, raw []byte) ([]byte, error) {
 			var in I
 			if len(raw) > 0 && string(raw) != "null" {

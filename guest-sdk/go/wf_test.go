@@ -118,3 +118,25 @@ func TestAPanicKeepsItsStackInDetails(t *testing.T) {
 		t.Errorf("a long stack cut to %d bytes, ending %q", len(cut), cut[len(cut)-10:])
 	}
 }
+
+func TestDescribeCarriesTheFlow(t *testing.T) {
+	saved := workflows
+	defer func() { workflows = saved }()
+	workflows = nil
+	Register(Workflow[int, int]{Name: "a", Version: "1", Flow: &Flow{
+		Concurrency: &Concurrency{Key: "$.customerId", Limit: 2},
+		Rate:        &Rate{Key: "$.customerId", Limit: 10, Period: time.Minute},
+		Debounce:    &Debounce{Period: 5 * time.Second},
+		Priority:    -30,
+	}, Run: func(*Context, int) (int, error) { return 0, nil }})
+	var d struct {
+		Workflows []map[string]json.RawMessage `json:"workflows"`
+	}
+	if err := json.Unmarshal(describeJSON(), &d); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"concurrency":{"key":"$.customerId","limit":2},"rate":{"key":"$.customerId","limit":10,"periodMs":60000},"debounce":{"periodMs":5000},"priority":-30}`
+	if got := string(d.Workflows[0]["flow"]); got != want {
+		t.Fatalf("flow: %s\nwant  %s", got, want)
+	}
+}

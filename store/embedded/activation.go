@@ -436,6 +436,9 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 		if err != nil || !child {
 			return err
 		}
+		if err := w.flowEnded(l.RunID); err != nil {
+			return err
+		}
 		return w.childEnded(l.RunID)
 	})
 }
@@ -458,6 +461,9 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 			return err
 		}
 		if err := w.upsertStep(l.RunID, tenant, st); err != nil || !child {
+			return err
+		}
+		if err := w.flowEnded(l.RunID); err != nil {
 			return err
 		}
 		return w.childEnded(l.RunID)
@@ -512,6 +518,9 @@ func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *stor
 			if err := w.childContinued(l.RunID, run.ID); err != nil {
 				return err
 			}
+		}
+		if err := w.flowEnded(l.RunID); err != nil {
+			return err
 		}
 		w.wake()
 		return nil

@@ -71,6 +71,10 @@ func (w *wtx) putModule(m store.Module, workflows []store.Workflow, replace, mov
 				return nil, 0, err
 			}
 		}
+		wf.TenantID = m.TenantID
+		if err := w.setFlow(wf); err != nil {
+			return nil, 0, err
+		}
 		if moveLive {
 			if _, err := w.exec("delete_moving_snapshots", m.TenantID, wf.Name, wf.Version, m.Digest); err != nil {
 				return nil, 0, err
@@ -85,6 +89,7 @@ func (w *wtx) putModule(m store.Module, workflows []store.Workflow, replace, mov
 		if err != nil {
 			return nil, 0, err
 		}
+		stored.Flow = wf.Flow
 		out = append(out, stored)
 	}
 	return out, moved, nil

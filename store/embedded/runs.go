@@ -60,7 +60,17 @@ func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bo
 	}
 	n.Workflow, n.Version, n.Digest = wf.Name, wf.Version, wf.Digest
 	n.RetentionDays = store.RetentionDays(n.RetentionDays, wf.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays)
-	leased := to.Owner != ""
+	if flow, err := w.workflowFlow(n); err != nil {
+		return store.Claim{}, false, err
+	} else if flow != "" {
+		return w.createFlowRun(n, flow)
+	}
+	priority := 0
+	if n.Priority != nil {
+		priority = *n.Priority
+	}
+	// A negative priority delays the run, even on a host with room for it.
+	leased := to.Owner != "" && priority >= 0
 	if leased {
 		// A run of a paused workflow is created paused (create_run.sql), never leased.
 		var paused bool
@@ -78,6 +88,13 @@ func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bo
 	}
 	if !leased {
 		run, created, err := w.createRun(n)
+		if err == nil && created && priority != 0 && run.Status == store.StatusPending {
+			at := w.now.Add(-time.Duration(priority) * time.Second)
+			if _, err := w.exec("set_available", run.ID, micros(at)); err != nil {
+				return store.Claim{}, false, err
+			}
+			run.AvailableAt = &at
+		}
 		return store.Claim{Run: run}, created, err
 	}
 	input, err := jsonOrNull(n.Input)
@@ -235,6 +252,9 @@ func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.
 		if err == nil {
 			w.cancelled(run.ID)
 			if _, err := w.exec("delete_snapshot", run.ID); err != nil {
+				return err
+			}
+			if err := w.flowEnded(run.ID); err != nil {
 				return err
 			}
 			return w.childEnded(run.ID)

@@ -59,7 +59,7 @@ func (s *Store) putModule(ctx context.Context, tx pgx.Tx, m store.Module, workfl
 			triggers = []string{}
 		}
 		stored, err := scanWorkflow(tx.QueryRow(ctx, s.q("bind_workflow"), m.TenantID, w.Name, w.Version, m.Digest,
-			w.RetentionDays, string(retry), triggers, replace))
+			w.RetentionDays, string(retry), triggers, replace, flowArg(w.Flow)))
 		if errors.Is(err, pgx.ErrNoRows) {
 			var bound string
 			_ = tx.QueryRow(ctx, s.q("bound_digest"), m.TenantID, w.Name, w.Version).Scan(&bound)
@@ -69,6 +69,7 @@ func (s *Store) putModule(ctx context.Context, tx pgx.Tx, m store.Module, workfl
 		if err != nil {
 			return nil, 0, err
 		}
+		stored.Flow = w.Flow
 		if moveLive {
 			var n int
 			if err := tx.QueryRow(ctx, s.q("move_live_runs"), m.TenantID, w.Name, w.Version, m.Digest).Scan(&n); err != nil {

@@ -69,3 +69,15 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	storetest.Exercise(t, func(t *testing.T) store.Store { return setup(t) })
 }
+
+// Two stores on one schema are two hosts: their starts and claims of one concurrency key
+// never run more of its runs at once than its limit.
+func TestFlowKeyAcrossHosts(t *testing.T) {
+	t.Parallel()
+	schema := newSchema(t)
+	a := open(t, schema)
+	if err := a.Migrate(t.Context()); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	storetest.FlowSharedKey(t, a, open(t, schema))
+}

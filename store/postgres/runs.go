@@ -52,9 +52,16 @@ func (s *Store) existingRun(ctx context.Context, n store.NewRun, insertErr error
 func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.LeaseTo) (_ store.Claim, _ bool, err error) {
 	defer classify(&err)
 	var epoch int64
+	priority := 0
+	if n.Priority != nil {
+		priority = *n.Priority
+		if priority < 0 {
+			to.Owner = "" // a negative priority delays the run, even on a host with room for it
+		}
+	}
 	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_leased_run"), n.TenantID, n.Workflow, n.Version,
 		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays,
-		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt), &epoch)
+		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt, priority), &epoch)
 	if err == nil {
 		c := store.Claim{Run: run}
 		if epoch > 0 {
@@ -63,7 +70,11 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 		return c, true, nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		// No row: an unknown workflow (say so as ResolveWorkflow does) or a used key.
+		// No row: a workflow with flow control (flow.go), an unknown workflow (say so as
+		// ResolveWorkflow does) or a used key.
+		if run, created, ok, ferr := s.createFlowRun(ctx, n); ok || ferr != nil {
+			return store.Claim{Run: run}, created, ferr
+		}
 		if _, rerr := s.ResolveWorkflow(ctx, n.TenantID, n.Workflow, n.Version); rerr != nil {
 			return store.Claim{}, false, rerr
 		}

@@ -9,11 +9,14 @@
 -- idempotency key is already used.
 -- $1 tenant, $2 workflow, $3 version ('' for the latest), $4 input, $5 idempotency key,
 -- $6 requested retention days, $7 default retention days, $8 retention ceiling, $9 owner,
--- $10 tenant cap, $11 host reserve, $12 lease ms, $13 wake channel, $14 deadline or null, $15 retry policy or null, $16 attempt.
+-- $10 tenant cap, $11 host reserve, $12 lease ms, $13 wake channel, $14 deadline or null, $15 retry policy or null, $16 attempt,
+-- $17 priority in seconds (a pending run is available that much earlier).
 -- A run of a paused workflow or version is inserted paused, not leased, and wakes nobody
 -- (021_pause.sql says why reading workflow_pauses here cannot miss a pause).
+-- A workflow with flow control inserts nothing here (no row): its starts take CreateLeasedRun's
+-- flow path (flow.go), so a start without flow control pays only the read of a null column.
 WITH wf AS (
-    SELECT name, version, digest, retention_days,
+    SELECT name, version, digest, retention_days, flow,
         EXISTS (SELECT 1 FROM workflow_pauses p WHERE p.tenant_id = $1 AND p.workflow = w.name AND p.version IN ('', w.version)) AS paused
     FROM workflows w
     WHERE tenant_id = $1 AND name = $2 AND ($3 = '' OR version = $3)
@@ -33,7 +36,7 @@ WITH wf AS (
         CASE WHEN leased THEN 'running' WHEN paused THEN 'paused' ELSE 'pending' END, $4, nullif($5, ''),
         least(coalesce(nullif($6::integer, 0), nullif(wf.retention_days, 0), $7::integer),
               CASE WHEN $8::integer > 0 THEN $8::integer ELSE 2147483647 END),
-        CASE WHEN leased THEN now() + $12 * interval '1 millisecond' ELSE now() END,
+        CASE WHEN leased THEN now() + $12 * interval '1 millisecond' ELSE now() - $17 * interval '1 second' END,
         CASE WHEN leased THEN $9 END,
         CASE WHEN leased THEN 1 ELSE 0 END,
         CASE WHEN leased THEN now() + $12 * interval '1 millisecond' END,
@@ -42,6 +45,7 @@ WITH wf AS (
         $14::timestamptz, $15::jsonb, greatest($16::integer, 1), CASE WHEN paused THEN now() END,
         CASE WHEN leased THEN $9 END
     FROM lease AS wf
+    WHERE wf.flow IS NULL
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
 ), woken AS (

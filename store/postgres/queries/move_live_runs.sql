@@ -1,6 +1,7 @@
 -- A hotfix: live runs of the rebound version replay against the new module now, from the top
 -- (their snapshots, of the old code, are deleted); runs stopped as nondeterministic get another
--- chance. Rows are locked in id order, as Broadcast locks them, so the two cannot deadlock.
+-- chance; a run waiting for a flow control slot (flow_key, never activated, no available_at)
+-- keeps waiting. Rows are locked in id order, as Broadcast locks them, so the two cannot deadlock.
 -- Returns how many runs moved.
 -- $1 tenant, $2 workflow, $3 version, $4 the new digest.
 WITH moving AS (
@@ -14,7 +15,8 @@ WITH moving AS (
     SET digest = $4,
         status = CASE WHEN r.status = 'nondeterministic' THEN 'running' ELSE r.status END,
         error = CASE WHEN r.status = 'nondeterministic' THEN NULL ELSE r.error END,
-        available_at = now(),
+        available_at = CASE WHEN r.flow_key IS NOT NULL AND r.status = 'pending' AND r.activations = 0 AND r.available_at IS NULL
+                            THEN NULL ELSE now() END,
         updated_at = now()
     FROM moving
     WHERE r.id = moving.id

@@ -1,0 +1,2 @@
+-- ?1 run.
+UPDATE run_flow SET held = 0 WHERE run_id = ?1
