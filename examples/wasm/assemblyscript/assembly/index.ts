@@ -1,6 +1,7 @@
 // The example workflows, in the order the Go module registers them (its files in name order),
 // so that both modules describe themselves the same way.
 import "./onboarding";
+import "./parallel";
 import "./poll";
 import "./relay";
 import "./saga";
