@@ -31,6 +31,8 @@ type memHandler struct {
 	ran     []string
 	// timedOut are the attempts the host stopped (StepInterrupted), by step key.
 	timedOut map[string]abi.ErrorInfo
+	// forks are the parallel_run requests the guest made (parallel_test.go).
+	forks []abi.Parallel
 }
 
 // errTimedOutForTest ends a pass whose attempt the host stopped, as the engine's suspension
