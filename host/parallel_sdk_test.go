@@ -1,7 +1,9 @@
 package host_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,6 +65,46 @@ func TestParallelSDKsRefuseABranchOutOfRange(t *testing.T) {
 				!strings.Contains(res.Error.Message, `the host answered BRANCH with {"branch":1}, not a branch of 1`) {
 				b, _ := json.Marshal(res.Error)
 				t.Fatalf("output %s error %s %v; want an abi error", res.Output, b, err)
+			}
+			if len(h.ran) != 0 {
+				t.Fatalf("steps run %v, want none", h.ran)
+			}
+		})
+	}
+}
+
+// queryAtFork is a query's dry pass whose frontier is the parallel call: parallel_run is
+// answered QUERY (as the engine answers any durable call there, ABI.md §4.17), and the answer
+// the guest gives through query_respond is kept.
+type queryAtFork struct {
+	*memHandler
+	outcome abi.Outcome
+	answer  []byte
+}
+
+var errAnswered = errors.New("answered")
+
+func (h *queryAtFork) RunParallel(context.Context, string, abi.Parallel) (host.Reply, error) {
+	return host.Reply{}, &host.Answer{Reply: host.Reply{Status: abi.StatusQuery, Data: []byte(`{"name":"progress","arg":null}`)}}
+}
+
+func (h *queryAtFork) QueryRespond(_ context.Context, outcome abi.Outcome, data []byte) error {
+	h.outcome, h.answer = outcome, data
+	return errAnswered
+}
+
+// A QUERY reply at the parallel call is answered as at any durable call: the parallel
+// workflow registers no query, so each SDK answers unknown_query, and no branch runs.
+func TestParallelSDKsAnswerAQueryAtTheFork(t *testing.T) {
+	for _, fixture := range parallelSDKFixtures {
+		t.Run(fixture, func(t *testing.T) {
+			t.Parallel()
+			h := &queryAtFork{memHandler: newMemHandler()}
+			_, err := activate(t, load(t, fixture), "parallel", "r", `{"n":3}`, h, host.Limits{})
+			var info abi.ErrorInfo
+			if !errors.Is(err, errAnswered) || h.outcome != abi.OutcomeError || json.Unmarshal(h.answer, &info) != nil ||
+				info.Code != "unknown_query" || !strings.Contains(info.Message, `"progress"`) {
+				t.Fatalf("error %v, answer %d %s; want unknown_query naming the query", err, h.outcome, h.answer)
 			}
 			if len(h.ran) != 0 {
 				t.Fatalf("steps run %v, want none", h.ran)
