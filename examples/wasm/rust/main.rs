@@ -23,7 +23,6 @@ mod timeouts;
 // Declared in the order of the Go module, whose init functions run by file name.
 wfhost::workflows![
     onboarding::workflow(),
-    parallel::workflow(),
     poll::workflow(),
     relay::workflow(),
     saga::workflow(),
@@ -32,5 +31,6 @@ wfhost::workflows![
     timeouts::workflow(),
     pausing::workflow(),
     children::child_workflow(),
-    children::parent_workflow()
+    children::parent_workflow(),
+    parallel::workflow()
 ];

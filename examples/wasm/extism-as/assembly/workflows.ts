@@ -17,7 +17,6 @@ let parallelFail: i64[] = [];
 
 export const workflows: Workflow[] = [
   new Workflow("onboarding", "1", 30, ["user.signed_up"], onboarding),
-  new Workflow("parallel", "1", 0, [], parallelWorkflow),
   new Workflow("poll", "1", 0, [], poll),
   new Workflow("relay", "1", 0, [], relay),
   new Workflow("order-saga", "1", 90, [], orderSaga),
@@ -27,6 +26,7 @@ export const workflows: Workflow[] = [
   new Workflow("charge-or-pause", "1", 0, [], chargeOrPause),
   new Workflow("child", "1", 0, [], child),
   new Workflow("parent", "1", 0, [], parent),
+  new Workflow("parallel", "1", 0, [], parallelWorkflow),
 ];
 
 // chargeOrPause charges with two attempts and pauses the run when both fail (onExhausted
