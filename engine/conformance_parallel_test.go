@@ -26,7 +26,7 @@ import (
 // a failing all: checked to be failed or cancelled). Everything else, the branches' outputs
 // and errors and every journal, is compared.
 func init() {
-	langs := []string{"go", "extism-go", "tinygo"}
+	langs := []string{"go", "extism-go", "tinygo", "assemblyscript", "rust", "extism-as"}
 	for _, name := range []string{"ParallelAllComplete", "ParallelAllFails", "ParallelAllSettled", "ParallelFirst", "ParallelCrashAndReplay"} {
 		scenarioLangs[name] = langs
 	}
