@@ -112,3 +112,63 @@ func TestParallelSDKsAnswerAQueryAtTheFork(t *testing.T) {
 		})
 	}
 }
+
+// parallelReply answers every fork with one reply, as the engine answers the caller's call.
+type parallelReply struct {
+	*memHandler
+	reply host.Reply
+}
+
+func (h *parallelReply) RunParallel(context.Context, string, abi.Parallel) (host.Reply, error) {
+	return h.reply, nil
+}
+
+// The caller's side of the call in each SDK: a ParallelResult is read into the example's
+// output (the sum step runs after it), a failed join fails the run with the step's error as the
+// Go SDK words it, and a reply the SDK cannot read fails the run with a clear code instead of
+// being taken for a result.
+func TestParallelSDKsReadTheJoin(t *testing.T) {
+	cases := []struct {
+		name       string
+		reply      host.Reply
+		output     string
+		code, text string
+	}{
+		{"ok", host.Reply{Status: abi.StatusOK, Data: []byte(`{"branches":[{"status":"completed","output":{"sq":4}},` +
+			`{"status":"failed","error":{"code":"x","message":"y"}},{"status":"cancelled"}],"first":0}`)},
+			`{"first":0,"statuses":["completed","failed","cancelled"],"sum":4}`, "", ""},
+		{"none completed", host.Reply{Status: abi.StatusOK, Data: []byte(`{"branches":[{"status":"cancelled"}],"first":-1}`)},
+			`{"first":-1,"statuses":["cancelled"],"sum":0}`, "", ""},
+		{"branch failed", host.Reply{Status: abi.StatusStepFailed, Data: []byte(`{"code":"branch_failed","message":"branch 1 ended failed: boom","nonRetryable":true}`)},
+			"", "branch_failed", "step fan failed: branch_failed: branch 1 ended failed: boom"},
+		{"cancelled", host.Reply{Status: abi.StatusStepFailed, Data: []byte(`{"code":"cancelled","message":"the run was cancelled"}`)},
+			"", "cancelled", "step fan failed: cancelled: the run was cancelled"},
+		{"not JSON", host.Reply{Status: abi.StatusOK, Data: []byte("\xff{not json")}, "", "decode", ""},
+		{"a status parallel_run never answers", host.Reply{Status: abi.StatusTimeout}, "", "abi", "unexpected reply status 3"},
+	}
+	for _, fixture := range parallelSDKFixtures {
+		for _, c := range cases {
+			t.Run(fixture+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				h := &parallelReply{memHandler: newMemHandler(), reply: c.reply}
+				res, err := activate(t, load(t, fixture), "parallel", "r", `{"n":3}`, h, host.Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.code == "" {
+					var got, want any
+					if res.Error != nil || json.Unmarshal(res.Output, &got) != nil || json.Unmarshal([]byte(c.output), &want) != nil || !reflect.DeepEqual(got, want) {
+						t.Fatalf("output %s error %+v; want %s", res.Output, res.Error, c.output)
+					}
+					return
+				}
+				if res.Error == nil || res.Error.Code != c.code || !strings.Contains(res.Error.Message, c.text) {
+					t.Fatalf("output %s error %+v; want %s containing %q", res.Output, res.Error, c.code, c.text)
+				}
+				if len(h.ran) != 0 {
+					t.Fatalf("steps run %v after a failed join, want none", h.ran)
+				}
+			})
+		}
+	}
+}
