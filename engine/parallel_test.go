@@ -125,3 +125,32 @@ func BenchmarkParallelTenBranchesOfOneSecond(b *testing.B) {
 		}
 	}
 }
+
+// The parent's cancellation reaches it at its parallel step, which answers it (cancelled), and
+// is passed to the branches, which all end; the parent ends cancelled.
+func TestParallelParentCancelReachesTheBranches(t *testing.T) {
+	t.Parallel()
+	srv := allInFlight(t, 4, 5*time.Second) // three branches: never all answered
+	h := setup(t, harnessOptions{concurrency: 8, allowPrivateHosts: true,
+		limits: store.Limits{AllowedHosts: []string{"http://" + strings.TrimPrefix(srv.URL, "http://")}}})
+	h.deploy("capabilities.wasm", false)
+	run := h.start("parallel-fetch", map[string]any{"n": 3, "url": srv.URL + "/held"})
+	h.awaitStep(run.ID, "fetch-all", store.StepWaiting, settle)
+	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, run.ID, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	r := h.await(run.ID, time.Minute)
+	steps := h.steps(run.ID)
+	if r.Status != store.StatusCancelled || len(steps) != 1 || steps[0].Status != store.StepCancelled || steps[0].Kind != store.KindParallel {
+		t.Fatalf("parent %s, journal %s; want cancelled at its parallel step", r.Status, journalText(steps))
+	}
+	kids, err := h.store.ChildrenOf(context.Background(), store.DefaultTenant, run.ID)
+	if err != nil || len(kids) != 3 {
+		t.Fatalf("children %+v %v", kids, err)
+	}
+	for _, k := range kids {
+		if b := h.await(k.RunID, time.Minute); !b.Status.Terminal() || b.CancelRequestedAt == nil && b.Status != store.StatusCancelled {
+			t.Fatalf("branch %s: %s, cancel asked %v; want it ended by the parent's cancel", k.Link.ParentKey, b.Status, b.CancelRequestedAt)
+		}
+	}
+}
