@@ -37,10 +37,14 @@ const (
 	// is a Query JSON, and the guest answers with query_respond, which never returns. Only a
 	// module whose description declares FeatureQuery is ever sent it.
 	StatusQuery Status = 6
+	// StatusBranch: parallel_run reached, in a branch's own pass, the call that forked the
+	// branch (ABI.md §4.18): run branch i (pending data a Branch JSON) and end the pass with
+	// branch_done. Only a branch run is ever sent it, and only there.
+	StatusBranch Status = 7
 )
 
 // Statuses are every reply status, in ABI.md §4.1's order. Read-only.
-var Statuses = []Status{StatusOK, StatusExecute, StatusStepFailed, StatusTimeout, StatusError, StatusCancelled, StatusQuery}
+var Statuses = []Status{StatusOK, StatusExecute, StatusStepFailed, StatusTimeout, StatusError, StatusCancelled, StatusQuery, StatusBranch}
 
 // String names the status for logs and errors; ABI.md writes it in capitals.
 func (s Status) String() string {
@@ -59,6 +63,8 @@ func (s Status) String() string {
 		return "cancelled"
 	case StatusQuery:
 		return "query"
+	case StatusBranch:
+		return "branch"
 	}
 	return "status(" + strconv.Itoa(int(s)) + ")"
 }

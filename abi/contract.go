@@ -45,6 +45,14 @@ const (
 	// FuncQueryRespond answers the query a StatusQuery reply asked (a result JSON, or an
 	// ErrorInfo JSON, by its outcome); it never returns to the guest (ABI.md §4.17).
 	FuncQueryRespond = "query_respond"
+	// FuncParallelRun fans out branches (a Parallel JSON) that run concurrently as runs of
+	// their own and joins them, as a durable step, outside step callbacks: StatusOK with a
+	// ParallelResult JSON, StatusStepFailed, or, in a branch's own pass at the call that
+	// forked it, StatusBranch (ABI.md §4.18).
+	FuncParallelRun = "parallel_run"
+	// FuncBranchDone ends a branch's pass with the branch's output or error (by its outcome);
+	// it never returns to the guest (ABI.md §4.18).
+	FuncBranchDone = "branch_done"
 )
 
 // Guest exports. Their signatures are GuestExports' and ExtismExports' rows below.
@@ -142,6 +150,8 @@ var HostFuncs = []HostFunc{
 	{Name: FuncContinueAsNew, Params: params(data("req"))},
 	{Name: FuncChildRun, Params: params(data("name"), data("req")), Reply: true},
 	{Name: FuncQueryRespond, Params: params(scalar("outcome", I32), data("data"))},
+	{Name: FuncParallelRun, Params: params(data("name"), data("req")), Reply: true},
+	{Name: FuncBranchDone, Params: params(scalar("outcome", I32), data("data"))},
 }
 
 // Native is the function's signature in ImportModule: each Data span a (ptr, len) pair of i32s.

@@ -250,3 +250,34 @@ func DecodeContinueAsNew(raw []byte) (ContinueAsNew, error) {
 	}
 	return r, nil
 }
+
+// DecodeParallel reads parallel_run's req: a Parallel JSON with 1 to MaxBranches branches, a
+// join of JoinAll (absent: JoinAll), JoinFirst or JoinAllSettled, and a maxConcurrent from 0
+// (the host's bound, DefaultMaxConcurrent) to branches. The returned MaxConcurrent is the
+// bound in force: never 0, never more than Branches.
+func DecodeParallel(raw []byte) (Parallel, error) {
+	var r Parallel
+	if !utf8.Valid(raw) {
+		return Parallel{}, errors.New("the request is not valid UTF-8")
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Parallel{}, fmt.Errorf("the request is not a Parallel JSON: %v", err)
+	}
+	if r.Branches < 1 || r.Branches > MaxBranches {
+		return Parallel{}, fmt.Errorf("branches %d: want 1 to %d", r.Branches, MaxBranches)
+	}
+	switch r.Join {
+	case "":
+		r.Join = JoinAll
+	case JoinAll, JoinFirst, JoinAllSettled:
+	default:
+		return Parallel{}, fmt.Errorf("join %q: want %q, %q or %q", r.Join, JoinAll, JoinFirst, JoinAllSettled)
+	}
+	if r.MaxConcurrent < 0 || r.MaxConcurrent > r.Branches {
+		return Parallel{}, fmt.Errorf("maxConcurrent %d: want 0 (the host's bound) to branches (%d)", r.MaxConcurrent, r.Branches)
+	}
+	if r.MaxConcurrent == 0 {
+		r.MaxConcurrent = min(DefaultMaxConcurrent, r.Branches)
+	}
+	return r, nil
+}

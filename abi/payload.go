@@ -289,7 +289,7 @@ var (
 		CodeWorkflowError, CodeTrap, CodeDeadline, CodeABIViolation, CodePayloadTooLarge,
 		CodeNondeterministic, CodeCancelled, CodeNoResult, CodeUnknownWorkflow, CodeStepLimit,
 		CodeMemoryLimit, CodeNotStorable, CodeStoreRefused, CodeNoProgress, CodeTimeout, CodeRunTimeout,
-		CodeChildFailed, CodeChildRefused,
+		CodeChildFailed, CodeChildRefused, CodeBranchFailed,
 	}
 	CapabilityCodes = []string{
 		CodeOutsideStep, CodeHTTPDenied, CodeHTTPFailed, CodeHTTPTimeout, CodeHTTPTooLarge,
@@ -327,6 +327,10 @@ const (
 	// CodeChildRefused: a child run could not be started: its id is another run's, or the
 	// tenant has no such workflow (version).
 	CodeChildRefused = "child_refused"
+	// CodeBranchFailed: parallel_run's join failed (a branch of an "all" join failed or was
+	// cancelled, or every branch of a "first" join did); never retried; details: a
+	// BranchFailure.
+	CodeBranchFailed = "branch_failed"
 
 	// Capability errors (StatusError replies of http_request and secret_get).
 	CodeOutsideStep    = "outside_step"     // a capability used outside a step callback
@@ -379,3 +383,62 @@ func (a StepAttempt) JSON() []byte {
 
 // WaitTimeout is the JSON a timed-out wait journals.
 const WaitTimeout = `{"timeout":true}`
+
+// Parallel is parallel_run's req JSON (DecodeParallel): how many branches, how they join, and
+// how many of them may run at once (0: DefaultMaxConcurrent, never more than Branches).
+type Parallel struct {
+	Branches      int    `json:"branches"`
+	Join          string `json:"join,omitempty"`
+	MaxConcurrent int    `json:"maxConcurrent,omitempty"`
+}
+
+// Joins (Parallel.Join): when parallel_run's step resolves.
+const (
+	JoinAll        = "all"        // OK when every branch completed; STEP_FAILED at the first that did not
+	JoinFirst      = "first"      // OK at the first branch that completed; STEP_FAILED when none did
+	JoinAllSettled = "allSettled" // OK when every branch ended, whatever their ends
+)
+
+// MaxBranches bounds a parallel_run's branches; DefaultMaxConcurrent is how many of them run
+// at once when the request leaves it to the host.
+const (
+	MaxBranches          = 64
+	DefaultMaxConcurrent = 16
+)
+
+// Branch is StatusBranch's pending data: the branch the pass is to run, from 0.
+type Branch struct {
+	Branch int `json:"branch"`
+}
+
+// ParallelResult is parallel_run's StatusOK data: one entry per branch, in branch order, and
+// the index of the first branch to complete (-1 when none did).
+type ParallelResult struct {
+	Branches []BranchResult `json:"branches"`
+	First    int            `json:"first"`
+}
+
+// BranchResult is one branch's end in a ParallelResult: BranchCompleted with its Output,
+// BranchFailed with its Error (failed, or cancelled by anything but the join), or
+// BranchCancelled for a branch the join cancelled or never started.
+type BranchResult struct {
+	Status string          `json:"status"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  *ErrorInfo      `json:"error,omitempty"`
+}
+
+// BranchResult statuses.
+const (
+	BranchCompleted = "completed"
+	BranchFailed    = "failed"
+	BranchCancelled = "cancelled"
+)
+
+// BranchFailure is the details of a CodeBranchFailed error: the branch whose end decided the
+// join, its run, how it ended and its error.
+type BranchFailure struct {
+	Branch int        `json:"branch"`
+	RunID  string     `json:"runId"`
+	Status string     `json:"status"`
+	Error  *ErrorInfo `json:"error"`
+}

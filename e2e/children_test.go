@@ -16,7 +16,10 @@ import (
 // replay finds the step. A child's end resolves its parent's step in the transaction that ends
 // it, so a kill after it loses nothing. After the restarts every parent has exactly its one
 // child, by its derived id, none twice, and ends with the child's result: its square, or
-// child_failed compensated.
+// child_failed compensated. Parents that fan out into parallel branches are killed with them:
+// a crash before the fork's commit leaves neither the step nor a branch, after it all of them;
+// a branch's end decides the join in the transaction that ends it. Each ends with the
+// ParallelResult its join gives, each branch created once, each journal entry once.
 func TestChildrenSurviveSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crash test")
@@ -32,6 +35,8 @@ func TestChildrenSurviveSIGKILL(t *testing.T) {
 			}, 201)
 			ids = append(ids, runID(t, out))
 		}
+		// And parents that fan out into branches (parallel_test.go).
+		fans := startFanOuts(t, d)
 		// Killed while the children are being started, and again while they hold or end.
 		d.kill()
 		d.start()
@@ -69,6 +74,7 @@ func TestChildrenSurviveSIGKILL(t *testing.T) {
 		if len(all.Runs) != parents {
 			t.Fatalf("%d child runs, want %d: none twice, none lost", len(all.Runs), parents)
 		}
+		checkFanOuts(t, d, fans)
 	})
 }
 

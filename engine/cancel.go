@@ -104,7 +104,7 @@ func graceOver() *runFailure {
 // step's) failure, or
 // StatusCancelled for a sleep or a wait.
 func cancelledReply(kind store.StepKind, info *abi.ErrorInfo) host.Reply {
-	if kind == store.KindRun || kind == store.KindChild {
+	if kind == store.KindRun || kind == store.KindChild || kind == store.KindParallel {
 		return host.Reply{Status: abi.StatusStepFailed, Data: errorJSON(info)}
 	}
 	return host.Reply{Status: abi.StatusCancelled, Data: errorJSON(info)}

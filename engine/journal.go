@@ -187,6 +187,20 @@ func (j *journal) startChild(ctx context.Context, row store.Step, child store.Ne
 	return j.store.StartChild(ctx, j.lease, held, row, child, link, j.leaseFor)
 }
 
+// fork forks a parallel step's branches (store.Store.ForkBranches), its held-back step written
+// with it, and returns the branches' run ids.
+func (j *journal) fork(ctx context.Context, row store.Step, f store.Fork) ([]string, error) {
+	if j.snapshot != nil {
+		if err := j.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
+	held := j.pending
+	j.pending = nil
+	_, ids, err := j.store.ForkBranches(ctx, j.lease, held, row, f, j.leaseFor)
+	return ids, err
+}
+
 // parkWait parks the run on a wait journaled before, or returns it resolved meanwhile.
 func (j *journal) parkWait(ctx context.Context, key string, timeout *time.Time) (*store.Step, error) {
 	return j.store.ParkWait(ctx, j.lease, key, timeout, j.leaseFor)

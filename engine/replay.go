@@ -89,7 +89,9 @@ func stepKey(seen map[string]int, name string) string {
 // checkReached compares the step a pass reached (key, kind) with the journal's entry seq,
 // s; nil when they are the same step.
 func checkReached(seq int, s *store.Step, key string, kind store.StepKind) *Divergence {
-	if s.Key == key && s.Kind == kind {
+	if s.Key == key && (s.Kind == kind || kind == store.KindParallel && s.Kind == store.KindBranch) {
+		// A branch's journal holds, where the parent forked it, the branch's entry: the same
+		// call, answered StatusBranch (parallel.go).
 		return nil
 	}
 	return &Divergence{
@@ -397,6 +399,23 @@ func (d *dryPass) RunChild(_ context.Context, name string, _ abi.ChildRun) (host
 	s, err := d.next(name, store.KindChild)
 	if err != nil {
 		return host.Reply{}, err
+	}
+	return d.ended(s)
+}
+
+var _ host.ParallelRunner = (*dryPass)(nil)
+
+// RunParallel answers a parallel step from the journal: its result, its failure, where the
+// cancellation reached it, or, in a branch's journal, StatusBranch. One still waiting for its
+// join stops the pass.
+func (d *dryPass) RunParallel(_ context.Context, name string, _ abi.Parallel) (host.Reply, error) {
+	s, err := d.next(name, store.KindParallel)
+	if err != nil {
+		return host.Reply{}, err
+	}
+	if s.Kind == store.KindBranch {
+		d.advance(s.CompletedAt)
+		return host.Reply{Status: abi.StatusBranch, Data: s.Output}, nil
 	}
 	return d.ended(s)
 }

@@ -125,8 +125,9 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 func (st *state) passEnded(ctx, gctx context.Context, err error) (Result, error) {
 	st.stdout.flush()
 	st.stderr.emitTrace() // a stack trace is logged whole when the pass ends (guestlines.go)
-	if err != nil && st.result != nil && st.result.Continue != nil && st.abort == nil && st.fault == nil {
-		// continue_as_new ended the pass by unwinding the guest (errContinued).
+	if err != nil && st.result != nil && (st.result.Continue != nil || st.branchEnded) && st.abort == nil && st.fault == nil {
+		// continue_as_new or branch_done ended the pass by unwinding the guest (errContinued,
+		// errBranchDone).
 		return *st.result, nil
 	}
 	if err != nil {

@@ -31,6 +31,8 @@ type memHandler struct {
 	ran     []string
 	// timedOut are the attempts the host stopped (StepInterrupted), by step key.
 	timedOut map[string]abi.ErrorInfo
+	// forks are the parallel_run requests the guest made (parallel_test.go).
+	forks []abi.Parallel
 }
 
 // errTimedOutForTest ends a pass whose attempt the host stopped, as the engine's suspension
@@ -149,7 +151,7 @@ func TestLoadDescribesTheExamples(t *testing.T) {
 	for _, w := range m.Description.Workflows {
 		names = append(names, w.Name+"@"+w.Version)
 	}
-	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,relay@1,order-saga@1,steps@1,ticker@1,timeouts@1,charge-or-pause@1,child@1,parent@1" {
+	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,relay@1,order-saga@1,steps@1,ticker@1,timeouts@1,charge-or-pause@1,child@1,parent@1,parallel@1" {
 		t.Fatalf("workflows %s", got)
 	}
 	if m.ABIVersion != abi.Version || len(m.Digest) != 64 {

@@ -34,11 +34,16 @@ type state struct {
 	pending     []byte // reply data waiting for take
 	hasPend     bool
 
-	result *Result       // set by complete or fail
-	fault  *GuestError   // the guest broke the ABI; the pass ends with it
-	abort  error         // a Handler error that unwound the guest
-	clock  time.Time     // last time the guest read, so its clock never runs backwards
-	random *rand.ChaCha8 // the deterministic stream outside callbacks
+	result *Result // set by complete or fail
+	// branched is set when parallel_run answered StatusBranch: the pass is a branch's, to be
+	// ended by branch_done.
+	branched bool
+	// branchEnded is set by branch_done, which ends the pass by unwinding the guest.
+	branchEnded bool
+	fault       *GuestError   // the guest broke the ABI; the pass ends with it
+	abort       error         // a Handler error that unwound the guest
+	clock       time.Time     // last time the guest read, so its clock never runs backwards
+	random      *rand.ChaCha8 // the deterministic stream outside callbacks
 
 	stdout, stderr *lineLogger
 

@@ -71,10 +71,12 @@ var verbs = map[string]verb{
 		return Reply{}
 	},
 	abi.FuncComplete: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
+		st.notBranched(abi.FuncComplete)
 		st.complete(mem, a[0].span)
 		return Reply{}
 	},
 	abi.FuncFail: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
+		st.notBranched(abi.FuncFail)
 		st.fail(mem, a[0].span)
 		return Reply{}
 	},
@@ -91,11 +93,19 @@ var verbs = map[string]verb{
 		return st.childRun(ctx, mem, a[0].span, a[1].span)
 	},
 	abi.FuncContinueAsNew: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
+		st.notBranched(abi.FuncContinueAsNew)
 		st.continueAsNew(mem, a[0].span)
 		return Reply{}
 	},
 	abi.FuncQueryRespond: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
 		st.queryRespond(ctx, mem, abi.Outcome(a[0].i32()), a[1].span)
+		return Reply{}
+	},
+	abi.FuncParallelRun: func(ctx context.Context, st *state, mem api.Memory, a args) Reply {
+		return st.parallelRun(ctx, mem, a[0].span, a[1].span)
+	},
+	abi.FuncBranchDone: func(_ context.Context, st *state, mem api.Memory, a args) Reply {
+		st.branchDone(mem, abi.Outcome(a[0].i32()), a[1].span)
 		return Reply{}
 	},
 }

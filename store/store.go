@@ -356,6 +356,14 @@ const (
 	// until the child's chain ends, then completed with the child's output or failed with
 	// abi.CodeChildFailed; detached, completed at once with an abi.ChildStarted output.
 	KindChild StepKind = "child"
+	// KindParallel: parallel_run's step, which forked branch runs (ForkBranches): waiting
+	// until its join is decided, then completed with an abi.ParallelResult or failed with
+	// abi.CodeBranchFailed.
+	KindParallel StepKind = "parallel"
+	// KindBranch: in a branch run's journal, the entry of the step that forked it (the
+	// parent's KindParallel step's key and seq), completed with an abi.Branch output: where a
+	// branch's pass is answered abi.StatusBranch.
+	KindBranch StepKind = "branch"
 )
 
 // ChildLink ties a child run to the parent step that started it (StartChild).
@@ -906,6 +914,25 @@ type Store interface {
 	// ParentOf returns the link of a run of the tenant to its parent; ok is false when the run
 	// is no child (or unknown).
 	ParentOf(ctx context.Context, tenantID, runID string) (link ChildLink, ok bool, err error)
+
+	// ForkBranches forks the branches of parallel_run's step s (Kind parallel, Seq, Key,
+	// StartedAt, WakeAt: the parent's deadline or nil) in one transaction fenced by the
+	// parent's lease l, after writing held (when not nil) as CommitStep does: each of
+	// f.Branches is created pending with its IdempotencyKey (required) and linked to the
+	// parent as a child (BranchKey(s.Key, i), parentClose cancel, awaited); its journal is a
+	// copy of the parent's entries before s.Seq and, at s.Seq, a KindBranch entry with key
+	// s.Key and an abi.Branch output. The first f.MaxConcurrent branches are claimable now,
+	// the others held (not claimable) until a slot frees. s is journaled waiting and the
+	// parent suspended (lease released, available at s.WakeAt). Returns s as journaled and the
+	// branches' run ids, in branch order. A branch id already taken is ErrConflict.
+	//
+	// The join is decided by the store, in the transaction that ends a branch (whatever ends
+	// it): by f.Join (parallel.go), the parent's step, if still waiting, is completed with
+	// an abi.ParallelResult or failed with abi.CodeBranchFailed (BranchFailure), and the
+	// parent made available now, every host woken; undecided, the held branch of the lowest
+	// index is made claimable in its place. Branches still live once the join is decided are
+	// the parent's to cancel (their entries say cancelled); their ends change nothing.
+	ForkBranches(ctx context.Context, l Lease, held *Step, s Step, f Fork, leaseFor time.Duration) (Step, []string, error)
 
 	// Signal sends an event to one run. If the run waits on a step it matches, the first such
 	// step (by Seq) is completed with the payload and the run made available now (Delivered);

@@ -219,7 +219,7 @@ func TestGlobalFlagsBeforeAndAfterTheCommand(t *testing.T) {
 		t.Helper()
 		r := expect(t, 0, args...)
 		var page wire.WorkflowPage
-		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 10 { // the examples: charge-or-pause, parent and child included
+		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 11 { // the examples: charge-or-pause, parent, child and parallel included
 			t.Fatalf("wfhost %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
 		}
 	}

@@ -328,7 +328,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	matches(t, "workflows list", out, `(?m)^NAME\s+LATEST\s+VERSIONS\s+RUNS\s+BY STATUS\s+PAUSED$`,
 		`steps\s+1\s+1\s+2\s+completed=2`, `onboarding\s+1\s+1\s+3\s+completed=2 cancelled=1`, `order-saga\s+1\s+1\s+1\s+failed=1`, `poll\s+1\s+1\s+0\s+-`)
 	wfs := runJSON[wire.WorkflowPage](t, "workflows", "list")
-	if len(wfs.Workflows) != 10 { // the examples: charge-or-pause, parent and child included
+	if len(wfs.Workflows) != 11 { // the examples: charge-or-pause, parent, child and parallel included
 		t.Fatalf("workflows list --json: %+v", wfs)
 	}
 

@@ -51,6 +51,12 @@ func hostContinueAsNew(req uint64)
 //go:wasmimport extism:host/user query_respond
 func hostQueryRespond(outcome uint32, data uint64)
 
+//go:wasmimport extism:host/user parallel_run
+func hostParallelRun(name, req uint64) uint64
+
+//go:wasmimport extism:host/user branch_done
+func hostBranchDone(outcome uint32, data uint64)
+
 // block copies b into a new Extism memory block; offset 0 stands for no data.
 func block(b []byte) pdk.Memory {
 	if len(b) == 0 {
@@ -173,4 +179,17 @@ func callQueryRespond(outcome uint32, data []byte) {
 	d := block(data)
 	defer d.Free()
 	hostQueryRespond(outcome, d.Offset())
+}
+
+func callParallelRun(name, req []byte) (int32, []byte) {
+	n, r := block(name), block(req)
+	defer n.Free()
+	defer r.Free()
+	return reply(hostParallelRun(n.Offset(), r.Offset()))
+}
+
+func callBranchDone(outcome uint32, data []byte) {
+	d := block(data)
+	defer d.Free()
+	hostBranchDone(outcome, d.Offset())
 }

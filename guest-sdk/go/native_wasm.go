@@ -53,6 +53,12 @@ func hostContinueAsNew(reqPtr, reqLen uint32)
 //go:wasmimport wfhost query_respond
 func hostQueryRespond(outcome, dataPtr, dataLen uint32)
 
+//go:wasmimport wfhost parallel_run
+func hostParallelRun(namePtr, nameLen, reqPtr, reqLen uint32) uint64
+
+//go:wasmimport wfhost branch_done
+func hostBranchDone(outcome, dataPtr, dataLen uint32)
+
 // addr is the memory offset of b's first byte (0 for an empty slice).
 func addr(b []byte) uint32 {
 	if len(b) == 0 {
@@ -117,4 +123,12 @@ func callChildRun(name, req []byte) (int32, []byte) {
 
 func callQueryRespond(outcome uint32, data []byte) {
 	hostQueryRespond(outcome, addr(data), uint32(len(data)))
+}
+
+func callParallelRun(name, req []byte) (int32, []byte) {
+	return take(hostParallelRun(addr(name), uint32(len(name)), addr(req), uint32(len(req))))
+}
+
+func callBranchDone(outcome uint32, data []byte) {
+	hostBranchDone(outcome, addr(data), uint32(len(data)))
 }

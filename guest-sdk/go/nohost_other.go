@@ -23,3 +23,5 @@ func callEventSend(_ []byte) (int32, []byte)           { noHost(); return 0, nil
 func callContinueAsNew(_ []byte)                       { noHost() }
 func callChildRun(_, _ []byte) (int32, []byte)         { noHost(); return 0, nil }
 func callQueryRespond(_ uint32, _ []byte)              { noHost() }
+func callParallelRun(_, _ []byte) (int32, []byte)      { noHost(); return 0, nil }
+func callBranchDone(_ uint32, _ []byte)                { noHost() }

@@ -109,6 +109,10 @@ func (w *wtx) childLink(runID string) (store.ChildLink, bool, error) {
 // written: when it is an awaited child whose chain ends here, the parent's step, if it still
 // waits, is completed or failed with the child's end, and the parent made available now.
 func (w *wtx) childEnded(runID string) error {
+	// A branch is a child whose end its fork's join takes (parallel.go).
+	if err := w.branchEnded(runID); err != nil {
+		return err
+	}
 	p, ok, err := w.childLink(runID)
 	if err != nil || !ok || !p.Awaited {
 		return err

@@ -74,6 +74,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Console", consoleTests},
 		{"Upgrades", upgradeTests},
 		{"Children", childTests},
+		{"Parallel", parallelTests},
 		{"Pause", pauseTests},
 		{"RunLog", runLogTests},
 		{"Flow", flowTests},

@@ -12,6 +12,7 @@ export { Kind, Value, Parsed, parse, tryParse, stringify, quote } from "./json";
 export { CODE_CANCELLED, Failure, Result, Fields } from "./errors";
 export {
   Backoff,
+  BranchFn,
   ChildOptions,
   CODE_UNKNOWN_QUERY,
   Context,
@@ -28,6 +29,7 @@ export {
   log,
   warn,
 } from "./wf";
+export { BranchResult, BranchStatus, Join, ParallelResult } from "./parallel";
 export { nowMs, random, randomBytes } from "./clock";
 export { EventResult, HttpRequest, HttpResponse, HttpResult, SecretResult, base64Encode, base64Decode } from "./capabilities";
 import "./abort";

@@ -14,6 +14,7 @@ export const STATUS_TIMEOUT: i32 = 3;
 export const STATUS_ERROR: i32 = 4;
 export const STATUS_CANCELLED: i32 = 5;
 export const STATUS_QUERY: i32 = 6;
+export const STATUS_BRANCH: i32 = 7;
 
 // step_done outcomes (§4.5).
 export const OUTCOME_OK: i32 = 0;
@@ -68,6 +69,12 @@ export declare function continue_as_new(reqPtr: usize, reqLen: u32): void;
 export declare function child_run(namePtr: usize, nameLen: u32, reqPtr: usize, reqLen: u32): u64;
 @external("wfhost", "query_respond")
 export declare function query_respond(outcome: i32, dataPtr: usize, dataLen: u32): void;
+
+@external("wfhost", "parallel_run")
+export declare function parallel_run(namePtr: usize, nameLen: u32, reqPtr: usize, reqLen: u32): u64;
+
+@external("wfhost", "branch_done")
+export declare function branch_done(outcome: i32, dataPtr: usize, dataLen: u32): void;
 
 /** replyStatus is the Status of a reply. */
 export function replyStatus(reply: u64): i32 {

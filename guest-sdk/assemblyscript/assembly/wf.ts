@@ -8,6 +8,7 @@ import { Kind, parseBytes, quote, stringify, Value } from "./json";
 import { enterStep, leaveStep } from "./state";
 import { takeReply } from "./reply";
 import { EventResult, eventSend, HttpRequest, HttpResult, httpRequest, SecretResult, secretGet } from "./capabilities";
+import { branchIndex, parallelRequest } from "./parallel";
 
 /** Backoff names how the delay between a step's attempts grows. */
 export namespace Backoff {
@@ -116,6 +117,13 @@ export type StepFn<A> = (sc: StepContext, arg: A) => Result;
  * given them as state, as a step callback is given its arg.
  */
 export type QueryFn = (state: Value, arg: Value) => Result;
+
+/**
+ * BranchFn is a parallel step's branch: it runs branch i, in a run of its own, and returns the
+ * branch's output or failure. Like a StepFn it receives the value the workflow passed to
+ * parallel, because it cannot capture the workflow's locals.
+ */
+export type BranchFn<A> = (ctx: Context, i: i32, arg: A) => Result;
 
 /** CODE_UNKNOWN_QUERY answers a query no handler was registered for. */
 export const CODE_UNKNOWN_QUERY = "unknown_query";
@@ -473,6 +481,55 @@ export class Context {
     if (!r.ok) return r;
     const id = r.value.get("runId");
     return Result.ok(id != null ? id : Value.string(""));
+  }
+
+  /**
+   * parallel runs n branches (1 to 64) concurrently as the durable step name and joins them as
+   * join says (Join.All, Join.First or Join.AllSettled; abi/ABI.md §4.18); maxConcurrent > 0
+   * bounds how many run at once (0: the host's bound, 16). Branch i runs fn(ctx, i, arg) in a
+   * run of its own whose journal starts as a copy of this run's: what the workflow did before
+   * the call is replayed, not done again, and fn may make any durable call (steps, sleeps,
+   * waits, children, another parallel step under another name). What fn returns is the
+   * branch's output or failure. fn is called only in a branch's own run; the caller waits,
+   * holding no instance, and gets Result.ok with the ParallelResult JSON (read it with
+   * ParallelResult.of), or a failure with code branch_failed (Join.All: a branch failed;
+   * Join.First: every branch failed; details: the branch, its runId, status and error) or
+   * cancelled (this run was cancelled: its branches are cancelled too). Not inside a step
+   * callback.
+   */
+  parallel<A>(name: string, n: i32, join: string, maxConcurrent: i32, arg: A, fn: BranchFn<A>): Result {
+    const nb = String.UTF8.encode(name);
+    const rb = String.UTF8.encode(parallelRequest(n, join, maxConcurrent));
+    const reply = raw.parallel_run(changetype<usize>(nb), nb.byteLength, changetype<usize>(rb), rb.byteLength);
+    const status = raw.replyStatus(reply);
+    const data = takeReply(reply);
+    if (status == raw.STATUS_QUERY) this.answerQuery(data);
+    if (status == raw.STATUS_OK) return decodeOutput(name, data);
+    if (status == raw.STATUS_STEP_FAILED) return Result.err(stepFailure(name, data));
+    if (status != raw.STATUS_BRANCH) return unexpected(name, status);
+
+    // This pass is branch i's: run it and end the pass with its end (branch_done never
+    // returns), so the code after the call runs only in the caller.
+    const p = parseBytes(data);
+    const i = p.ok ? branchIndex(p.value, n) : -1;
+    let res: Result;
+    if (i < 0) {
+      res = Result.err(new Failure("abi", "the host answered BRANCH with " + String.UTF8.decode(data) + ", not a branch of " + n.toString()).final());
+    } else {
+      res = fn(this, i, arg);
+    }
+    let outcome = raw.OUTCOME_OK;
+    let text: string;
+    const err = res.error;
+    if (err == null) {
+      text = stringify(res.value);
+    } else {
+      outcome = raw.OUTCOME_ERROR;
+      text = stringify(err.toInfo());
+    }
+    const b = String.UTF8.encode(text);
+    raw.branch_done(outcome, changetype<usize>(b), b.byteLength);
+    return unreachable();
   }
 
   /** sleepUntil suspends the run until the Unix time unixMs (milliseconds). */

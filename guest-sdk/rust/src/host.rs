@@ -11,6 +11,7 @@ pub(crate) const STATUS_TIMEOUT: i32 = 3;
 pub(crate) const STATUS_ERROR: i32 = 4;
 pub(crate) const STATUS_CANCELLED: i32 = 5;
 pub(crate) const STATUS_QUERY: i32 = 6;
+pub(crate) const STATUS_BRANCH: i32 = 7;
 
 pub(crate) const OUTCOME_OK: u32 = 0;
 pub(crate) const OUTCOME_ERROR: u32 = 1;
@@ -52,6 +53,11 @@ mod imports {
         pub fn wfhost_child_run(name_ptr: u32, name_len: u32, req_ptr: u32, req_len: u32) -> u64;
         #[link_name = "query_respond"]
         pub fn wfhost_query_respond(outcome: u32, data_ptr: u32, data_len: u32);
+        #[link_name = "parallel_run"]
+        pub fn wfhost_parallel_run(name_ptr: u32, name_len: u32, req_ptr: u32, req_len: u32)
+            -> u64;
+        #[link_name = "branch_done"]
+        pub fn wfhost_branch_done(outcome: u32, data_ptr: u32, data_len: u32);
     }
 
     // stderr, for panic messages only: the host puts the last stderr lines into a trap's
@@ -112,6 +118,12 @@ mod imports {
         outside()
     }
     pub unsafe fn wfhost_child_run(_: u32, _: u32, _: u32, _: u32) -> u64 {
+        outside()
+    }
+    pub unsafe fn wfhost_parallel_run(_: u32, _: u32, _: u32, _: u32) -> u64 {
+        outside()
+    }
+    pub unsafe fn wfhost_branch_done(_: u32, _: u32, _: u32) {
         outside()
     }
     pub unsafe fn wasi_fd_write(_: u32, _: u32, _: u32, _: u32) -> u32 {
@@ -185,6 +197,17 @@ pub(crate) fn wait_event(name: &str, opts: &[u8]) -> Reply {
 pub(crate) fn child_run(name: &str, req: &[u8]) -> Reply {
     let n = name.as_bytes();
     collect(unsafe { wfhost_child_run(ptr(n), len(n), ptr(req), len(req)) })
+}
+
+pub(crate) fn parallel_run(name: &str, req: &[u8]) -> Reply {
+    let n = name.as_bytes();
+    collect(unsafe { wfhost_parallel_run(ptr(n), len(n), ptr(req), len(req)) })
+}
+
+/// branch_done never returns: the host ends the branch's pass in the call (abi/ABI.md §4.18).
+pub(crate) fn branch_done(outcome: u32, data: &[u8]) -> ! {
+    unsafe { wfhost_branch_done(outcome, ptr(data), len(data)) };
+    panic!("branch_done returned: the host did not end the pass")
 }
 
 pub(crate) fn log(level: i32, msg: &str) {

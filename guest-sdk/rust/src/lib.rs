@@ -2,7 +2,8 @@
 //! them for `wasm32-unknown-unknown` with nothing but `rustc` (the crate has no dependencies).
 //!
 //! A workflow is a function `fn(&Context, I) -> Result<O, Error>`. `Context::step` makes a
-//! durable step, `Context::sleep` a durable sleep, `Context::wait_for_event` a durable wait;
+//! durable step, `Context::sleep` a durable sleep, `Context::wait_for_event` a durable wait,
+//! `Context::run_child` a child workflow, `Context::parallel` concurrent branches joined as one step;
 //! `workflows!` declares a module's workflows and defines the exports of abi/ABI.md §3.
 //!
 //! The body runs again from the top after every suspension (sleep, wait, retry backoff),
@@ -13,6 +14,7 @@ mod children;
 mod error;
 mod host;
 pub mod json;
+mod parallel;
 
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
@@ -21,6 +23,7 @@ pub use capabilities::{HttpRequest, HttpResponse};
 pub use children::ChildOptions;
 pub use error::{Error, StepError};
 pub use json::{FromJson, Map, RawJson, ToJson, Value};
+pub use parallel::{Branch, BranchStatus, Join, ParallelOptions, ParallelResult};
 
 /// ABI_VERSION is the version of abi/ABI.md this SDK speaks.
 pub const ABI_VERSION: i32 = 1;

@@ -9,6 +9,7 @@ import "./ticker";
 import "./timeouts";
 import "./pausing"; // as the Go module registers it: charge-or-pause, then child and parent
 import "./children";
+import "./parallel"; // workflows_parallel.go, after workflows_children.go
 
 // The ABI's exports (abi/ABI.md §3) come from the SDK.
 export * from "wfhost-as/exports";

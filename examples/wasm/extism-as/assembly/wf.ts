@@ -4,7 +4,7 @@
 // ok() or err(). The JSON on the wire is what examples/wasm/go sends.
 
 import { alloc, free, length, load_u64, load_u8, store_u64, store_u8 } from "@extism/as-pdk/lib/env";
-import { parse, quote, stringifyValue, Obj, Value } from "./json";
+import { NUMBER, parse, quote, stringifyValue, Obj, Value } from "./json";
 
 @external("extism:host/user", "step_run")
 declare function host_step_run(name: u64, opts: u64): u64;
@@ -28,6 +28,10 @@ declare function host_child_run(name: u64, req: u64): u64;
 declare function host_continue_as_new(req: u64): void;
 @external("extism:host/user", "query_respond")
 declare function host_query_respond(outcome: i32, data: u64): void;
+@external("extism:host/user", "parallel_run")
+declare function host_parallel_run(name: u64, req: u64): u64;
+@external("extism:host/user", "branch_done")
+declare function host_branch_done(outcome: i32, data: u64): void;
 
 // Reply statuses (abi/ABI.md §4.1).
 const STATUS_OK: i32 = 0;
@@ -37,6 +41,7 @@ const STATUS_TIMEOUT: i32 = 3;
 const STATUS_ERROR: i32 = 4;
 const STATUS_CANCELLED: i32 = 5;
 const STATUS_QUERY: i32 = 6;
+const STATUS_BRANCH: i32 = 7;
 
 // QueryFn answers a query (abi/ABI.md §4.17) from its argument's JSON ("null" when none) with
 // the result's JSON. It reads the workflow's state from module globals: an instance is reset
@@ -438,4 +443,39 @@ export function runChild(name: string, workflow: string, inputJSON: string, id: 
   release(nameBlock);
   release(reqBlock);
   return new Step(name, r.status, r.data);
+}
+
+// BranchFn runs branch i of a parallel step and returns the branch's end. It reads what it
+// needs of the workflow from module globals (it cannot capture locals): the branch's pass ran
+// the workflow up to the parallel call, so they hold what they held there.
+export type BranchFn = (i: i32) => Result;
+
+// parallel runs n branches concurrently as the durable step name and joins them as join says:
+// "all", "first" or "allSettled" (abi/ABI.md §4.18); maxConcurrent > 0 bounds how many run at
+// once. In the caller it returns a Step whose output is the ParallelResult
+// ({"branches": [...], "first": i}) or whose error is the step's (branch_failed, cancelled). In
+// a branch's own pass the host answers BRANCH instead: branch(i) runs, and its Result ends the
+// pass (branch_done), so parallel never returns there.
+export function parallel(name: string, n: i32, join: string, maxConcurrent: i32, branch: BranchFn): Step {
+  const req = new Obj().int("branches", n).str("join", join == "" ? "all" : join).int("maxConcurrent", maxConcurrent);
+  const nameBlock = toBlock(name);
+  const reqBlock = toBlock(req.toString());
+  const r = answered(new Reply(host_parallel_run(nameBlock, reqBlock)));
+  release(nameBlock);
+  release(reqBlock);
+  if (r.status != STATUS_BRANCH) return new Step(name, r.status, r.data);
+  const v = parse(r.data);
+  let b: Value | null = null;
+  if (v != null) b = v.get("branch");
+  let res: Result;
+  if (b == null || b.kind != NUMBER || b.n != Math.floor(b.n) || b.n < 0 || b.n >= <f64>n) {
+    const e = ErrorInfo.of("abi", "the host answered BRANCH with " + r.data + ", not a branch of " + n.toString());
+    e.nonRetryable = true;
+    res = Result.err(e);
+  } else {
+    res = branch(<i32>b.n);
+  }
+  if (res.error != null) host_branch_done(1, toBlock(res.error!.toJSON()));
+  else host_branch_done(0, toBlock(res.output));
+  return unreachable();
 }

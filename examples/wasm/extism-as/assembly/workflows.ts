@@ -1,15 +1,19 @@
 // The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll,
-// relay, steps, ticker, timeouts, charge-or-pause, child and parent, with the same names, versions,
-// step keys, inputs, outputs and errors.
+// relay, steps, ticker, timeouts, charge-or-pause, child, parent and parallel, with the same
+// names, versions, step keys, inputs, outputs and errors.
 
-import { Obj, Value, quote, stringifyValue } from "./json";
 // The AssemblyScript example's SHA-256: the same user ids as every other example.
 import { hex, sha256 } from "../../assemblyscript/assembly/sha256";
-import { ErrorInfo, Result, Retry, Workflow, continueAsNew, log, onQuery, runChild, sendEvent, sleep, step, waitForEvent } from "./wf";
+import { ARRAY, NUMBER, Obj, Value, quote, stringifyValue } from "./json";
+import { ErrorInfo, Result, Retry, Workflow, continueAsNew, log, onQuery, parallel, runChild, sendEvent, sleep, step, waitForEvent } from "./wf";
 
 // The onboarding run's stage and user, which the query "status" reads (abi/ABI.md §4.17).
 let onboardingStage = "";
 let onboardingUser = "";
+
+// The parallel workflow's failing branches, which its branches read (a branch function cannot
+// capture the workflow's locals; the branch's pass set them before it reached the call).
+let parallelFail: i64[] = [];
 
 export const workflows: Workflow[] = [
   new Workflow("onboarding", "1", 30, ["user.signed_up"], onboarding),
@@ -22,6 +26,7 @@ export const workflows: Workflow[] = [
   new Workflow("charge-or-pause", "1", 0, [], chargeOrPause),
   new Workflow("child", "1", 0, [], child),
   new Workflow("parent", "1", 0, [], parent),
+  new Workflow("parallel", "1", 0, [], parallelWorkflow),
 ];
 
 // chargeOrPause charges with two attempts and pauses the run when both fail (onExhausted
@@ -284,4 +289,53 @@ function parent(input: Value): Result {
     return Result.failedStep(res);
   }
   return Result.ok(new Obj().int("square", res.output!.getInt("square")).bool("audited", audit).toString());
+}
+
+
+// parallelWorkflow fans out n branches joined as the input says (abi/ABI.md §4.18): branch i
+// squares i in its step "square", or fails for good there when i is in fail; the caller sums
+// the squares of the branches that completed.
+function parallelWorkflow(input: Value): Result {
+  const n = input.getInt("n");
+  const join = input.getString("join");
+  parallelFail = [];
+  const fail = input.get("fail");
+  if (fail != null && fail.kind == ARRAY) {
+    for (let k = 0; k < fail.items.length; k++) {
+      if (fail.items[k].kind == NUMBER) parallelFail.push(<i64>fail.items[k].n);
+    }
+  }
+  // Saturated, not wrapped: a count past i32 stays one the host refuses.
+  const fan = parallel("fan", <i32>min<i64>(max<i64>(n, i32.MIN_VALUE), i32.MAX_VALUE), join, 0, squareBranch);
+  if (fan.failed()) return Result.failedStep(fan);
+  const branches = fan.output!.get("branches");
+  const firstV = fan.output!.get("first");
+  const first: i64 = firstV != null ? <i64>firstV.n : -1;
+  const statuses: string[] = [];
+  let total: i64 = 0;
+  if (branches != null) {
+    for (let i = 0; i < branches.items.length; i++) {
+      const b = branches.items[i];
+      const status = b.getString("status");
+      statuses.push(quote(status));
+      const out = b.get("output");
+      if (status == "completed" && out != null) total += out.getInt("sq");
+    }
+  }
+  const sum = step("sum");
+  if (sum.mustRun()) sum.ok(new Obj().int("sum", total).toString());
+  if (sum.failed()) return Result.failedStep(sum);
+  return Result.ok(new Obj().int("first", first).raw("statuses", "[" + statuses.join(",") + "]").int("sum", sum.output!.getInt("sum")).toString());
+}
+
+// squareBranch is branch i: its step "square" answers {"sq": i*i}, or fails for good when i is
+// one of the failing branches; the branch ends with the step's output or its error.
+function squareBranch(i: i32): Result {
+  const sq = step("square");
+  if (sq.mustRun()) {
+    if (parallelFail.includes(<i64>i)) sq.errFinal("branch_boom", "branch " + i.toString() + " fails");
+    else sq.ok(new Obj().int("sq", <i64>i * <i64>i).toString());
+  }
+  if (sq.failed()) return Result.failedStep(sq);
+  return Result.ok(stringifyValue(sq.output!));
 }

@@ -1,0 +1,156 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/store"
+)
+
+// allInFlight is a server that answers no request until requests of n different branches
+// (the branch query parameter) are in flight at once: a run whose branches each make one
+// request completes only if they really run at the same time. A request sent again (an
+// activation replayed after its host gave up on it) is the same branch, and one that ended is
+// no longer in flight. A request that waits longer than giveUp is answered 503, so a serial
+// engine fails the run instead of hanging the test.
+func allInFlight(t *testing.T, n int, giveUp time.Duration) *httptest.Server {
+	var (
+		mu     sync.Mutex
+		flying = map[string]int{}
+		all    = make(chan struct{})
+		once   sync.Once
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		branch := r.URL.Query().Get("branch")
+		mu.Lock()
+		if flying[branch]++; len(flying) == n {
+			once.Do(func() { close(all) })
+		}
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			if flying[branch]--; flying[branch] == 0 {
+				delete(flying, branch)
+			}
+			mu.Unlock()
+		}()
+		select {
+		case <-all:
+			fmt.Fprint(w, "ok")
+		case <-time.After(giveUp):
+			http.Error(w, "not every branch's request came", http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Ten branches, each waiting on an outbound request that the server answers only once all
+// ten are in flight: the run completes, so the branches ran at once, not one after another.
+func TestParallelBranchesRunAtOnce(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	srv := allInFlight(t, n, time.Minute)
+	h := setup(t, harnessOptions{concurrency: 2 * n, allowPrivateHosts: true,
+		limits: store.Limits{AllowedHosts: []string{"http://" + strings.TrimPrefix(srv.URL, "http://")}}})
+	h.deploy("capabilities.wasm", false)
+	run := h.start("parallel-fetch", map[string]any{"n": n, "url": srv.URL + "/slow"})
+	r := h.await(run.ID, 2*time.Minute)
+	if r.Status != store.StatusCompleted {
+		t.Fatalf("run %s: %+v\n%s", r.Status, r.Error, h.logs.String())
+	}
+	var out struct{ Statuses []int }
+	if err := json.Unmarshal(r.Output, &out); err != nil || len(out.Statuses) != n {
+		t.Fatalf("output %s: %v", r.Output, err)
+	}
+	for i, s := range out.Statuses {
+		if s != http.StatusOK {
+			t.Fatalf("branch %d's status %d", i, s)
+		}
+	}
+}
+
+// maxConcurrent bounds the branches that run at once: with a bound of 2 below the 3 the
+// server waits for, no branch is ever answered before it gives up, and the run fails with
+// branch_failed; with the bound at 3 the same run completes.
+func TestParallelMaxConcurrentHoldsTheRest(t *testing.T) {
+	t.Parallel()
+	srv := allInFlight(t, 3, 3*time.Second)
+	h := setup(t, harnessOptions{concurrency: 8, allowPrivateHosts: true,
+		limits: store.Limits{AllowedHosts: []string{"http://" + strings.TrimPrefix(srv.URL, "http://")}}})
+	h.deploy("capabilities.wasm", false)
+	bounded := h.await(h.start("parallel-fetch", map[string]any{"n": 3, "url": srv.URL + "/a", "maxConcurrent": 2}).ID, time.Minute)
+	if bounded.Status != store.StatusFailed || bounded.Error == nil || bounded.Error.Code != "branch_failed" {
+		t.Fatalf("bounded to 2: %s %+v, want branch_failed\n%s", bounded.Status, bounded.Error, h.logs.String())
+	}
+	kids, err := h.store.ChildrenOf(context.Background(), store.DefaultTenant, bounded.ID)
+	if err != nil || len(kids) != 3 {
+		t.Fatalf("children %+v %v", kids, err)
+	}
+	for _, k := range kids {
+		if k.Link.ParentKey == "fetch-all[2]" {
+			// The third was held until the join was decided, then ended without running.
+			if b := h.await(k.RunID, time.Minute); b.Status != store.StatusCancelled || b.Activations > 1 {
+				t.Fatalf("the held branch: %s after %d activations, want cancelled, never run", b.Status, b.Activations)
+			}
+		}
+	}
+}
+
+// BenchmarkParallelTenBranchesOfOneSecond is the wall time of a run whose ten branches each
+// wait one second on an outbound request: about one second when they run at once.
+func BenchmarkParallelTenBranchesOfOneSecond(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Second)
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	h := setup(b, harnessOptions{concurrency: 32, allowPrivateHosts: true,
+		limits: store.Limits{AllowedHosts: []string{"http://" + strings.TrimPrefix(srv.URL, "http://")}}})
+	h.deploy("capabilities.wasm", false)
+	in, _ := json.Marshal(map[string]any{"n": 10, "url": srv.URL + "/second"})
+	b.ResetTimer()
+	for range b.N {
+		r, err := h.engine.StartAndAwait(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "parallel-fetch", Input: in})
+		if err != nil || r.Status != store.StatusCompleted {
+			b.Fatalf("run %+v: %v", r, err)
+		}
+	}
+}
+
+// The parent's cancellation reaches it at its parallel step, which answers it (cancelled), and
+// is passed to the branches, which all end; the parent ends cancelled.
+func TestParallelParentCancelReachesTheBranches(t *testing.T) {
+	t.Parallel()
+	srv := allInFlight(t, 4, 5*time.Second) // three branches: never all answered
+	h := setup(t, harnessOptions{concurrency: 8, allowPrivateHosts: true,
+		limits: store.Limits{AllowedHosts: []string{"http://" + strings.TrimPrefix(srv.URL, "http://")}}})
+	h.deploy("capabilities.wasm", false)
+	run := h.start("parallel-fetch", map[string]any{"n": 3, "url": srv.URL + "/held"})
+	h.awaitStep(run.ID, "fetch-all", store.StepWaiting, settle)
+	if _, err := h.engine.CancelRun(context.Background(), store.DefaultTenant, run.ID, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	r := h.await(run.ID, time.Minute)
+	steps := h.steps(run.ID)
+	if r.Status != store.StatusCancelled || len(steps) != 1 || steps[0].Status != store.StepCancelled || steps[0].Kind != store.KindParallel {
+		t.Fatalf("parent %s, journal %s; want cancelled at its parallel step", r.Status, journalText(steps))
+	}
+	kids, err := h.store.ChildrenOf(context.Background(), store.DefaultTenant, run.ID)
+	if err != nil || len(kids) != 3 {
+		t.Fatalf("children %+v %v", kids, err)
+	}
+	for _, k := range kids {
+		if b := h.await(k.RunID, time.Minute); !b.Status.Terminal() || b.CancelRequestedAt == nil && b.Status != store.StatusCancelled {
+			t.Fatalf("branch %s: %s, cancel asked %v; want it ended by the parent's cancel", k.Link.ParentKey, b.Status, b.CancelRequestedAt)
+		}
+	}
+}
