@@ -31,7 +31,8 @@ CREATE TABLE run_branches (
 -- locked first: branches ending at once decide in turn, and exactly one decides. Decided, the
 -- parent's step is resolved (store.Store.ForkBranches says how) and the parent woken;
 -- undecided, the held branch of the lowest index is made claimable in the ended one's slot.
--- The message and details of branch_failed are store.BranchFailure's.
+-- The message and details of branch_failed are store.BranchFailure's. A branch is a child
+-- (runs.is_child, set by fork_branch.sql), so the trigger's WHEN spares every other run's end.
 CREATE FUNCTION branch_ended() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     b       run_branches%ROWTYPE;
@@ -117,5 +118,5 @@ $$;
 
 CREATE CONSTRAINT TRIGGER runs_branch_ended AFTER UPDATE OF status ON runs
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-    WHEN (NEW.status IN ('completed', 'failed', 'cancelled', 'continued') AND OLD.status IS DISTINCT FROM NEW.status)
+    WHEN (NEW.is_child AND NEW.status IN ('completed', 'failed', 'cancelled', 'continued') AND OLD.status IS DISTINCT FROM NEW.status)
     EXECUTE FUNCTION branch_ended();

@@ -2,6 +2,7 @@
 -- statement: linked as the parent's child (parent key $6), its place in the fork, its journal
 -- the parent's entries before the step and the branch's entry at it (started $7), and, unless
 -- $8 (live), held: not claimable (available_at null, as a suspended run's) until released.
+-- It is a child (runs.is_child), whose end alone fires the end triggers (020, 023).
 -- Its activations start at 1: a claim reads the journal of a run past its first activation
 -- only, and a branch has one from the start.
 WITH link AS (
@@ -18,6 +19,6 @@ WITH link AS (
     SELECT $1, tenant_id, $5, $3, 'branch', 'completed', jsonb_build_object('branch', $4::integer), NULL, 0, NULL, NULL, NULL, NULL, $7, $7
     FROM runs WHERE id = $2
 ), hold AS (
-    UPDATE runs SET activations = 1, available_at = CASE WHEN $8 THEN available_at END WHERE id = $1
+    UPDATE runs SET activations = 1, available_at = CASE WHEN $8 THEN available_at END, is_child = true WHERE id = $1
 )
 SELECT 1
