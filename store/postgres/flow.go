@@ -16,7 +16,7 @@ import (
 // Flow control (store/flow.go). A start of a workflow with flow control is one transaction
 // that locks the rows of its keys in flow_keys (debounce, rate, concurrency, in that order)
 // and inserts the run with its run_flow row; a run's end releases its concurrency slot in the
-// deferred trigger flow_released (026_flow_control.sql). Those row locks serialise every
+// deferred trigger flow_released (024_flow_control.sql). Those row locks serialise every
 // host's starts and ends of one key, so no two hosts can both take a key's last slot.
 
 // errFlowKeyUsed rolls a flow start back when its idempotency key was taken meanwhile.

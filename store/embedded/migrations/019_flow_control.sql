@@ -1,4 +1,4 @@
--- Flow control, as store/postgres's 026_flow_control.sql: the workflow's flow, a run's
+-- Flow control, as store/postgres's 024_flow_control.sql: the workflow's flow, a run's
 -- concurrency key, the state of each key in use and each run's place under its flow. Where
 -- store/postgres releases a slot in a trigger, this store does it in Go in every transaction
 -- that ends a run (flow.go), as it resolves a child's parent: one primary-key lookup in
