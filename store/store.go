@@ -613,6 +613,8 @@ const (
 // write of a value the store cannot hold returns one wrapping ErrRefused. Both stores classify
 // their own errors this way, so callers never look at a driver's codes.
 type Store interface {
+	HookStore
+
 	// EnsureTenant creates the tenant if it does not exist.
 	EnsureTenant(ctx context.Context, tenantID string) error
 	// CreateTenant creates the tenant with its first token, in one transaction; an existing

@@ -433,7 +433,7 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 		if _, err := w.finish(l, status, output, info); err != nil {
 			return err
 		}
-		return w.childEnded(l.RunID)
+		return w.ended(l.RunID)
 	})
 }
 
@@ -457,7 +457,7 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 		if err := w.upsertStep(l.RunID, tenant, st); err != nil {
 			return err
 		}
-		return w.childEnded(l.RunID)
+		return w.ended(l.RunID)
 	})
 }
 

@@ -237,7 +237,7 @@ func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.
 			if _, err := w.exec("delete_snapshot", run.ID); err != nil {
 				return err
 			}
-			return w.childEnded(run.ID)
+			return w.ended(run.ID)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err

@@ -76,6 +76,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Children", childTests},
 		{"Pause", pauseTests},
 		{"RunLog", runLogTests},
+		{"Hooks", hookTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
