@@ -59,6 +59,8 @@ type WorkflowDecl struct {
 	Retry *RetryPolicy `json:"retry,omitempty"`
 	// Triggers are event names that start a run of this workflow when broadcast.
 	Triggers []string `json:"triggers,omitempty"`
+	// OnEnd are the workflow's completion hooks (Hook): what happens when one of its runs ends.
+	OnEnd []Hook `json:"onEnd,omitempty"`
 }
 
 // Backoff names how the delay between attempts grows.

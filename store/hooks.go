@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -33,6 +34,29 @@ const (
 // row starts no other (its start hooks are recorded failed, hook_chain_too_deep), so a hook
 // that starts its own workflow cannot loop forever. Both stores hold the same number.
 const MaxHookChainDepth = 8
+
+// ModuleHookID is the id of the i-th onEnd hook of a workflow version: "onEnd:" is a prefix
+// no tenant hook's id can take (their ids are names without ':').
+func ModuleHookID(workflow, version string, i int) string {
+	return "onEnd:" + workflow + "@" + version + "#" + strconv.Itoa(i)
+}
+
+// ModuleHooks are the store rows of a workflow version's onEnd.
+func ModuleHooks(w Workflow) []Hook {
+	out := make([]Hook, 0, len(w.OnEnd))
+	for i, h := range w.OnEnd {
+		mh := Hook{TenantID: w.TenantID, ID: ModuleHookID(w.Name, w.Version, i), Source: HookSourceModule,
+			Workflow: w.Name, Version: w.Version, URL: h.Webhook}
+		for _, s := range h.When {
+			mh.When = append(mh.When, RunStatus(s))
+		}
+		if h.Start != nil {
+			mh.StartWorkflow, mh.StartVersion = h.Start.Workflow, h.Start.Version
+		}
+		out = append(out, mh)
+	}
+	return out
+}
 
 // Hook is one completion hook of a tenant: for the runs of Workflow ("" every workflow) and
 // Version ("" every version) that end in one of When, start StartWorkflow (at StartVersion,

@@ -243,7 +243,11 @@ type Workflow struct {
 	RetentionDays int // 0: operator default
 	Retry         abi.RetryPolicy
 	Triggers      []string
-	CreatedAt     time.Time
+	// OnEnd are the version's completion hooks from its module's description, kept as
+	// module hooks (Hook, HookSourceTenant's sibling HookSourceModule) with ids
+	// ModuleHookID(Name, Version, i) and replaced whenever the version is bound; not read back.
+	OnEnd     []abi.Hook
+	CreatedAt time.Time
 }
 
 // WorkflowSummary is one workflow name with its versions and run counts.

@@ -21,6 +21,7 @@ var hookTests = []test{
 	{"WebhookOutbox", testWebhookOutbox},
 	{"ClaimsNeverShareADelivery", testDeliveryClaimRace},
 	{"SigningSecret", testHookSecret},
+	{"ModuleHooks", testModuleHooks},
 }
 
 // hook puts a tenant hook and fails the test on error.
@@ -291,4 +292,37 @@ func testHookSecret(t *testing.T, f *fixture) {
 	s3, _, err := f.s.HookSecret(f.ctx, f.tenant, nil)
 	ok(t, err)
 	sameBytes(t, "rotated secret", s3, []byte("rotated"))
+}
+
+// A workflow version's onEnd is kept as module hooks, bound and replaced with the version;
+// neither the API's put nor its delete reaches them.
+func testModuleHooks(t *testing.T, f *fixture) {
+	f.putModule(f.tenant, []byte("module-next"), false, wf("next", "v1"))
+	hooked := wf("hooked", "v1")
+	hooked.OnEnd = []abi.Hook{
+		{When: []string{"completed"}, Start: &abi.HookStart{Workflow: "next"}},
+		{When: []string{"failed"}, Webhook: "https://hooks.example.com/m"},
+	}
+	m := f.putModule(f.tenant, []byte("module-hooked"), false, hooked)
+	hooks, err := f.s.ListHooks(f.ctx, f.tenant)
+	ok(t, err)
+	if len(hooks) != 2 || hooks[0].Source != store.HookSourceModule || hooks[0].ID != store.ModuleHookID("hooked", "v1", 0) ||
+		hooks[0].StartWorkflow != "next" || hooks[1].URL != "https://hooks.example.com/m" {
+		t.Fatalf("module hooks %+v", hooks)
+	}
+	wantErr(t, f.s.DeleteHook(f.ctx, f.tenant, hooks[0].ID), store.ErrNotFound)
+	_, _, err = f.s.PutHook(f.ctx, store.Hook{TenantID: f.tenant, ID: hooks[0].ID, When: []store.RunStatus{store.StatusFailed}, URL: "https://x.example"})
+	wantErr(t, err, store.ErrConflict)
+
+	r := f.runOf(f.tenant, "hooked", "v1", m.Digest, "")
+	f.end(r, `7`)
+	ds := f.deliveries(store.DeliveryFilter{RunID: r.ID})
+	check(t, len(ds) == 1 && ds[0].Kind == store.HookKindStart && ds[0].Status == store.DeliveryDelivered, "deliveries %+v", ds)
+
+	// The same version rebound without onEnd has no hooks left.
+	plain := wf("hooked", "v1")
+	f.putModule(f.tenant, []byte("module-hooked-2"), true, plain)
+	hooks, err = f.s.ListHooks(f.ctx, f.tenant)
+	ok(t, err)
+	equal(t, "hooks after a rebind without onEnd", len(hooks), 0)
 }
