@@ -106,7 +106,9 @@ func (x *Executor) DispatchHooks(ctx context.Context) int { return x.hooks.dispa
 func (d *dispatcher) dispatch(ctx context.Context) int {
 	total := 0
 	for ctx.Err() == nil {
-		ds, err := d.store.ClaimDeliveries(ctx, d.cfg.Owner, d.cfg.HookPoll+d.cfg.HTTPTimeout+time.Minute, hookBatch)
+		lease := d.cfg.HTTPTimeout + time.Minute
+		claimed := d.clock.Now()
+		ds, err := d.store.ClaimDeliveries(ctx, d.cfg.Owner, lease, hookBatch)
 		if err != nil {
 			if ctx.Err() == nil {
 				d.log.Error("claim hook deliveries", "err", err)
@@ -114,6 +116,12 @@ func (d *dispatcher) dispatch(ctx context.Context) int {
 			return total
 		}
 		for _, dl := range ds {
+			// A row whose lease would run out before its request could end is left alone: the
+			// claim that takes it then makes the next attempt, and this one is never sent, so
+			// two dispatchers never send one delivery at once.
+			if d.clock.Now().Add(d.cfg.HTTPTimeout).After(claimed.Add(lease - 10*time.Second)) {
+				continue
+			}
 			d.deliver(ctx, dl)
 		}
 		total += len(ds)

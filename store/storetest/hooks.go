@@ -22,6 +22,7 @@ var hookTests = []test{
 	{"ClaimsNeverShareADelivery", testDeliveryClaimRace},
 	{"SigningSecret", testHookSecret},
 	{"ModuleHooks", testModuleHooks},
+	{"SweptWithTheRun", testDeliveriesSwept},
 }
 
 // hook puts a tenant hook and fails the test on error.
@@ -325,4 +326,23 @@ func testModuleHooks(t *testing.T, f *fixture) {
 	hooks, err = f.s.ListHooks(f.ctx, f.tenant)
 	ok(t, err)
 	equal(t, "hooks after a rebind without onEnd", len(hooks), 0)
+}
+
+// A run's deliveries go with it when retention sweeps it; a pending webhook is no reason to
+// keep the run.
+func testDeliveriesSwept(t *testing.T, f *fixture) {
+	f.hook(store.Hook{ID: "w", When: []store.RunStatus{store.StatusCompleted}, URL: "https://hooks.example.com/"})
+	r, _, err := f.s.CreateRun(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: wfName, Version: "v1", Digest: f.digest,
+		Input: json.RawMessage(`{}`), RetentionDays: 0})
+	ok(t, err)
+	f.end(r, `1`)
+	equal(t, "deliveries before the sweep", len(f.deliveries(store.DeliveryFilter{RunID: r.ID})), 1)
+	f.pass(2 * time.Millisecond)
+	n, err := f.s.SweepExpired(f.ctx, 100)
+	ok(t, err)
+	equal(t, "swept", n, 1)
+	equal(t, "deliveries after the sweep", len(f.deliveries(store.DeliveryFilter{})), 0)
+	ds, err := f.s.ClaimDeliveries(f.ctx, "a", time.Minute, 10)
+	ok(t, err)
+	equal(t, "claimable after the sweep", len(ds), 0)
 }
