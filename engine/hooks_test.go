@@ -23,6 +23,7 @@ import (
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/embedded"
 )
 
 // webhookReceiver is a local server that answers each request with the next of its statuses
@@ -253,19 +254,90 @@ func TestStartHookOnceAcrossALostEnd(t *testing.T) {
 		t.Fatalf("put hook: secret %q, %v", secret, err)
 	}
 	first := h.start("steps", map[string]int{"n": 1})
-	// Follow the chain through the deliveries: each run's start hook names the next.
-	id := first.ID
-	for depth := 1; ; depth++ {
-		h.await(id, 30*time.Second, store.StatusCompleted)
-		var ds []store.HookDelivery
-		if err := testenv.Poll(t, 10*time.Second, func() error {
-			ds = h.deliveries(store.DeliveryFilter{RunID: id})
-			if len(ds) != 1 {
-				return fmt.Errorf("run %s (depth %d): deliveries %+v, want one", id, depth, ds)
+	followHookChain(t, h.store, first.ID, "again")
+	if !wrapped.lost.Load() {
+		t.Fatal("no end lost its answer: the test did not test")
+	}
+}
+
+// TestStartHookOnceAcrossALostEndEmbedded is TestStartHookOnceAcrossALostEnd on the embedded
+// store, through its crash injection: the first write that ends a run commits and then fails
+// as if its reply had been lost.
+func TestStartHookOnceAcrossALostEndEmbedded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var lost atomic.Bool
+	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Faults: func(what string, committed bool) error {
+		if committed && strings.HasSuffix(what, "finish run") && lost.CompareAndSwap(false, true) {
+			return errLostAnswer
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), HookPoll: time.Hour, PollInterval: time.Second,
+		LeaseFor: 3 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Stop)
+	if _, _, _, err := eng.PutHook(ctx, store.DefaultTenant, engine.HookRequest{ID: "again", Workflow: "steps",
+		Hook: abi.Hook{When: []string{"completed"}, Start: &abi.HookStart{Workflow: "steps"}}}); err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: json.RawMessage(`{"n":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	followHookChain(t, st, first.ID, "again")
+	if !lost.Load() {
+		t.Fatal("no end lost its answer: the test did not test")
+	}
+}
+
+// followHookChain follows a chain of runs each started by the start hook hookID of the one
+// before, from firstID: each run completes, its one delivery started the next (keyed by the
+// ended run and the hook), until the delivery past store.MaxHookChainDepth is recorded failed;
+// the workflow then has exactly the runs of the chain, none started twice.
+func followHookChain(t *testing.T, st store.Store, firstID, hookID string) {
+	t.Helper()
+	ctx := context.Background()
+	awaitRun := func(id string) store.Run {
+		var r store.Run
+		if err := testenv.Poll(t, 30*time.Second, func() error {
+			var err error
+			if r, err = st.GetRun(ctx, store.DefaultTenant, id); err != nil {
+				return err
+			}
+			if r.Status != store.StatusCompleted {
+				return fmt.Errorf("run %s is %s (%+v)", id, r.Status, r.Error)
 			}
 			return nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+		return r
+	}
+	id := firstID
+	for depth := 1; ; depth++ {
+		awaitRun(id)
+		ds, err := st.ListDeliveries(ctx, store.DefaultTenant, store.DeliveryFilter{RunID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != 1 {
+			t.Fatalf("run %s (depth %d): deliveries %+v, want one", id, depth, ds)
 		}
 		if depth > store.MaxHookChainDepth {
 			if ds[0].Status != store.DeliveryFailed || !strings.HasPrefix(ds[0].LastError, "hook_chain_too_deep") {
@@ -276,16 +348,13 @@ func TestStartHookOnceAcrossALostEnd(t *testing.T) {
 		if ds[0].Status != store.DeliveryDelivered || ds[0].Depth != depth {
 			t.Fatalf("depth %d: %+v", depth, ds[0])
 		}
-		next := h.await(ds[0].StartedRunID, 30*time.Second, store.StatusCompleted)
-		if next.IdempotencyKey != "hook:"+id+":again" {
+		next := awaitRun(ds[0].StartedRunID)
+		if next.IdempotencyKey != "hook:"+id+":"+hookID {
 			t.Fatalf("started run's key %q", next.IdempotencyKey)
 		}
 		id = next.ID
 	}
-	if !wrapped.lost.Load() {
-		t.Fatal("no end lost its answer: the test did not test")
-	}
-	runs, _, err := h.store.ListRuns(ctx, store.DefaultTenant, store.RunFilter{Workflow: "steps", Limit: 100})
+	runs, _, err := st.ListRuns(ctx, store.DefaultTenant, store.RunFilter{Workflow: "steps", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
