@@ -111,7 +111,8 @@ func DecodeDescription(raw []byte) (Description, error) {
 // Validate applies ABI.md §7 to a module's description: at least one workflow; each named by
 // CheckName, with a version of 1 to MaxNameLen bytes that a store keeps (CheckText), declared
 // once per (name, version); retentionDays from 0 to MaxRetentionDays; a valid retry policy;
-// triggers that are names; and a valid flow (Flow.Validate).
+// triggers that are names; a valid flow (Flow.Validate); and at most MaxHooks onEnd hooks,
+// each valid (Hook.Validate).
 func (d Description) Validate() error {
 	if len(d.Workflows) == 0 {
 		return errors.New("module declares no workflow")
@@ -149,6 +150,14 @@ func (d Description) Validate() error {
 		if w.Flow != nil {
 			if err := w.Flow.Validate(); err != nil {
 				return fmt.Errorf("workflow %q: %v", w.Name, err)
+			}
+		}
+		if len(w.OnEnd) > MaxHooks {
+			return fmt.Errorf("workflow %q: onEnd has %d hooks, the limit is %d", w.Name, len(w.OnEnd), MaxHooks)
+		}
+		for i, h := range w.OnEnd {
+			if err := h.Validate(); err != nil {
+				return fmt.Errorf("workflow %q: onEnd[%d]: %v", w.Name, i, err)
 			}
 		}
 	}

@@ -61,6 +61,8 @@ type WorkflowDecl struct {
 	Triggers []string `json:"triggers,omitempty"`
 	// Flow is the workflow's flow control (concurrency, rate, debounce, priority); nil: none.
 	Flow *Flow `json:"flow,omitempty"`
+	// OnEnd are the workflow's completion hooks (Hook): what happens when one of its runs ends.
+	OnEnd []Hook `json:"onEnd,omitempty"`
 }
 
 // Backoff names how the delay between attempts grows.

@@ -67,7 +67,7 @@ func TestRequiredBodiesAreRequired(t *testing.T) {
 
 	bodies := documentedBodies(t)
 	param := regexp.MustCompile(`\{[^}]+\}`)
-	values := map[string]string{"{tenant}": "acme", "{secret}": "stripe-key", "{name}": "steps"}
+	values := map[string]string{"{tenant}": "acme", "{secret}": "stripe-key", "{name}": "steps", "{id}": "notify"}
 	required := 0
 	for pattern, documented := range bodies {
 		if !documented.required {

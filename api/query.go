@@ -28,6 +28,7 @@ var routeQuery = map[string][]string{
 	"GET /v1/schedules/{id}/next":                         {"count"},
 	"POST /v1/workflows/{name}/pause":                     {"version"},
 	"POST /v1/workflows/{name}/resume":                    {"version"},
+	"GET /v1/hooks/deliveries":                            {"runId", "startedRunId", "status", "limit"},
 }
 
 var runListQuery = []string{"status", "version", "idempotencyKey", "parent", "since", "until", "cursor", "limit", "input.*"}

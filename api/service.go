@@ -54,6 +54,10 @@ type Service interface {
 	TriggerSchedule(ctx context.Context, tenantID, id string) (engine.TriggerResult, error)
 	DeleteSchedule(ctx context.Context, tenantID, id string) error
 	NextFireTimes(ctx context.Context, tenantID, id string, n int) ([]engine.FireTime, error)
+
+	PutHook(ctx context.Context, tenantID string, req engine.HookRequest) (store.Hook, bool, []byte, error)
+	DeleteHook(ctx context.Context, tenantID, id string) error
+	RotateHookSecret(ctx context.Context, tenantID string) ([]byte, error)
 }
 
 // Reader is what the API reads from the store as it is, with no check or limit of the
@@ -75,4 +79,6 @@ type Reader interface {
 	ChildrenOf(ctx context.Context, tenantID, runID string) ([]store.ChildRef, error)
 	ParentOf(ctx context.Context, tenantID, runID string) (store.ChildLink, bool, error)
 	RunFlow(ctx context.Context, tenantID, runID string) (store.RunFlow, bool, error)
+	ListHooks(ctx context.Context, tenantID string) ([]store.Hook, error)
+	ListDeliveries(ctx context.Context, tenantID string, f store.DeliveryFilter) ([]store.HookDelivery, error)
 }

@@ -84,12 +84,14 @@ func TestCrossTenantMatrix(t *testing.T) {
 	aModules := string(a.call("GET", "/v1/modules", nil).body)
 	a.mustCall("POST", "/v1/schedules", []byte(`{"id":"sched-of-a","cron":"0 0 3 1 1 *","workflow":"onboarding","input":{"email":"a@example.com"}}`), 201)
 	aSchedule := a.mustCall("GET", "/v1/schedules/sched-of-a", nil, 200)
+	a.mustCall("PUT", "/v1/hooks/hook-of-a", []byte(`{"workflow":"onboarding","when":["failed"],"start":{"workflow":"onboarding"}}`), 201)
+	aHooks := string(a.call("GET", "/v1/hooks", nil).body)
 
 	// notA: the response shows nothing of A's beyond what the request itself named (a 404
 	// may repeat the id it was asked for; that tells B nothing).
 	var asked string
 	notA := func(r response) error {
-		for _, leak := range []string{runID, extraID, "tenant-a", "onboarding", userID, "stripe-key", "sk_live_a", "sched-of-a"} {
+		for _, leak := range []string{runID, extraID, "tenant-a", "onboarding", userID, "stripe-key", "sk_live_a", "sched-of-a", "hook-of-a"} {
 			if strings.Contains(string(r.body), leak) && !strings.Contains(asked, leak) {
 				return fmt.Errorf("the response shows tenant A's %q: %s", leak, r.body)
 			}
@@ -177,6 +179,18 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"POST /v1/schedules/{id}/resume":  {"/v1/schedules/sched-of-a/resume", nil, status(404)},
 		"POST /v1/schedules/{id}/trigger": {"/v1/schedules/sched-of-a/trigger", nil, status(404)},
 		"GET /v1/schedules/{id}/next":     {"/v1/schedules/sched-of-a/next", nil, status(404)},
+		// B's hooks and deliveries are its own: A's hook is not B's to see or delete, B's
+		// rotation makes B's secret, and A's run has no delivery B can list.
+		"GET /v1/hooks":                 {"/v1/hooks", nil, status(200)},
+		"PUT /v1/hooks/{id}":            {"/v1/hooks/b-hook", []byte(`{"when":["failed"],"start":{"workflow":"echo"}}`), status(201)},
+		"DELETE /v1/hooks/{id}":         {"/v1/hooks/hook-of-a", nil, status(404)},
+		"POST /v1/hooks/signing-secret": {"/v1/hooks/signing-secret", nil, status(200)},
+		"GET /v1/hooks/deliveries": {"/v1/hooks/deliveries?runId=" + runID, nil, func(r response) error {
+			if r.status != 200 || len(r.json(t)["deliveries"].([]any)) != 0 {
+				return fmt.Errorf("deliveries: %d %s, want 200 with none", r.status, r.body)
+			}
+			return nil
+		}},
 	}
 	tenantRoutes := 0
 	for _, pattern := range e.handler.Routes() {
@@ -222,6 +236,9 @@ func TestCrossTenantMatrix(t *testing.T) {
 	}
 	if now := a.mustCall("GET", "/v1/schedules/sched-of-a", nil, 200); fmt.Sprint(now) != fmt.Sprint(aSchedule) {
 		t.Fatalf("A's schedule changed: %v, was %v", now, aSchedule)
+	}
+	if now := string(a.call("GET", "/v1/hooks", nil).body); now != aHooks {
+		t.Fatalf("A's hooks changed: %s, were %s", now, aHooks)
 	}
 	if now := string(a.call("GET", "/v1/modules", nil).body); now != aModules {
 		t.Fatalf("A's modules changed: %s, were %s", now, aModules)

@@ -17,15 +17,19 @@ import (
 )
 
 // outboundPolicy is the host's policy for a tenant's activations.
-func (x *Executor) outboundPolicy(l store.Limits) *host.Outbound {
+func (x *Executor) outboundPolicy(l store.Limits) *host.Outbound { return outboundPolicy(x.cfg, l) }
+
+// outboundPolicy is the operator's outbound policy for a tenant with limits l: what its
+// guests' http_request and its webhooks (hooks.go) obey.
+func outboundPolicy(cfg Config, l store.Limits) *host.Outbound {
 	return &host.Outbound{
 		AllowHosts:       l.AllowedHosts,
-		AllowPrivate:     x.cfg.AllowPrivateHosts,
-		MaxRequestBytes:  x.cfg.MaxHTTPRequestBytes,
-		MaxResponseBytes: x.cfg.MaxHTTPResponseBytes,
-		Timeout:          x.cfg.HTTPTimeout,
-		MaxRedirects:     x.cfg.MaxHTTPRedirects,
-		Transport:        x.cfg.HTTPTransport,
+		AllowPrivate:     cfg.AllowPrivateHosts,
+		MaxRequestBytes:  cfg.MaxHTTPRequestBytes,
+		MaxResponseBytes: cfg.MaxHTTPResponseBytes,
+		Timeout:          cfg.HTTPTimeout,
+		MaxRedirects:     cfg.MaxHTTPRedirects,
+		Transport:        cfg.HTTPTransport,
 	}
 }
 

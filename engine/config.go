@@ -139,6 +139,14 @@ type Config struct {
 	// callbacks (envelope encryption: secrets.go). Nil: PutSecret refuses with
 	// ErrSecretsDisabled, and only values stored before encryption can be read.
 	SecretKeys *envelope.Keyring
+
+	// HookPoll is how often the webhook dispatcher looks for due deliveries when it knows of
+	// none sooner; default DefaultHookPoll. HookAttempts bounds a webhook's attempts (default
+	// DefaultHookAttempts); HookBackoff is the wait after the first failed attempt, doubled
+	// after each one after it, never more than an hour (default DefaultHookBackoff).
+	HookPoll     time.Duration
+	HookAttempts int
+	HookBackoff  time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -177,6 +185,9 @@ func (c *Config) setDefaults() {
 	c.SweepInterval = cmp.Or(c.SweepInterval, defaults.SweepInterval)
 	c.BroadcastWindow = cmp.Or(c.BroadcastWindow, defaults.BroadcastWindow)
 	c.SchedulePoll = cmp.Or(c.SchedulePoll, DefaultSchedulePoll)
+	c.HookPoll = cmp.Or(c.HookPoll, DefaultHookPoll)
+	c.HookAttempts = cmp.Or(c.HookAttempts, DefaultHookAttempts)
+	c.HookBackoff = cmp.Or(c.HookBackoff, DefaultHookBackoff)
 	out := host.DefaultOutbound()
 	c.MaxHTTPRequestBytes = cmp.Or(c.MaxHTTPRequestBytes, out.MaxRequestBytes)
 	c.MaxHTTPResponseBytes = cmp.Or(c.MaxHTTPResponseBytes, out.MaxResponseBytes)

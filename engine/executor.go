@@ -39,7 +39,8 @@ type Executor struct {
 	handBacks *handBacks
 	acq       *acquisitions
 	sweeper   *sweeper
-	scheduler *scheduler // fires due schedules (schedules.go)
+	hooks     *dispatcher // webhook deliveries (hooks.go)
+	scheduler *scheduler  // fires due schedules (schedules.go)
 	// parking keeps the passes parked on this host (parking.go); nil when parking is off.
 	parking *parking
 	// snapshots is the durable snapshot policy (snapshots.go); nil when they are off.
@@ -103,6 +104,7 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		acq:         acq,
 		sweeper:     newSweeper(sh.cfg, sh.obs),
 		scheduler:   newScheduler(sh.cfg, sh.obs),
+		hooks:       newDispatcher(sh.cfg, sh.limits),
 		wakeCh:      make(chan struct{}, 1),
 		slots:       make(chan struct{}, sh.cfg.Concurrency),
 		reserved:    make(chan struct{}, sh.cfg.ReservedSlots),
@@ -143,6 +145,7 @@ func (x *Executor) Start(ctx context.Context) error {
 		func(ctx context.Context) { defer close(x.claimerDone); x.claimLoop(ctx) },
 		func(ctx context.Context) { x.sweeper.loop(ctx, x.drain) },
 		func(ctx context.Context) { x.scheduler.loop(ctx, x.drain) },
+		func(ctx context.Context) { x.hooks.loop(ctx, x.drain) },
 		x.listenLoop,
 		x.heartbeatLoop,
 		x.handBacks.loop,

@@ -60,6 +60,8 @@ type harnessOptions struct {
 	tracerProvider trace.TracerProvider
 	// runStatesInterval is engine.Config.RunStatesInterval (0: the default).
 	runStatesInterval time.Duration
+	// hookPoll and hookBackoff are engine.Config's (0: the defaults).
+	hookPoll, hookBackoff time.Duration
 }
 
 // setup gives the test a migrated schema of its own, a started engine on it and the example
@@ -106,6 +108,8 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		Metrics:           opts.metrics,
 		TracerProvider:    opts.tracerProvider,
 		RunStatesInterval: opts.runStatesInterval,
+		HookPoll:          opts.hookPoll,
+		HookBackoff:       opts.hookBackoff,
 	})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)

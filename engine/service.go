@@ -120,7 +120,7 @@ func (s *Service) prepareDeploy(ctx context.Context, tenantID string, wasm []byt
 		}
 		wfs = append(wfs, store.Workflow{
 			TenantID: tenantID, Name: d.Name, Version: d.Version, Digest: m.Digest,
-			RetentionDays: d.RetentionDays, Retry: retry.Merge(abi.DefaultRetry()), Triggers: d.Triggers,
+			RetentionDays: d.RetentionDays, Retry: retry.Merge(abi.DefaultRetry()), Triggers: d.Triggers, OnEnd: d.OnEnd,
 			Flow: d.Flow,
 		})
 	}

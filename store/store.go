@@ -246,6 +246,10 @@ type Workflow struct {
 	// Flow is the workflow's flow control (nil: none). PutModule stores it; the reads of
 	// workflows (ResolveWorkflow, ListWorkflowVersions) leave it nil: only a start reads it.
 	Flow      *abi.Flow
+	// OnEnd are the version's completion hooks from its module's description, kept as
+	// module hooks (Hook, HookSourceTenant's sibling HookSourceModule) with ids
+	// ModuleHookID(Name, Version, i) and replaced whenever the version is bound; not read back.
+	OnEnd     []abi.Hook
 	CreatedAt time.Time
 }
 
@@ -628,6 +632,8 @@ const (
 // write of a value the store cannot hold returns one wrapping ErrRefused. Both stores classify
 // their own errors this way, so callers never look at a driver's codes.
 type Store interface {
+	HookStore
+
 	// EnsureTenant creates the tenant if it does not exist.
 	EnsureTenant(ctx context.Context, tenantID string) error
 	// CreateTenant creates the tenant with its first token, in one transaction; an existing

@@ -56,6 +56,7 @@ func newApp() *cli.App {
 			signalWithStartCommand(),
 			eventsCommand(),
 			schedulesCommand(),
+			hooksCommand(),
 			tenantsCommand(),
 			tokensCommand(),
 			versionCommand(),

@@ -433,13 +433,10 @@ func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatu
 	defer classify(&err)
 	return s.write(ctx, "finish run", func(w *wtx) error {
 		_, child, err := w.finish(l, status, output, info)
-		if err != nil || !child {
+		if err != nil {
 			return err
 		}
-		if err := w.flowEnded(l.RunID); err != nil {
-			return err
-		}
-		return w.childEnded(l.RunID)
+		return w.ended(l.RunID, child)
 	})
 }
 
@@ -460,13 +457,10 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 		if err != nil {
 			return err
 		}
-		if err := w.upsertStep(l.RunID, tenant, st); err != nil || !child {
+		if err := w.upsertStep(l.RunID, tenant, st); err != nil {
 			return err
 		}
-		if err := w.flowEnded(l.RunID); err != nil {
-			return err
-		}
-		return w.childEnded(l.RunID)
+		return w.ended(l.RunID, child)
 	})
 }
 

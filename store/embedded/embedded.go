@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -73,6 +74,9 @@ type Store struct {
 	clock   clock.Clock
 	faults  func(what string, committed bool) error
 	close   sync.Once
+	// anyHooks is set once the database holds a completion hook: until then the end of a run
+	// reads nothing of hooks (hooks.go).
+	anyHooks atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -143,6 +147,11 @@ func (s *Store) open(ctx context.Context, cfg Config) error {
 	if s.queries, err = sqlfiles.Queries(queryFiles, "queries"); err != nil {
 		return err
 	}
+	var anyHooks bool
+	if err := s.wdb.QueryRowContext(ctx, s.q("any_hooks")).Scan(&anyHooks); err != nil {
+		return err
+	}
+	s.anyHooks.Store(anyHooks)
 	return nil
 }
 

@@ -75,6 +75,9 @@ func (w *wtx) putModule(m store.Module, workflows []store.Workflow, replace, mov
 		if err := w.setFlow(wf); err != nil {
 			return nil, 0, err
 		}
+		if err := w.bindModuleHooks(m.TenantID, wf); err != nil {
+			return nil, 0, err
+		}
 		if moveLive {
 			if _, err := w.exec("delete_moving_snapshots", m.TenantID, wf.Name, wf.Version, m.Digest); err != nil {
 				return nil, 0, err
@@ -192,4 +195,25 @@ func (s *Store) TriggeredBy(ctx context.Context, tenantID, event string) (_ []st
 		return nil, fmt.Errorf("workflows triggered by %s: %w", event, err)
 	}
 	return out, nil
+}
+
+// bindModuleHooks replaces the module hooks of the workflow version wf (its onEnd).
+func (w *wtx) bindModuleHooks(tenant string, wf store.Workflow) error {
+	if _, err := w.exec("delete_module_hooks", tenant, wf.Name, wf.Version); err != nil {
+		return err
+	}
+	wf.TenantID = tenant
+	for _, h := range store.ModuleHooks(wf) {
+		statuses, _ := json.Marshal(h.When)
+		var startVersion any
+		if h.StartWorkflow != "" {
+			startVersion = h.StartVersion
+		}
+		if _, err := w.exec("insert_module_hook", tenant, h.ID, h.Workflow, h.Version, string(statuses),
+			nullIfEmpty(h.StartWorkflow), startVersion, nullIfEmpty(h.URL), micros(w.now)); err != nil {
+			return err
+		}
+		w.s.anyHooks.Store(true)
+	}
+	return nil
 }

@@ -254,10 +254,8 @@ func (s *Store) CancelRun(ctx context.Context, tenantID, runID string) (_ store.
 			if _, err := w.exec("delete_snapshot", run.ID); err != nil {
 				return err
 			}
-			if err := w.flowEnded(run.ID); err != nil {
-				return err
-			}
-			return w.childEnded(run.ID)
+			// Whether it is a child is not read here: a cancel is rare, and childEnded looks.
+			return w.ended(run.ID, true)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err

@@ -70,6 +70,9 @@ func (s *Store) putModule(ctx context.Context, tx pgx.Tx, m store.Module, workfl
 			return nil, 0, err
 		}
 		stored.Flow = w.Flow
+		if err := s.bindModuleHooks(ctx, tx, m.TenantID, w); err != nil {
+			return nil, 0, err
+		}
 		if moveLive {
 			var n int
 			if err := tx.QueryRow(ctx, s.q("move_live_runs"), m.TenantID, w.Name, w.Version, m.Digest).Scan(&n); err != nil {
@@ -153,4 +156,19 @@ func (s *Store) ListWorkflows(ctx context.Context, tenantID string) (_ []store.W
 	}
 	defer counts.Close()
 	return out, workflows.AddRunCounts(out, counts)
+}
+
+// bindModuleHooks replaces the module hooks of the workflow version w (its onEnd).
+func (s *Store) bindModuleHooks(ctx context.Context, tx pgx.Tx, tenant string, w store.Workflow) error {
+	if _, err := tx.Exec(ctx, s.q("delete_module_hooks"), tenant, w.Name, w.Version); err != nil {
+		return err
+	}
+	w.TenantID = tenant
+	for _, h := range store.ModuleHooks(w) {
+		if _, err := tx.Exec(ctx, s.q("insert_module_hook"), tenant, h.ID, h.Workflow, h.Version, statusStrings(h.When),
+			nullIfEmpty(h.StartWorkflow), startVersion(h), nullIfEmpty(h.URL)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

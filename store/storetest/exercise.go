@@ -78,6 +78,7 @@ func exercise(t *testing.T, newStore func(t *testing.T) (store.Store, *clock.Fak
 		{"Pause", pauseTests},
 		{"RunLog", runLogTests},
 		{"Flow", flowTests},
+		{"Hooks", hookTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,1 @@
+DELETE FROM hooks WHERE tenant_id = ?1 AND id = ?2 AND source = 'tenant'

@@ -1,0 +1,1 @@
+SELECT secret FROM hook_secrets WHERE tenant_id = ?1
