@@ -245,7 +245,7 @@ type Workflow struct {
 	Triggers      []string
 	// Flow is the workflow's flow control (nil: none). PutModule stores it; the reads of
 	// workflows (ResolveWorkflow, ListWorkflowVersions) leave it nil: only a start reads it.
-	Flow      *abi.Flow
+	Flow *abi.Flow
 	// OnEnd are the version's completion hooks from its module's description, kept as
 	// module hooks (Hook, HookSourceTenant's sibling HookSourceModule) with ids
 	// ModuleHookID(Name, Version, i) and replaced whenever the version is bound; not read back.
