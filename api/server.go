@@ -157,6 +157,7 @@ func (h *Handler) routes() []route {
 		{"DELETE /v1/workflows/{name}/runs/{id}", tenantAccess, h.terminateRun},
 		{"POST /v1/workflows/{name}/runs/{id}/cancel", tenantAccess, h.cancelRun},
 		{"POST /v1/workflows/{name}/runs/{id}/query/{query}", tenantAccess, h.queryRun},
+		{"POST /v1/workflows/{name}/runs/{id}/replay", tenantAccess, h.replayRun},
 		{"POST /v1/workflows/{name}/runs/{id}/terminate", tenantAccess, h.terminateRun},
 		{"POST /v1/workflows/{name}/runs/{id}/restart", tenantAccess, h.restartRun},
 		{"POST /v1/workflows/{name}/runs/{id}/pause", tenantAccess, h.pauseRun},

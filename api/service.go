@@ -24,6 +24,8 @@ type Service interface {
 	CountRuns(ctx context.Context, tenantID string, f store.RunFilter) (map[store.RunStatus]int, error)
 	CancelRun(ctx context.Context, tenantID, runID string, grace time.Duration) (store.Run, error)
 	QueryRun(ctx context.Context, tenantID, runID, name string, arg json.RawMessage) (*engine.QueryAnswer, error)
+	ReplayRun(ctx context.Context, tenantID, runID string, wasm []byte) (*engine.ReplayReport, error)
+	ModuleFeatures(ctx context.Context, tenantID, digest string) ([]string, error)
 	TerminateRun(ctx context.Context, tenantID, runID string) (store.Run, error)
 	RestartRun(ctx context.Context, tenantID string, req engine.RestartRequest) (store.Run, error)
 	PauseRun(ctx context.Context, tenantID, runID string) (store.Run, error)

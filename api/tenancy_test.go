@@ -132,6 +132,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"POST /v1/workflows/{name}/runs/{id}/cancel":        {runPath + "/cancel", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/query/{query}": {runPath + "/query/status", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/terminate":     {runPath + "/terminate", nil, status(404)},
+		"POST /v1/workflows/{name}/runs/{id}/replay":        {runPath + "/replay", testenv.Fixture(t, "examples.wasm"), status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/restart":       {runPath + "/restart", []byte(`{}`), status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/fork":          {runPath + "/fork", []byte(`{}`), status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/pause":         {runPath + "/pause", nil, status(404)},

@@ -95,6 +95,10 @@ type Run struct {
 	// Lease names the host executing a live run and until when it holds it: in GET run's
 	// answer only, and only while a host holds the run.
 	Lease *RunLease `json:"lease,omitempty"`
+	// Features are the optional ABI features the run's module declares (abi/ABI.md §7: cancel,
+	// query), so a client offers only what the module handles: in GET run's answer only, and
+	// only while the run has not ended.
+	Features []string `json:"features,omitempty"`
 }
 
 // RunLease is which host holds a run and until when (it renews the lease while it runs it).
