@@ -170,6 +170,7 @@ func (h *Handler) routes() []route {
 		{"GET /v1/workflows/{name}/runs/{id}/steps", tenantAccess, h.steps},
 		{"GET /v1/workflows/{name}/runs/{id}/outbound", tenantAccess, h.outbound},
 		{"GET /v1/workflows/{name}/runs/{id}/log", tenantAccess, h.runLog},
+		{"GET /v1/workflows/{name}/runs/{id}/logs", tenantAccess, h.guestLog},
 		{"GET /v1/workflows/{name}/runs/{id}/export", tenantAccess, h.exportRun},
 		{"POST /v1/events/{event}", tenantAccess, h.broadcast},
 		{"GET /v1/tenant", tenantAccess, h.ownTenant},

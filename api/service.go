@@ -68,6 +68,7 @@ type Reader interface {
 	RunLease(ctx context.Context, tenantID, runID string) (owner string, expires *time.Time, err error)
 	ListOutbound(ctx context.Context, tenantID, runID string) ([]store.OutboundRecord, error)
 	ListRunLog(ctx context.Context, tenantID, runID string, after int64, limit int) ([]store.LogEntry, error)
+	ListGuestLog(ctx context.Context, tenantID, runID string, after int64, limit int) ([]store.GuestLogLine, error)
 	ListModules(ctx context.Context, tenantID string) ([]store.Module, error)
 	ListWorkflows(ctx context.Context, tenantID string) ([]store.WorkflowSummary, error)
 	ListTenants(ctx context.Context) ([]store.Tenant, error)

@@ -145,6 +145,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 			[]byte(`{"userId":"` + userID + `"}`), status(404)},
 		"GET /v1/workflows/{name}/runs/{id}/outbound": {runPath + "/outbound", nil, status(404)},
 		"GET /v1/workflows/{name}/runs/{id}/log":      {runPath + "/log", nil, status(404)},
+		"GET /v1/workflows/{name}/runs/{id}/logs":     {runPath + "/logs", nil, status(404)},
 		"GET /v1/workflows/{name}/runs/{id}/export":   {runPath + "/export", nil, status(404)},
 		// B has no workflow of A's name: signal-with-start finds no run and starts none.
 		"POST /v1/workflows/{name}/signal-with-start": {"/v1/workflows/onboarding/signal-with-start",

@@ -310,6 +310,27 @@ type LogPage struct {
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 
+// GuestLogLine is a line a run's guest logged (the ABI's log, or a line of its stdout or
+// stderr), storable and redacted.
+type GuestLogLine struct {
+	Seq     int64     `json:"seq"`
+	At      time.Time `json:"at"`
+	Level   string    `json:"level"`
+	Message string    `json:"message"`
+	// Stream is stdout or stderr for an output line; absent for a log call.
+	Stream string `json:"stream,omitempty"`
+	// Step is the key of the step whose callback logged it; absent outside steps.
+	Step string `json:"step,omitempty"`
+}
+
+// GuestLogPage is a page of a run's guest log, in order.
+type GuestLogPage struct {
+	Lines []GuestLogLine `json:"lines"`
+	// NextCursor is the cursor of the next page when more lines follow this one; "" after the
+	// last.
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
 // QueryAnswer is a query's answer (POST .../runs/{id}/query/{name}): the result the workflow's
 // handler returned, and where in its journal the run stood when it was asked.
 type QueryAnswer struct {

@@ -323,6 +323,7 @@ func runsCommand() *cli.Command {
 				Action: runSteps,
 			},
 			runsLogCommand(),
+			runsLogsCommand(),
 			runsExportCommand(),
 			runsPauseCommand(),
 			runsResumeCommand(),

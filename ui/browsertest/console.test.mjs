@@ -248,6 +248,26 @@ test('query a live run from its page, and see the answer or the error', async ()
   assert.equal(await tools.getByRole('form', { name: 'Query this run' }).isVisible(), false);
 });
 
+test('a run\'s guest logs appear on its page, each line once', async () => {
+  // The welcome mail fails once: its callback runs twice and logs on the attempt that sends.
+  const { run, userId } = await waitingOnboarding('guestlog@example.com', { failWelcome: 1 });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  const table = page.getByRole('table', { name: /What the workflow logged/ });
+  await table.locator('tbody tr').first().waitFor();
+  assert.match(await table.locator('tbody tr').first().textContent(), /infosend-welcomewelcome mail sent to guestlog@example.com on attempt 2/);
+  // Verified, the run ends after more activations that replay the journal: the line is not
+  // logged again.
+  await daemon.api('POST', `/workflows/onboarding/runs/${run.id}/signals/verify`, { userId });
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  assert.equal(await table.locator('tbody tr').count(), 1);
+
+  // A run whose guest logs nothing says so.
+  const quiet = await daemon.api('POST', '/workflows/timeouts/runs?wait=30', { input: { hangAttempts: 0, timeoutMs: 1000, attempts: 1 } });
+  await page.goto(`${daemon.url}/ui/#/runs/timeouts/${quiet.id}`);
+  await page.getByText('The guest has logged nothing.').waitFor();
+});
+
 test('cancel a run from the console, after confirming', async () => {
   const { run } = await waitingOnboarding('cancel@example.com');
   await signIn();

@@ -1,6 +1,6 @@
-// A run: its header, actions, input/output/error, the timeline of its journal, its outbound
-// HTTP audit trail and its lifecycle log; refreshed every couple of seconds until the run has
-// ended.
+// A run: its header, actions, input/output/error, the timeline of its journal, its dry replay
+// and query tools, what its guest logged, its outbound HTTP audit trail and its lifecycle log;
+// refreshed every couple of seconds until the run has ended.
 import { h, replace, badge, when, duration, jsonBlock, toast, confirmDialog, field } from './dom.js';
 import { call, enc, ApiError } from './api.js';
 import { runHref } from './nav.js';
@@ -29,6 +29,7 @@ export async function runView(el, workflow, id) {
   let steps = [];         // the journal entries read so far, in order
   let more = false;       // whether the journal goes on past them
   const log = [];         // the lifecycle log entries read so far: append-only, so a refresh reads only newer ones
+  const lines = [];       // the guest log's lines read so far: append-only too
 
   // readLog appends the log entries after the last one read.
   async function readLog() {
@@ -38,6 +39,17 @@ export async function runView(el, workflow, id) {
       const page = await call('GET', `${base}/log`, { query });
       log.push(...page.entries);
       if (!page.nextCursor) return log;
+    }
+  }
+
+  // readGuestLog appends the guest's lines after the last one read.
+  async function readGuestLog() {
+    for (;;) {
+      const query = { limit: String(PAGE_MAX) };
+      if (lines.length) query.cursor = String(lines[lines.length - 1].seq);
+      const page = await call('GET', `${base}/logs`, { query });
+      lines.push(...page.lines);
+      if (!page.nextCursor) return lines;
     }
   }
 
@@ -76,15 +88,16 @@ export async function runView(el, workflow, id) {
   const tools = toolsSection(base);
   const outboundEl = h('section', { 'aria-labelledby': 'ob-title' });
   const logEl = h('section', { 'aria-labelledby': 'log-title' });
+  const guestEl = h('section', { 'aria-labelledby': 'guest-title' });
   const liveEl = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite' });
   replace(el, h('p', {}, h('a', { href: `#/runs?workflow=${enc(workflow)}`, text: `← Runs of ${workflow}` })),
-    headerEl, ioEl, timelineEl, tools.el, outboundEl, logEl, liveEl);
+    headerEl, ioEl, timelineEl, tools.el, guestEl, outboundEl, logEl, liveEl);
 
   async function load() {
     clearTimeout(timer);
     let run, read, outbound, children = {};
     try {
-      [run, read, outbound] = await Promise.all([call('GET', base), readSteps(), call('GET', `${base}/outbound`), readLog()]);
+      [run, read, outbound] = await Promise.all([call('GET', base), readSteps(), call('GET', `${base}/outbound`), readLog(), readGuestLog()]);
       // A run whose steps started children links each child step to its run: one listing of
       // the run's children (abi/ABI.md §4.16), by the step that started each.
       if (read.steps.some((s) => s.kind === 'child')) {
@@ -103,7 +116,7 @@ export async function runView(el, workflow, id) {
     steps = read.steps;
     more = read.more;
     const ended = ENDED.has(run.status);
-    const snapshot = JSON.stringify([run, steps, more, outbound, children, log.length]);
+    const snapshot = JSON.stringify([run, steps, more, outbound, children, log.length, lines.length]);
     // A live run's bars grow with the clock, so it is drawn again each time; an ended one only
     // when something changed (it no longer does).
     if (snapshot !== last || !ended) {
@@ -116,6 +129,7 @@ export async function runView(el, workflow, id) {
         tools.update(run);
         renderOutbound(outboundEl, outbound.outbound);
         renderLog(logEl, log);
+        renderGuestLog(guestEl, lines);
       }
       renderTimeline(timelineEl, run, steps, more, open, shown, () => { last = ''; load().catch(() => {}); }, children, log);
       last = snapshot;
@@ -532,6 +546,21 @@ function attemptsTable(s, attempts) {
 function renderOutbound(el, records) {
   replace(el, h('h2', { id: 'ob-title', text: 'Outbound HTTP audit' }),
     records.length ? outboundTable(records, 'Every outbound request and redirect hop the run made') : h('p', { class: 'muted', text: 'The run made no outbound HTTP requests.' }));
+}
+
+// renderGuestLog draws what the run's guest logged: its log calls and output lines, as the
+// host stored them (redacted, at most 1,000 lines a run, the oldest kept).
+function renderGuestLog(el, lines) {
+  replace(el, h('h2', { id: 'guest-title', text: 'Guest logs' }),
+    lines.length
+      ? h('div', { class: 'table-wrap' }, h('table', { class: 'guest-log' },
+          h('caption', { text: 'What the workflow logged, oldest first; lines of a pass replaying the journal are not kept twice' }),
+          h('thead', {}, h('tr', {}, ['At', 'Level', 'Step', 'Message'].map((c) => h('th', { scope: 'col', text: c })))),
+          h('tbody', {}, lines.map((l) => h('tr', { 'data-level': l.level },
+            h('td', {}, when(l.at)), h('td', { class: `level l-${l.level}`, text: l.stream ? `${l.level} (${l.stream})` : l.level }),
+            h('td', { class: 'mono', text: l.step || '—' }),
+            h('td', { class: 'mono message', text: l.message }))))))
+      : h('p', { class: 'muted', text: 'The guest has logged nothing.' }));
 }
 
 // renderLog draws the run's lifecycle log: what the store did to the run, in order.
