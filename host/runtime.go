@@ -54,8 +54,8 @@ type Config struct {
 	// MaxCompiles bounds the compile workers running at once; default the number of CPUs, at
 	// least 2. One tenant has at most one at a time, so its uploads queue behind each other.
 	MaxCompiles int
-	// CompileTimeout bounds one module's compile, in the worker; default 2 minutes. A module
-	// that takes longer is invalid.
+	// CompileTimeout bounds one module's compile, in the worker; default 2 minutes (16 in a
+	// -race build, whose compiler runs instrumented). A module that takes longer is invalid.
 	CompileTimeout time.Duration
 	// CompileMemoryBytes bounds the compile worker's memory (its heap and mappings, as
 	// RLIMIT_DATA); default 1 GiB, five times what the largest fixture's compile needs (8 GiB
@@ -161,9 +161,9 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.TenantCores < 0 {
 		return nil, fmt.Errorf("host config: TenantCores must be at least 1, not %d", cfg.TenantCores)
 	}
-	cfg.CompileTimeout = cmp.Or(cfg.CompileTimeout, 2*time.Minute)
+	cfg.CompileTimeout = cmp.Or(cfg.CompileTimeout, compileHeadroom*2*time.Minute)
 	cfg.DescribeTimeout = cmp.Or(cfg.DescribeTimeout, 5*time.Second)
-	cfg.CompileMemoryBytes = cmp.Or(cfg.CompileMemoryBytes, compileMemoryHeadroom<<30)
+	cfg.CompileMemoryBytes = cmp.Or(cfg.CompileMemoryBytes, compileHeadroom<<30)
 	cfg.Bounds = cfg.Bounds.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -82,6 +82,10 @@ func cleanEnv(t *testing.T) {
 		}
 	}
 	t.Setenv("WFHOST_DATA_DIR", t.TempDir())
+	// One compile cache for the package's tests, as internal/testenv keeps one for the
+	// others: under -race a Go fixture's compile takes tens of seconds, and each test's data
+	// directory would otherwise compile the same fixtures again.
+	t.Setenv("WFHOST_CACHE_DIR", filepath.Join(os.TempDir(), "wfhost-test-compile-cache"))
 }
 
 // wfhost runs the CLI as main does, flags allowed after arguments, and returns what it printed.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 	"unicode/utf8"
 
@@ -79,6 +78,7 @@ func replayCommand() *cli.Command {
 		Flags: append(outputFlags(),
 			&cli.StringFlag{Name: "module", Aliases: []string{"m"}, Required: true, EnvVars: []string{"WFHOST_REPLAY_MODULE"}, Usage: "the .wasm module to replay the run on"},
 			dataDirFlag(),
+			cacheDirFlag(),
 			&cli.Int64Flag{Name: "max-export-bytes", Value: defaultMaxExportBytes, EnvVars: []string{"WFHOST_MAX_EXPORT_BYTES"}, Usage: "refuse an export file larger than this"},
 		),
 		Action: replay,
@@ -113,8 +113,8 @@ func replay(c *cli.Context) error {
 		return usagef("--module: %v", err)
 	}
 	// Compiled code is kept apart from the daemon's cache: a replay never touches what a
-	// daemon on the same data directory is using.
-	rt, err := host.NewRuntime(c.Context, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "replay-cache")})
+	// daemon on the same data directory is using (unless --cache-dir names one for both).
+	rt, err := host.NewRuntime(c.Context, host.Config{CacheDir: compileCacheDir(c, "replay-cache")})
 	if err != nil {
 		return err
 	}

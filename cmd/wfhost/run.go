@@ -54,6 +54,7 @@ func runCommand() *cli.Command {
 	flags := append(dbFlags(),
 		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", EnvVars: []string{"WFHOST_LISTEN"}, Usage: "HTTP listen address"},
 		dataDirFlag(),
+		cacheDirFlag(),
 		&cli.StringFlag{Name: "token", EnvVars: []string{"WFHOST_TOKEN"}, Usage: "a token of the default tenant, created if new (default: one kept in --data-dir/token)"},
 		&cli.StringFlag{Name: "admin-token", EnvVars: []string{"WFHOST_ADMIN_TOKEN"}, Usage: "the token of the admin API (tenants and their tokens); without it the admin API is off"},
 		&cli.StringFlag{Name: "owner", EnvVars: []string{"WFHOST_OWNER"}, Usage: "this host's name in leases (default: random)"},
@@ -185,6 +186,23 @@ func newLogger(c *cli.Context) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", c.String("log-format"))
 }
 
+// cacheDirFlag names where compiled modules are kept when that should not be under the data
+// directory: a faster disk, or one cache shared by several data directories (the CLI's tests
+// share one, so that each test does not compile the same fixtures again under -race).
+// Compiled code is keyed by the module's digest and wazero's version, so sharing is safe.
+func cacheDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "cache-dir", EnvVars: []string{"WFHOST_CACHE_DIR"},
+		Usage: "where compiled modules are kept (default: a directory under --data-dir)"}
+}
+
+// compileCacheDir is --cache-dir, or the directory sub of the data directory.
+func compileCacheDir(c *cli.Context, sub string) string {
+	if dir := c.String("cache-dir"); dir != "" {
+		return dir
+	}
+	return filepath.Join(c.String("data-dir"), sub)
+}
+
 func dataDirFlag() cli.Flag {
 	return &cli.StringFlag{Name: "data-dir", Value: defaultDataDir(), EnvVars: []string{"WFHOST_DATA_DIR"},
 		Usage: "the daemon's directory: the embedded store (without --database-url), compiled modules, the default token"}
@@ -242,7 +260,7 @@ func runDaemon(c *cli.Context) error {
 	}
 	// The host refuses modules over its own bound before any tenant's limit is asked; it is
 	// raised with --max-module-bytes, so the default limit can be above 32 MiB.
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "cache"), Logger: log, TenantCores: c.Int("tenant-cores"),
+	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: compileCacheDir(c, "cache"), Logger: log, TenantCores: c.Int("tenant-cores"),
 		MaxModuleBytes: max(cfg.TenantDefaults.MaxModuleBytes, defaults.MaxModuleBytes),
 		Snapshots:      snapshotConfig(c, cfg, log)})
 	if err != nil {

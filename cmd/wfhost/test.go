@@ -40,6 +40,7 @@ func testCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-crashes", Usage: "skip the crash variants (a quick run)"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "the longest one variant may take in real time"},
 			dataDirFlag(),
+			cacheDirFlag(),
 		),
 		Action: runTests,
 	}
@@ -71,8 +72,9 @@ func runTests(c *cli.Context) error {
 	if err != nil {
 		return usagef("--module: %v", err)
 	}
-	// Compiled code is kept apart from the daemon's cache, as replay's is.
-	rt, err := host.NewRuntime(c.Context, host.Config{CacheDir: filepath.Join(c.String("data-dir"), "test-cache")})
+	// Compiled code is kept apart from the daemon's cache (unless --cache-dir says otherwise),
+	// as replay's is.
+	rt, err := host.NewRuntime(c.Context, host.Config{CacheDir: compileCacheDir(c, "test-cache")})
 	if err != nil {
 		return err
 	}

@@ -117,3 +117,20 @@ func TestWfhostTestRefusesBadInput(t *testing.T) {
 	matches(t, "an empty directory", expect(t, exitUsage, "test", "--module", module, empty).stderr, `holds no \*\.json scenario`)
 	matches(t, "a bad timeout", expect(t, exitUsage, "test", "--module", module, "--timeout", "0s", good).stderr, `--timeout must be positive`)
 }
+
+// TestCacheDirKeepsCompiledCode: --cache-dir (WFHOST_CACHE_DIR) is where compiled modules go
+// instead of the data directory, so several data directories can share one cache.
+func TestCacheDirKeepsCompiledCode(t *testing.T) {
+	cleanEnv(t)
+	dataDir, cacheDir := t.TempDir(), t.TempDir()
+	t.Setenv("WFHOST_DATA_DIR", dataDir)
+	steps := filepath.Join("..", "..", "examples", "wasm", "scenarios", "steps-hourly.json")
+	expect(t, 0, "test", "--no-crashes", "--cache-dir", cacheDir, "--module", testdata("examples_as.wasm"), steps)
+	entries, err := os.ReadDir(cacheDir)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("--cache-dir %s holds %d entries (%v), want the compiled module", cacheDir, len(entries), err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "test-cache")); !os.IsNotExist(err) {
+		t.Fatalf("the data directory's own cache exists beside --cache-dir: %v", err)
+	}
+}

@@ -329,25 +329,27 @@ func (w *wtx) suspendAt(l store.Lease, wakeAt *time.Time, steps ...store.Step) e
 }
 
 // finish records a run's end; fenced.
-func (w *wtx) finish(l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (string, error) {
+func (w *wtx) finish(l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (tenant string, child bool, err error) {
 	if status != store.StatusNondeterministic && !status.Terminal() {
-		return "", fmt.Errorf("finish run: status %q is not an end", status)
+		return "", false, fmt.Errorf("finish run: status %q is not an end", status)
 	}
 	out, err := jsonArg(output)
 	if err != nil {
-		return "", fmt.Errorf("output: %w", err)
+		return "", false, fmt.Errorf("output: %w", err)
 	}
 	var completed any
 	if status.Terminal() {
 		completed = micros(w.now)
 	}
-	tenant, err := w.fence("finish", l.RunID, l.Epoch, string(status), out, errorArg(info), completed, micros(w.now), day)
-	if err != nil {
-		return "", err
+	err = w.queryRow("finish", l.RunID, l.Epoch, string(status), out, errorArg(info), completed, micros(w.now), day).Scan(&tenant, &child)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, store.ErrLeaseLost
+	} else if err != nil {
+		return "", false, err
 	}
 	// A finished run never resumes from its snapshot.
 	_, err = w.exec("delete_snapshot", l.RunID)
-	return tenant, err
+	return tenant, child, err
 }
 
 // SaveSnapshot journals the held step, when there is one, and replaces the run's snapshot,
@@ -430,7 +432,8 @@ func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int)
 func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
 	defer classify(&err)
 	return s.write(ctx, "finish run", func(w *wtx) error {
-		if _, err := w.finish(l, status, output, info); err != nil {
+		_, child, err := w.finish(l, status, output, info)
+		if err != nil || !child {
 			return err
 		}
 		return w.childEnded(l.RunID)
@@ -450,11 +453,11 @@ func (s *Store) CommitAndSuspend(ctx context.Context, l store.Lease, held, st st
 func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
 	defer classify(&err)
 	return s.write(ctx, "commit "+st.Key+" and finish run", func(w *wtx) error {
-		tenant, err := w.finish(l, status, output, info)
+		tenant, child, err := w.finish(l, status, output, info)
 		if err != nil {
 			return err
 		}
-		if err := w.upsertStep(l.RunID, tenant, st); err != nil {
+		if err := w.upsertStep(l.RunID, tenant, st); err != nil || !child {
 			return err
 		}
 		return w.childEnded(l.RunID)
@@ -473,7 +476,7 @@ func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *stor
 		return store.Run{}, fmt.Errorf("finish and continue run: input: %w", err)
 	}
 	err = s.write(ctx, "finish and continue run", func(w *wtx) error {
-		tenant, err := w.finish(l, status, output, info)
+		tenant, child, err := w.finish(l, status, output, info)
 		if err != nil {
 			return err
 		}
@@ -505,8 +508,10 @@ func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *stor
 		if _, err := w.exec("move_run_events", l.RunID, run.ID); err != nil {
 			return err
 		}
-		if err := w.childContinued(l.RunID, run.ID); err != nil {
-			return err
+		if child {
+			if err := w.childContinued(l.RunID, run.ID); err != nil {
+				return err
+			}
 		}
 		w.wake()
 		return nil

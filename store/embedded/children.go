@@ -13,9 +13,10 @@ import (
 )
 
 // Child runs (store.Store.StartChild). Where store/postgres resolves an awaited child's parent
-// step by a deferred trigger, this store does it in Go in every transaction that ends a run
-// (childEnded, childContinued), after the run's end is written: one primary-key lookup in
-// run_parents, which finds nothing for a run that is no child.
+// step by a deferred trigger, this store does it in Go in a transaction that ends a child run
+// (childEnded, childContinued), after the run's end is written. A finish reads runs.is_child
+// from the row it updates (finish.sql), so a run that is no child looks nothing up; a cancel,
+// rare, looks in run_parents.
 
 // StartChild starts a child run for the parent's step st; see store.Store.
 func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step, st store.Step, child store.NewRun, link store.ChildLink, leaseFor time.Duration) (_ store.Step, _ string, err error) {
@@ -60,6 +61,9 @@ func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step,
 			if _, err := w.exec("link_child", run.ID, link.ParentRunID, link.ParentKey, link.ParentClose, link.Awaited, micros(w.now)); err != nil {
 				return err
 			}
+			if _, err := w.exec("mark_child", run.ID); err != nil {
+				return err
+			}
 		}
 		childID = run.ID
 		if link.Awaited {
@@ -101,7 +105,7 @@ func (w *wtx) childLink(runID string) (store.ChildLink, bool, error) {
 	return p, err == nil, err
 }
 
-// childEnded is called in every transaction that ends run runID (terminal), after its end is
+// childEnded is called in every transaction that ends a child run (terminal), after its end is
 // written: when it is an awaited child whose chain ends here, the parent's step, if it still
 // waits, is completed or failed with the child's end, and the parent made available now.
 func (w *wtx) childEnded(runID string) error {
@@ -144,9 +148,12 @@ func (w *wtx) childEnded(runID string) error {
 	return nil
 }
 
-// childContinued hands a child's link on to the run that continues it.
+// childContinued hands a child's link, and its mark, on to the run that continues it.
 func (w *wtx) childContinued(runID, next string) error {
-	_, err := w.exec("copy_child_link", runID, next, micros(w.now))
+	if _, err := w.exec("copy_child_link", runID, next, micros(w.now)); err != nil {
+		return err
+	}
+	_, err := w.exec("mark_child", next)
 	return err
 }
 

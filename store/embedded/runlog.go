@@ -9,8 +9,9 @@ import (
 	"github.com/wfhost/wfhost/store/internal/logdetail"
 )
 
-// ListRunLog returns a page of a run's lifecycle log (written by 017_run_log.sql's triggers),
-// in one read transaction with the check that the run exists, as the journal reads.
+// ListRunLog returns a page of a run's lifecycle log (017_run_log.sql: the created entry read
+// from the run, the rest written by triggers), in one read transaction with the check that
+// the run exists, as the journal reads.
 func (s *Store) ListRunLog(ctx context.Context, tenantID, runID string, after int64, limit int) (_ []store.LogEntry, err error) {
 	defer classify(&err)
 	if limit < 1 || limit > store.MaxLogPage {

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -36,4 +38,33 @@ func (s *Store) RunLogRows(ctx context.Context, runID string) (int, error) {
 func (s *Store) TamperRunLog(ctx context.Context, runID string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE run_log SET kind = 'ended' WHERE run_id = $1`, runID)
 	return err
+}
+
+// The hooks of pause_race_test.go: a start held open in its transaction while a workflow's
+// pause or resume runs, and a look at whether that pause is waiting for it.
+
+// StartInFlight begins a transaction and starts a run in it with create_run.sql, the statement
+// of a start, a child's start and a signal-with-start, and returns the transaction still open.
+func (s *Store) StartInFlight(ctx context.Context, n store.NewRun) (pgx.Tx, store.Run, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, store.Run{}, err
+	}
+	run, err := scanRun(tx.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
+		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt))
+	if err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, store.Run{}, err
+	}
+	return tx, run, nil
+}
+
+// WaitingForWriters reports whether one of this store's connections is in
+// runs_writers_wait.sql: a workflow's pause or resume between its two passes.
+func (s *Store) WaitingForWriters(ctx context.Context) (bool, error) {
+	var waiting bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+		WHERE application_name = $1 AND state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%runs_writers_wait(%')`,
+		s.appName).Scan(&waiting)
+	return waiting, err
 }

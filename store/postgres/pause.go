@@ -110,46 +110,82 @@ func (s *Store) HoldPaused(ctx context.Context, l store.Lease, held *store.Step,
 	return false, nil
 }
 
-// PauseWorkflow keeps the pause and pauses the workflow's live runs, under the lock that
-// orders it against their creation (021_pause.sql).
+// PauseWorkflow keeps the pause and pauses the workflow's live runs, then waits out the
+// writes of runs in flight and pauses the runs they created: a start pays nothing for a
+// pause, and one racing it is still caught (021_pause.sql has the argument).
 func (s *Store) PauseWorkflow(ctx context.Context, tenantID, workflow, version string) (n int, err error) {
 	defer classify(&err)
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	kept := false
+	pass := func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, s.q("pause_workflow_lock"), tenantID, workflow); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, s.q("keep_workflow_pause"), tenantID, workflow, version); err != nil {
+		if !kept {
+			if _, err := tx.Exec(ctx, s.q("keep_workflow_pause"), tenantID, workflow, version); err != nil {
+				return err
+			}
+		} else if err := tx.QueryRow(ctx, s.q("workflow_pause_kept"), tenantID, workflow, version).Scan(&kept); err != nil || !kept {
+			return err // lifted in between: the resume resumed what this pause paused
+		}
+		var paused, notified int
+		if err := tx.QueryRow(ctx, s.q("pause_workflow"), tenantID, workflow, version, s.cancelChannel, kept).Scan(&paused, &notified); err != nil {
 			return err
 		}
-		var notified int
-		return tx.QueryRow(ctx, s.q("pause_workflow"), tenantID, workflow, version, s.cancelChannel).Scan(&n, &notified)
-	})
-	if err != nil {
+		n += paused
+		return nil
+	}
+	if err := s.twoPasses(ctx, pass, func() { kept = true }); err != nil {
 		return 0, fmt.Errorf("pause workflow %s: %w", workflow, err)
 	}
 	return n, nil
 }
 
-// ResumeWorkflow lifts the pause and resumes the runs it held, under the same lock.
+// ResumeWorkflow lifts the pause and resumes the runs it held, then waits out the writes of
+// runs in flight and resumes the runs created paused by starts that still saw the pause.
 func (s *Store) ResumeWorkflow(ctx context.Context, tenantID, workflow, version string) (n int, err error) {
 	defer classify(&err)
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	lifted := false
+	pass := func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, s.q("pause_workflow_lock"), tenantID, workflow); err != nil {
 			return err
 		}
-		var lifted, woken int
-		if err := tx.QueryRow(ctx, s.q("resume_workflow"), tenantID, workflow, version, s.wakeChannel).Scan(&lifted, &n, &woken); err != nil {
+		var resumed, woken int
+		if lifted {
+			if err := tx.QueryRow(ctx, s.q("resume_created_paused"), tenantID, workflow, version, s.wakeChannel).Scan(&resumed, &woken); err != nil {
+				return err
+			}
+			n += resumed
+			return nil
+		}
+		var count int
+		if err := tx.QueryRow(ctx, s.q("resume_workflow"), tenantID, workflow, version, s.wakeChannel).Scan(&count, &resumed, &woken); err != nil {
 			return err
 		}
-		if lifted == 0 {
+		if count == 0 {
 			return fmt.Errorf("%w: it is not paused", store.ErrNotFound)
 		}
+		n += resumed
 		return nil
-	})
-	if err != nil {
+	}
+	if err := s.twoPasses(ctx, pass, func() { lifted = true }); err != nil {
 		return 0, fmt.Errorf("resume workflow %s: %w", workflow, err)
 	}
 	return n, nil
+}
+
+// twoPasses runs pass in a transaction, calls between, waits for every transaction writing
+// runs at that moment to end (runs_writers_wait.sql), and runs pass again in another: the
+// order that 021_pause.sql's argument rests on. between tells pass that the first committed.
+func (s *Store) twoPasses(ctx context.Context, pass func(pgx.Tx) error, between func()) error {
+	if err := pgx.BeginFunc(ctx, s.pool, pass); err != nil {
+		return err
+	}
+	between()
+	var waited int
+	if err := s.pool.QueryRow(ctx, s.q("runs_writers_wait")).Scan(&waited); err != nil {
+		return fmt.Errorf("wait for the starts in flight: %w", err)
+	}
+	return pgx.BeginFunc(ctx, s.pool, pass)
 }
 
 // ListWorkflowPauses returns the tenant's paused workflows and versions.

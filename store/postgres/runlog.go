@@ -11,9 +11,9 @@ import (
 	"github.com/wfhost/wfhost/store/internal/logdetail"
 )
 
-// ListRunLog returns a page of a run's lifecycle log (written by 022_run_log.sql's triggers),
-// batched after run_status as the journal reads are, so an unknown run is told from one with
-// no entries after the cursor in one round trip.
+// ListRunLog returns a page of a run's lifecycle log (022_run_log.sql: the created entry read
+// from the run, the rest written by triggers), batched after run_status as the journal reads
+// are, so an unknown run is told from one with no entries after the cursor in one round trip.
 func (s *Store) ListRunLog(ctx context.Context, tenantID, runID string, after int64, limit int) (_ []store.LogEntry, err error) {
 	defer classify(&err)
 	if !validUUID(runID) {

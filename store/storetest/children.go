@@ -14,6 +14,7 @@ var childTests = []test{
 	{"FailedChildFailsTheStep", testChildFails},
 	{"CancelledChildFailsTheStep", testChildCancelled},
 	{"ChainEndsTheWait", testChildChain},
+	{"RetryAfterAContinueStillEndsTheWait", testChildChainRetried},
 	{"DetachedAndRefused", testChildDetachedAndRefused},
 	{"Fenced", testChildFenced},
 	{"AnsweredStepIsLeftAlone", testChildAfterCancelledStep},
@@ -124,6 +125,32 @@ func testChildChain(t *testing.T, f *fixture) {
 	kids, err := f.s.ChildrenOf(f.ctx, f.tenant, parent.ID)
 	ok(t, err)
 	equal(t, "the parent's children, the chain's runs", len(kids), 2)
+}
+
+// The mark that a run is a child, which a run's end reads instead of looking for a parent, is
+// handed on down a chain: a child continued as new, whose successor fails and is retried, and
+// whose retry fails for good, fails its parent's step (that end reads the mark handed on twice).
+func testChildChainRetried(t *testing.T, f *fixture) {
+	parent, child := f.startAwaited()
+	cc := f.claim(child.ID, longLease)
+	next, err := f.s.FinishAndContinue(f.ctx, cc.Lease, nil, store.StatusContinued, nil, nil, f.next(cc.Run, `{"turn":1}`, 1))
+	ok(t, err)
+	nc := f.claim(next.ID, longLease)
+	retry, err := f.s.FinishAndContinue(f.ctx, nc.Lease, nil, store.StatusFailed, nil,
+		&abi.ErrorInfo{Code: "flaky", Message: "once"}, f.next(nc.Run, `{"turn":1}`, 2))
+	ok(t, err)
+	equal(t, "the retry's attempt", retry.Attempt, 2)
+	equal(t, "the step while the chain goes on", f.step(parent.ID, "kid").Status, store.StepWaiting)
+	link, found, err := f.s.ParentOf(f.ctx, f.tenant, retry.ID)
+	ok(t, err)
+	check(t, found && link.ParentRunID == parent.ID && link.Awaited, "the retry's link: %+v %v", link, found)
+	rc := f.claim(retry.ID, longLease)
+	ok(t, f.s.CommitAndFinish(f.ctx, rc.Lease, f.runStep(retry.ID, 0, "again"), store.StatusFailed, nil,
+		&abi.ErrorInfo{Code: "flaky", Message: "twice", NonRetryable: true}))
+	kid := f.step(parent.ID, "kid")
+	equal(t, "the step after the retry failed", kid.Status, store.StepFailed)
+	check(t, kid.Error != nil && kid.Error.Code == abi.CodeChildFailed, "the step's error %+v", kid.Error)
+	f.claim(parent.ID, longLease)
 }
 
 // A detached child's step completes at once with its run id, the parent keeping its lease; a

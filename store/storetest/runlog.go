@@ -21,6 +21,7 @@ var runLogTests = []test{
 	{"RestartLogsNoCopiedEntries", testLogRestart},
 	{"PagesAndTenancy", testLogPages},
 	{"AppendOnlyAndSweptWithTheRun", testLogAppendOnlyAndSwept},
+	{"OneRowForALeasedOneStepRun", testLogOneRow},
 	{"GuestLogKeptApartBoundedAndSwept", testGuestLog},
 }
 
@@ -349,6 +350,41 @@ func testLogAppendOnlyAndSwept(t *testing.T, f *fixture) {
 	_, err = f.s.ListRunLog(f.ctx, f.tenant, gone.ID, 0, 10)
 	wantErr(t, err, store.ErrNotFound)
 	equal(t, "kept run's log", kinds(t, f.logOf(kept.ID)), "created claimed ended")
+}
+
+// A leased start and its 1-step run's end write one row between them (the end's): the
+// created entry is read from the run, whose columns it shows no later write changes, so it
+// reads the same after the run changed hands, and stays first.
+func testLogOneRow(t *testing.T, f *fixture) {
+	rows, isRows := f.s.(LogRows)
+	if !isRows {
+		t.Fatalf("%T does not implement storetest.LogRows in its test build", f.s)
+	}
+	c, created, err := f.s.CreateLeasedRun(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: wfName, Input: json.RawMessage(`{}`)},
+		store.LeaseTo{Owner: "host-a", LeaseFor: longLease})
+	ok(t, err)
+	check(t, created, "not created")
+	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, runStep(c.Run.ID, 0, "only", store.StepCompleted, 1, f.now()),
+		store.StatusCompleted, json.RawMessage(`1`), nil))
+	n, err := rows.RunLogRows(f.ctx, c.Run.ID)
+	ok(t, err)
+	equal(t, "run_log rows of a leased 1-step run", n, 1)
+	equal(t, "its log", kinds(t, f.logOf(c.Run.ID)), "created ended")
+
+	// Handed back by host-a and claimed by another: the created entry is still host-a's.
+	c, _, err = f.s.CreateLeasedRun(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: wfName, Input: json.RawMessage(`{}`)},
+		store.LeaseTo{Owner: "host-a", LeaseFor: longLease})
+	ok(t, err)
+	ok(t, f.s.Release(f.ctx, c.Lease))
+	f.claim(c.Run.ID, longLease)
+	log := f.logOf(c.Run.ID)
+	equal(t, "log of a run that changed hands", kinds(t, log), "created released claimed")
+	equal(t, "created host", log[0].Host, "host-a")
+	equal(t, "created and claimed", detail(t, log[0])["claimed"], any(true))
+	check(t, log[0].Seq < log[1].Seq, "the created entry (seq %d) is not first (next %d)", log[0].Seq, log[1].Seq)
+	page, err := f.s.ListRunLog(f.ctx, f.tenant, c.Run.ID, log[0].Seq, 10)
+	ok(t, err)
+	equal(t, "entries after the created one", kinds(t, page), "released claimed")
 }
 
 // A run's guest log: lines kept in order with their fields, apart from the lifecycle log,

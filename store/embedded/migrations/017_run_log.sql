@@ -3,6 +3,11 @@
 -- in the detail objects too (the store turns them into times when it reads them). The
 -- foreign key takes a run's log with it when the run is swept, as it takes its steps: in
 -- SQLite its check is one primary-key probe in the same file.
+--
+-- A run's created entry is no row, as in Postgres: list_run_log.sql reads it from the run's
+-- row (runs.created_by below: the host a run was created leased to) as the entry with seq 1,
+-- and shows each row with its rowid plus one, so the rows follow it.
+ALTER TABLE runs ADD COLUMN created_by TEXT;
 CREATE TABLE run_log (
     seq       INTEGER PRIMARY KEY, -- the rowid: grows over every run, as Postgres's identity column
     run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
@@ -18,17 +23,6 @@ CREATE INDEX run_log_by_run ON run_log (run_id, seq);
 CREATE TRIGGER run_log_append_only BEFORE UPDATE ON run_log
 BEGIN
     SELECT RAISE(ABORT, 'run_log is append-only');
-END;
-
-CREATE TRIGGER run_log_created AFTER INSERT ON runs
-BEGIN
-    INSERT INTO run_log (run_id, tenant_id, at, kind, host, detail)
-    VALUES (NEW.id, NEW.tenant_id, NEW.created_at, 'created', coalesce(NEW.lease_owner, ''),
-        nullif(json_patch('{}', json_object(
-            'claimed', CASE WHEN NEW.lease_owner IS NOT NULL THEN json('true') END,
-            'attempt', CASE WHEN NEW.attempt > 1 THEN NEW.attempt END,
-            'continuedFrom', NEW.continued_from,
-            'restartedFrom', NEW.restarted_from)), '{}'));
 END;
 
 -- One row at most per update, the first kind that matches, as run_log_changed() in Postgres.

@@ -2,6 +2,13 @@
 -- (StartChild) is linked to that step here, not by columns of runs, so that no statement
 -- reading runs changes. A run that continues a child (a retry, continue-as-new) gets the same
 -- link, so the last run of the chain is the one that ends the parent's wait.
+--
+-- runs.is_child says that a run has such a link: set by link_child.sql and, for a successor,
+-- by child_ended() below, never cleared. The end trigger's WHEN clause reads it from the row
+-- being updated, so a run that is no child (nearly every run) queues no deferred trigger
+-- event and probes nothing when it ends (BENCHMARKS.md, "What children, pause and the
+-- lifecycle log cost"). A constant default adds the column without rewriting runs.
+ALTER TABLE runs ADD COLUMN is_child boolean NOT NULL DEFAULT false;
 CREATE TABLE run_parents (
     run_id        uuid PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
     parent_run_id uuid NOT NULL,
@@ -35,6 +42,7 @@ BEGIN
         INSERT INTO run_parents (run_id, parent_run_id, parent_key, parent_close, awaited)
         VALUES (r.continued_as, link.parent_run_id, link.parent_key, link.parent_close, link.awaited)
         ON CONFLICT (run_id) DO NOTHING;
+        UPDATE runs SET is_child = true WHERE id = r.continued_as AND NOT is_child;
         RETURN NULL;
     END IF;
     IF NOT link.awaited THEN
@@ -63,5 +71,6 @@ $$;
 
 CREATE CONSTRAINT TRIGGER runs_child_ended AFTER UPDATE OF status ON runs
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-    WHEN (NEW.status IN ('completed', 'failed', 'cancelled', 'continued') AND OLD.status IS DISTINCT FROM NEW.status)
+    WHEN (NEW.is_child AND NEW.status IN ('completed', 'failed', 'cancelled', 'continued')
+          AND OLD.status IS DISTINCT FROM NEW.status)
     EXECUTE FUNCTION child_ended();

@@ -22,31 +22,48 @@ CREATE TABLE workflow_pauses (
     PRIMARY KEY (tenant_id, workflow, version)
 );
 
--- Every way a run is created (a start, a leased start, continue-as-new, a retry, a restart, a
--- signal-with-start, a broadcast's triggers, a schedule) goes through this trigger, so a run
--- of a paused workflow is created paused, not leased, whichever statement inserts it. The
--- shared lock pairs with the exclusive one a workflow's pause takes (pause_workflow_lock.sql)
--- before it pauses the workflow's live runs: a run inserted in the same instant is either seen
--- by that pause or sees its row here (the EXISTS below reads with a snapshot taken after the
--- lock, as every statement of a volatile function does), never neither.
-CREATE FUNCTION runs_created_paused() RETURNS trigger LANGUAGE plpgsql AS $$
+-- A run of a paused workflow is created paused, not leased: every statement that inserts a run
+-- (create_run.sql, create_leased_run.sql, continue_run.sql, restart_run.sql; a signal-with-start,
+-- a broadcast's triggers and a schedule start through the first two) reads workflow_pauses in
+-- the insert itself, one probe of this primary key, with no trigger, lock or second statement,
+-- as the embedded store's do (storetest's RunsOfAPausedWorkflowAreCreatedPaused tries each).
+--
+-- A start racing a workflow's pause cannot escape it. The insert takes nothing but the
+-- RowExclusiveLock on runs every insert takes, and takes it before the statement's snapshot
+-- (Read Committed takes each statement's snapshot after its locks). The pause
+-- (PauseWorkflow) keeps its row and pauses the live runs in one transaction T, then waits
+-- for every transaction that held a RowExclusiveLock on runs when T had committed
+-- (runs_writers_wait() below), then pauses the live runs once more. An insert whose snapshot
+-- was taken after T's commit sees the pause and creates its run paused. An insert whose
+-- snapshot was taken before it held its lock from before T's commit, so the wait outlasts its
+-- transaction, and the second pass, a statement begun after the wait, sees its run committed
+-- (or never: it rolled back). A resume (ResumeWorkflow) is the mirror: lift the pause and
+-- resume, wait, resume the runs created paused by inserts that still saw the pause. The
+-- price is paid by the pause, rare: a wait as long as the longest write of runs in flight.
+-- Pauses and resumes of one workflow are ordered against each other by
+-- pause_workflow_lock.sql, an advisory lock that no insert takes.
+
+-- runs_writers_wait waits until every transaction (but its own) that holds a RowExclusiveLock
+-- on rel when it is called has ended: Postgres's WaitForLockers, which CREATE INDEX
+-- CONCURRENTLY uses and SQL cannot call, done by reading pg_locks. Unlike a LOCK TABLE it
+-- blocks nobody (a LOCK TABLE in any mode that waits for writers would also queue every new
+-- write of runs behind it, and would wait on autovacuum). A transaction is gone when its
+-- virtual transaction id, locked by itself while it runs, is no longer in pg_locks. The poll
+-- starts at 1 ms and backs off to 20 ms.
+CREATE FUNCTION runs_writers_wait(rel regclass) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    waiting text[];
+    pause   double precision := 0.001;
 BEGIN
-    PERFORM pg_advisory_xact_lock_shared(hashtextextended(NEW.tenant_id || '/' || NEW.workflow, 16));
-    IF NEW.status IN ('pending', 'running') AND EXISTS (
-        SELECT 1 FROM workflow_pauses p
-        WHERE p.tenant_id = NEW.tenant_id AND p.workflow = NEW.workflow AND p.version IN ('', NEW.version)
-    ) THEN
-        NEW.status := 'paused';
-        NEW.paused_at := now();
-        NEW.lease_owner := NULL;
-        NEW.lease_expires_at := NULL;
-        NEW.lease_epoch := 0;
-        NEW.activations := 0;
-        NEW.started_at := NULL;
-        NEW.available_at := coalesce(NEW.available_at, now());
-    END IF;
-    RETURN NEW;
+    SELECT coalesce(array_agg(DISTINCT l.virtualtransaction), '{}') INTO waiting
+    FROM pg_locks l
+    WHERE l.locktype = 'relation' AND l.relation = rel AND l.mode = 'RowExclusiveLock' AND l.granted
+      AND l.pid IS DISTINCT FROM pg_backend_pid() AND l.virtualtransaction NOT LIKE '-1/%';
+    WHILE EXISTS (SELECT 1 FROM pg_locks v
+                  WHERE v.locktype = 'virtualxid' AND v.virtualxid = ANY (waiting) AND v.granted) LOOP
+        PERFORM pg_sleep(pause);
+        pause := least(pause * 2, 0.02);
+    END LOOP;
+    RETURN cardinality(waiting);
 END
 $$;
-
-CREATE TRIGGER runs_created_paused BEFORE INSERT ON runs FOR EACH ROW EXECUTE FUNCTION runs_created_paused();

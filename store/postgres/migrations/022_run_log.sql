@@ -8,9 +8,16 @@
 -- change of a run is serialized on its row lock. No foreign key (its check would be one more
 -- lookup and lock per row); the sweeper deletes a run's rows with it (sweep_expired.sql).
 -- The primary key is the only index: the log is read by run, from a cursor.
+--
+-- A run's first entry, created, is no row here: it is read from the run's own row
+-- (list_run_log.sql), whose columns it shows are written once, by the insert: created_at,
+-- attempt, continued_from, restarted_from and created_by below. It is the entry with seq 1,
+-- which no row here has (the identity starts at 2), so it is first in every run's log and a
+-- cursor passes it as it passes a row. A start, leased or not, so writes no log row and calls
+-- no trigger (BENCHMARKS.md, "What children, pause and the lifecycle log cost").
 CREATE TABLE run_log (
     run_id    uuid NOT NULL,
-    seq       bigint GENERATED ALWAYS AS IDENTITY,
+    seq       bigint GENERATED ALWAYS AS IDENTITY (START WITH 2),
     tenant_id text NOT NULL,
     at        timestamptz NOT NULL DEFAULT now(),
     kind      text NOT NULL,
@@ -27,21 +34,9 @@ END $$;
 CREATE TRIGGER run_log_append_only BEFORE UPDATE ON run_log
     FOR EACH ROW EXECUTE FUNCTION run_log_refuse_update();
 
--- created: one row per new run; a run created already leased to the host that starts it
--- (create_leased_run.sql) is claimed in the same row (host set, claimed true), not two.
-CREATE FUNCTION run_log_created() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO run_log (run_id, tenant_id, at, kind, host, detail)
-    VALUES (NEW.id, NEW.tenant_id, NEW.created_at, 'created', coalesce(NEW.lease_owner, ''),
-        nullif(jsonb_strip_nulls(jsonb_build_object(
-            'claimed', CASE WHEN NEW.lease_owner IS NOT NULL THEN true END,
-            'attempt', CASE WHEN NEW.attempt > 1 THEN NEW.attempt END,
-            'continuedFrom', NEW.continued_from,
-            'restartedFrom', NEW.restarted_from)), '{}'::jsonb));
-    RETURN NULL;
-END $$;
-CREATE TRIGGER run_log_created AFTER INSERT ON runs
-    FOR EACH ROW EXECUTE FUNCTION run_log_created();
+-- created_by: the host a run was created leased to (create_leased_run.sql), claimed in its
+-- created entry; null when it was created unleased. Never changed after the insert.
+ALTER TABLE runs ADD COLUMN created_by text;
 
 -- Every other change of a run that the log keeps, at most one row per update, first match
 -- wins: a status change that ends, pauses, resumes or revives the run; a claim (a new lease

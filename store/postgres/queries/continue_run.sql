@@ -1,13 +1,14 @@
 -- Creates the run that continues an ended one (FinishAndContinue), pending and claimable at $8
--- (null: now); links the two both ways; moves to it the events signalled to the ended run that
+-- (null: now), or paused when its workflow or version is (021_pause.sql); links the two both ways; moves to it the events signalled to the ended run that
 -- no wait took; and wakes the hosts. $1 ended run, $2 tenant, $3 workflow, $4 version,
 -- $5 digest, $6 input, $7 idempotency key or '', $8 not before, $9 retention days,
 -- $10 deadline, $11 retry policy, $12 attempt, $13 wake channel.
 WITH ins AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days,
-                      available_at, deadline, retry, attempt, continued_from)
-    VALUES ($2, $3, $4, $5, 'pending', $6, nullif($7, ''), $9, coalesce($8::timestamptz, now()), $10, $11,
-            greatest($12::integer, 1), $1)
+                      available_at, deadline, retry, attempt, continued_from, paused_at)
+    SELECT $2, $3, $4, $5, CASE WHEN paused THEN 'paused' ELSE 'pending' END, $6, nullif($7, ''), $9,
+        coalesce($8::timestamptz, now()), $10, $11, greatest($12::integer, 1), $1, CASE WHEN paused THEN now() END
+    FROM (SELECT EXISTS (SELECT 1 FROM workflow_pauses p WHERE p.tenant_id = $2 AND p.workflow = $3 AND p.version IN ('', $4)) AS paused) AS pause
     RETURNING *
 ), linked AS (
     UPDATE runs SET continued_as = ins.id FROM ins WHERE runs.id = $1

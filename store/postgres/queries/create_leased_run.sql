@@ -10,21 +10,27 @@
 -- $1 tenant, $2 workflow, $3 version ('' for the latest), $4 input, $5 idempotency key,
 -- $6 requested retention days, $7 default retention days, $8 retention ceiling, $9 owner,
 -- $10 tenant cap, $11 host reserve, $12 lease ms, $13 wake channel, $14 deadline or null, $15 retry policy or null, $16 attempt.
+-- A run of a paused workflow or version is inserted paused, not leased, and wakes nobody
+-- (021_pause.sql says why reading workflow_pauses here cannot miss a pause).
 WITH wf AS (
-    SELECT name, version, digest, retention_days
-    FROM workflows
+    SELECT name, version, digest, retention_days,
+        EXISTS (SELECT 1 FROM workflow_pauses p WHERE p.tenant_id = $1 AND p.workflow = w.name AND p.version IN ('', w.version)) AS paused
+    FROM workflows w
     WHERE tenant_id = $1 AND name = $2 AND ($3 = '' OR version = $3)
     ORDER BY bound_seq DESC
     LIMIT 1
 ), room AS (
-    SELECT $9 <> '' AND ($10::integer = 0 OR count(*) + $11::integer <= $10::integer) AS leased
+    SELECT $9 <> '' AND ($10::integer = 0 OR count(*) + $11::integer <= $10::integer) AS free
     FROM runs h
     WHERE $9 <> '' AND $10::integer > 0 AND h.tenant_id = $1 AND h.lease_owner IS NOT NULL AND h.lease_expires_at > now()
+), lease AS (
+    SELECT wf.*, free AND NOT wf.paused AS leased FROM wf, room
 ), ins AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days,
-                      available_at, lease_owner, lease_epoch, lease_expires_at, started_at, activations, deadline, retry, attempt)
+                      available_at, lease_owner, lease_epoch, lease_expires_at, started_at, activations, deadline, retry, attempt,
+                      paused_at, created_by)
     SELECT $1, wf.name, wf.version, wf.digest,
-        CASE WHEN leased THEN 'running' ELSE 'pending' END, $4, nullif($5, ''),
+        CASE WHEN leased THEN 'running' WHEN paused THEN 'paused' ELSE 'pending' END, $4, nullif($5, ''),
         least(coalesce(nullif($6::integer, 0), nullif(wf.retention_days, 0), $7::integer),
               CASE WHEN $8::integer > 0 THEN $8::integer ELSE 2147483647 END),
         CASE WHEN leased THEN now() + $12 * interval '1 millisecond' ELSE now() END,
@@ -33,8 +39,9 @@ WITH wf AS (
         CASE WHEN leased THEN now() + $12 * interval '1 millisecond' END,
         CASE WHEN leased THEN now() END,
         CASE WHEN leased THEN 1 ELSE 0 END,
-        $14::timestamptz, $15::jsonb, greatest($16::integer, 1)
-    FROM wf, room
+        $14::timestamptz, $15::jsonb, greatest($16::integer, 1), CASE WHEN paused THEN now() END,
+        CASE WHEN leased THEN $9 END
+    FROM lease AS wf
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
 ), woken AS (

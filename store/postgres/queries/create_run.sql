@@ -1,8 +1,11 @@
--- Inserts a pending run available now and wakes the hosts in the same statement. With an
--- idempotency key already used, nothing is inserted (and nobody is woken).
+-- Inserts a pending run available now (paused, when its workflow or version is: 021_pause.sql)
+-- and wakes the hosts in the same statement. With an idempotency key already used, nothing is
+-- inserted (and nobody is woken).
 WITH ins AS (
-    INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days, available_at, deadline, retry, attempt)
-    VALUES ($1, $2, $3, $4, 'pending', $5, nullif($6, ''), $7, now(), $9, $10, greatest($11::integer, 1))
+    INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days, available_at, deadline, retry, attempt, paused_at)
+    SELECT $1, $2, $3, $4, CASE WHEN paused THEN 'paused' ELSE 'pending' END, $5, nullif($6, ''), $7, now(), $9, $10,
+        greatest($11::integer, 1), CASE WHEN paused THEN now() END
+    FROM (SELECT EXISTS (SELECT 1 FROM workflow_pauses p WHERE p.tenant_id = $1 AND p.workflow = $2 AND p.version IN ('', $3)) AS paused) AS pause
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
 ), woken AS (
