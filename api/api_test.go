@@ -215,7 +215,7 @@ func callWith(t testing.TB, srv *httptest.Server, method, path, token string, bo
 // contentTypeOf is the media type of a body sent to path, as api/client sends it: modules are
 // WebAssembly, everything else JSON.
 func contentTypeOf(path string) string {
-	if strings.HasPrefix(path, "/v1/modules") {
+	if strings.HasPrefix(path, "/v1/modules") || strings.HasSuffix(path, "/replay") {
 		return "application/wasm"
 	}
 	return "application/json"

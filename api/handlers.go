@@ -43,26 +43,9 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var wasm []byte
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
-		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxModuleBytes)
-		f, _, err := r.FormFile("module")
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				return err
-			}
-			return badRequest("invalid_request", "multipart upload needs a file part named \"module\"")
-		}
-		defer f.Close()
-		if wasm, err = io.ReadAll(f); err != nil {
-			return err
-		}
-	} else if wasm, err = readBody(w, r, h.cfg.MaxModuleBytes); err != nil {
+	wasm, err := h.readModule(w, r)
+	if err != nil {
 		return err
-	}
-	if len(wasm) == 0 {
-		return errBodyRequired("the .wasm module, as the raw body or the \"module\" part of a multipart form")
 	}
 	res, err := h.cfg.Service.DeployWith(r.Context(), tenant(r), wasm, engine.DeployOptions{Replace: replace, Upgrade: policy})
 	if err != nil {
@@ -80,6 +63,35 @@ func (h *Handler) deployModule(w http.ResponseWriter, r *http.Request) error {
 	auditNote(r, "replace", strconv.FormatBool(replace))
 	writeJSON(w, http.StatusCreated, out)
 	return nil
+}
+
+// readModule reads the .wasm module a request carries, raw or as the "module" part of a
+// multipart form (a browser's upload), up to the daemon's MaxModuleBytes (the engine applies
+// the tenant's limit after). An empty body is a 400.
+func (h *Handler) readModule(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	var wasm []byte
+	var err error
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxModuleBytes)
+		f, _, err := r.FormFile("module")
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return nil, err
+			}
+			return nil, badRequest("invalid_request", "multipart upload needs a file part named \"module\"")
+		}
+		defer f.Close()
+		if wasm, err = io.ReadAll(f); err != nil {
+			return nil, err
+		}
+	} else if wasm, err = readBody(w, r, h.cfg.MaxModuleBytes); err != nil {
+		return nil, err
+	}
+	if len(wasm) == 0 {
+		return nil, errBodyRequired("the .wasm module, as the raw body or the \"module\" part of a multipart form")
+	}
+	return wasm, nil
 }
 
 func (h *Handler) listModules(w http.ResponseWriter, r *http.Request) error {
@@ -369,6 +381,14 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := h.flow(r, run, &v); err != nil {
 		return err
+	}
+	if !run.Status.Terminal() {
+		// A module this host cannot load (swept, invalid) declares nothing it could use.
+		if feats, err := h.cfg.Service.ModuleFeatures(r.Context(), tenant(r), run.Digest); err == nil {
+			v.Features = feats
+		} else if r.Context().Err() != nil {
+			return r.Context().Err()
+		}
 	}
 	link, isChild, err := h.cfg.Store.ParentOf(r.Context(), tenant(r), run.ID)
 	if err != nil {

@@ -21,6 +21,7 @@ var routeQuery = map[string][]string{
 	"GET /v1/runs/counts":                                 runCountQuery,
 	"GET /v1/workflows/{name}/runs/{id}/steps":            {"limit", "cursor"},
 	"GET /v1/workflows/{name}/runs/{id}/log":              {"limit", "cursor"},
+	"GET /v1/workflows/{name}/runs/{id}/logs":             {"limit", "cursor"},
 	"POST /v1/events/{event}":                             {"eventId"},
 	"GET /v1/workflows/{name}/runs/{id}":                  {"wait"},
 	"POST /v1/workflows/{name}/runs/{id}/signals/{event}": {"signalId"},

@@ -61,3 +61,29 @@ func logPage(r *http.Request) (after int64, limit int, err error) {
 	}
 	return after, limit, nil
 }
+
+// GET .../runs/{id}/logs: a page of what the run's guest logged (store.ListGuestLog), paged as
+// the lifecycle log is.
+func (h *Handler) guestLog(w http.ResponseWriter, r *http.Request) error {
+	if _, err := h.runOf(r); err != nil {
+		return err
+	}
+	after, limit, err := logPage(r)
+	if err != nil {
+		return err
+	}
+	lines, err := h.cfg.Store.ListGuestLog(r.Context(), tenant(r), r.PathValue("id"), after, limit+1)
+	if err != nil {
+		return err
+	}
+	out := wire.GuestLogPage{Lines: make([]wire.GuestLogLine, 0, min(len(lines), limit))}
+	if len(lines) > limit {
+		lines = lines[:limit]
+		out.NextCursor = strconv.FormatInt(lines[limit-1].Seq, 10)
+	}
+	for _, l := range lines {
+		out.Lines = append(out.Lines, wire.GuestLogLine{Seq: l.Seq, At: l.At, Level: l.Level, Message: l.Message, Stream: l.Stream, Step: l.Step})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -134,6 +134,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		"POST /v1/workflows/{name}/runs/{id}/cancel":        {runPath + "/cancel", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/query/{query}": {runPath + "/query/status", nil, status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/terminate":     {runPath + "/terminate", nil, status(404)},
+		"POST /v1/workflows/{name}/runs/{id}/replay":        {runPath + "/replay", testenv.Fixture(t, "examples.wasm"), status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/restart":       {runPath + "/restart", []byte(`{}`), status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/fork":          {runPath + "/fork", []byte(`{}`), status(404)},
 		"POST /v1/workflows/{name}/runs/{id}/pause":         {runPath + "/pause", nil, status(404)},
@@ -146,6 +147,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 			[]byte(`{"userId":"` + userID + `"}`), status(404)},
 		"GET /v1/workflows/{name}/runs/{id}/outbound": {runPath + "/outbound", nil, status(404)},
 		"GET /v1/workflows/{name}/runs/{id}/log":      {runPath + "/log", nil, status(404)},
+		"GET /v1/workflows/{name}/runs/{id}/logs":     {runPath + "/logs", nil, status(404)},
 		"GET /v1/workflows/{name}/runs/{id}/export":   {runPath + "/export", nil, status(404)},
 		// B has no workflow of A's name: signal-with-start finds no run and starts none.
 		"POST /v1/workflows/{name}/signal-with-start": {"/v1/workflows/onboarding/signal-with-start",

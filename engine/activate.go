@@ -89,7 +89,9 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 		p.snaps = &passSnapshots{snapshots: x.snapshots}
 	}
 	var stats host.Stats
-	guestLog := newGuestLogCap(log.Handler(), maxGuestRecords)
+	runLog := &runGuestLog{live: func() bool { return !j.replaying() }, now: x.cfg.Clock.Now}
+	p.guestLog = runLog
+	guestLog := newGuestLogCap(teeHandler{log.Handler(), runLog}, maxGuestRecords)
 	pass := func(resume *host.Checkpoint) (host.Result, error) {
 		return x.cfg.Runtime.Activate(ctx, mod, host.Activation{
 			Tenant:   c.Run.TenantID,
@@ -134,6 +136,8 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 	if dropped > 0 {
 		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", dropped, "limit", maxGuestRecords)
 	}
+	// Before the pass's end is written: a reader who sees the run ended sees its lines too.
+	x.flushGuestLog(wctx, log, c.Run, runLog)
 	// A pass that parked and was resumed is observed from its resume on; one that ended
 	// parked (evicted, cancelled) was observed to its park already.
 	obs = p.obs

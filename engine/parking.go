@@ -188,6 +188,11 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 	if !susp.event && susp.wakeAt.Sub(x.cfg.Clock.Now()) > x.cfg.ParkHorizon {
 		return nil, false // not expected back soon: its memory is better spent on others
 	}
+	// A parked pass may wait long for its event: what its guest logged so far is written now,
+	// not when the activation ends.
+	if p.guestLog != nil {
+		x.flushGuestLog(context.WithoutCancel(ctx), p.log, p.run, p.guestLog)
+	}
 	var resumed *store.Claim
 	var pk *parked
 	err := host.Park(ctx, func(cost uint64) error {

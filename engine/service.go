@@ -87,28 +87,13 @@ type deployment struct {
 
 // prepareDeploy checks and compiles a module for tenantID.
 func (s *Service) prepareDeploy(ctx context.Context, tenantID string, wasm []byte) (deployment, error) {
-	if len(wasm) == 0 {
-		return deployment{}, fmt.Errorf("deploy: %w: empty module", ErrInvalid)
-	}
 	limits, err := s.Limits(ctx, tenantID)
 	if err != nil {
 		return deployment{}, fmt.Errorf("deploy: %w", err)
 	}
-	if len(wasm) > limits.MaxModuleBytes {
-		return deployment{}, fmt.Errorf("deploy: %w: module is %d bytes, the tenant's limit is %d", ErrTooLarge, len(wasm), limits.MaxModuleBytes)
-	}
-	m, err := s.cfg.Runtime.LoadAs(ctx, tenantID, wasm)
+	m, err := s.loadUpload(ctx, tenantID, wasm, limits)
 	if err != nil {
-		if errors.Is(err, host.ErrInvalidModule) {
-			return deployment{}, fmt.Errorf("deploy: %w: %w", ErrInvalid, err)
-		}
 		return deployment{}, fmt.Errorf("deploy: %w", err)
-	}
-	// A module that cannot fit in the tenant's memory could never run: refused now, not at
-	// its first activation.
-	if pages := cmp.Or(hostLimits(limits).MemoryPages, host.DefaultLimits().MemoryPages); m.MinMemoryPages > pages {
-		return deployment{}, fmt.Errorf("deploy: %w: the module needs at least %d pages (%d MiB) of memory; the tenant's memoryPages limit is %d (%d MiB)",
-			ErrInvalid, m.MinMemoryPages, uint64(m.MinMemoryPages)*65536>>20, pages, uint64(pages)*65536>>20)
 	}
 	s.obs.compiled(tenantID, m.CompileTime)
 	mod := store.Module{TenantID: tenantID, Digest: m.Digest, Size: len(wasm), ABIVersion: m.ABIVersion, Bytes: wasm}
@@ -125,6 +110,31 @@ func (s *Service) prepareDeploy(ctx context.Context, tenantID string, wasm []byt
 		})
 	}
 	return deployment{tenantID: tenantID, m: m, mod: mod, wfs: wfs, limits: limits}, nil
+}
+
+// loadUpload checks and compiles a module a client sent (a deploy's, a dry replay's) under the
+// tenant's limits: its size, and the memory it needs.
+func (s *Service) loadUpload(ctx context.Context, tenantID string, wasm []byte, limits store.Limits) (*host.Module, error) {
+	if len(wasm) == 0 {
+		return nil, fmt.Errorf("%w: empty module", ErrInvalid)
+	}
+	if len(wasm) > limits.MaxModuleBytes {
+		return nil, fmt.Errorf("%w: module is %d bytes, the tenant's limit is %d", ErrTooLarge, len(wasm), limits.MaxModuleBytes)
+	}
+	m, err := s.cfg.Runtime.LoadAs(ctx, tenantID, wasm)
+	if err != nil {
+		if errors.Is(err, host.ErrInvalidModule) {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		return nil, err
+	}
+	// A module that cannot fit in the tenant's memory could never run: refused now, not at
+	// its first activation.
+	if pages := cmp.Or(hostLimits(limits).MemoryPages, host.DefaultLimits().MemoryPages); m.MinMemoryPages > pages {
+		return nil, fmt.Errorf("%w: the module needs at least %d pages (%d MiB) of memory; the tenant's memoryPages limit is %d (%d MiB)",
+			ErrInvalid, m.MinMemoryPages, uint64(m.MinMemoryPages)*65536>>20, pages, uint64(pages)*65536>>20)
+	}
+	return m, nil
 }
 
 // deployed caches the module a deploy stored and wakes the executor for the runs it moved.

@@ -84,3 +84,34 @@ type LogEntry struct {
 // MaxLogPage bounds one ListRunLog page, so no caller reads a long log whole by mistake (the
 // API's pages are smaller).
 const MaxLogPage = 10_000
+
+// LogGuest is the lifecycle log's kind for a line the run's guest logged (the ABI's log, and
+// its stdout and stderr lines): kept in the run's log, so it is swept with the run, but never
+// listed by ListRunLog, whose entries are what the store did to the run. ListGuestLog reads
+// them.
+const LogGuest LogKind = "guest"
+
+// Bounds of a run's guest log: AppendGuestLog keeps a line while the run's guest log holds
+// fewer than MaxGuestLogLines lines and the line fits in MaxGuestLogBytes of messages, and
+// drops it otherwise. The oldest lines are kept: a line once stored is never deleted before
+// its run, so an append is an insert and never a delete, and the first lines (what the run
+// did first, the first failure) stay when a loop logs without end.
+const (
+	MaxGuestLogLines = 1000
+	MaxGuestLogBytes = 256 << 10
+)
+
+// GuestLogLine is one line a run's guest logged.
+type GuestLogLine struct {
+	// Seq orders a run's lines (the lifecycle log's seq); a reader pages with the last seen.
+	Seq int64
+	At  time.Time
+	// Level is debug, info, warn or error.
+	Level string
+	// Message is storable and redacted (the host made it so), at most 4 KiB.
+	Message string
+	// Stream is stdout or stderr for a line the guest wrote there; "" for a log call.
+	Stream string
+	// Step is the key of the step whose callback logged it; "" outside steps.
+	Step string
+}

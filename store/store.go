@@ -733,6 +733,14 @@ type Store interface {
 	// ListRunLog returns at most limit (1 to MaxLogPage) entries of the run's lifecycle log
 	// with Seq > after, ordered by Seq. An unknown run (or another tenant's) is ErrNotFound.
 	ListRunLog(ctx context.Context, tenantID, runID string, after int64, limit int) ([]LogEntry, error)
+	// AppendGuestLog keeps lines the run's guest logged, in order, in one statement, as far as
+	// the run's bounds (MaxGuestLogLines, MaxGuestLogBytes) leave room, and returns how many it
+	// kept. It is not fenced by a lease: what a guest logged happened, even in an activation
+	// that lost its lease. An unknown run (or another tenant's) is ErrNotFound.
+	AppendGuestLog(ctx context.Context, tenantID, runID string, lines []GuestLogLine) (kept int, err error)
+	// ListGuestLog returns at most limit (1 to MaxLogPage) lines of the run's guest log with
+	// Seq > after, ordered by Seq. An unknown run (or another tenant's) is ErrNotFound.
+	ListGuestLog(ctx context.Context, tenantID, runID string, after int64, limit int) ([]GuestLogLine, error)
 	// CountRuns counts by status the runs ListRuns lists with f, over every page: f's Status,
 	// Cursor and Limit are not read. A status no run has is absent.
 	CountRuns(ctx context.Context, tenantID string, f RunFilter) (map[RunStatus]int, error)

@@ -98,6 +98,10 @@ type Run struct {
 	// Flow is where the run stands under its workflow's flow control: in GET run's answer
 	// only, for a run started under one that has not begun (why it waits).
 	Flow *RunFlow `json:"flow,omitempty"`
+	// Features are the optional ABI features the run's module declares (abi/ABI.md §7: cancel,
+	// query), so a client offers only what the module handles: in GET run's answer only, and
+	// only while the run has not ended.
+	Features []string `json:"features,omitempty"`
 }
 
 // RunLease is which host holds a run and until when (it renews the lease while it runs it).
@@ -310,6 +314,27 @@ type LogPage struct {
 	Entries []LogEntry `json:"entries"`
 	// NextCursor is the cursor of the next page when more entries follow this one; "" after
 	// the last. A follower asks again with the seq of the last entry it has.
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// GuestLogLine is a line a run's guest logged (the ABI's log, or a line of its stdout or
+// stderr), storable and redacted.
+type GuestLogLine struct {
+	Seq     int64     `json:"seq"`
+	At      time.Time `json:"at"`
+	Level   string    `json:"level"`
+	Message string    `json:"message"`
+	// Stream is stdout or stderr for an output line; absent for a log call.
+	Stream string `json:"stream,omitempty"`
+	// Step is the key of the step whose callback logged it; absent outside steps.
+	Step string `json:"step,omitempty"`
+}
+
+// GuestLogPage is a page of a run's guest log, in order.
+type GuestLogPage struct {
+	Lines []GuestLogLine `json:"lines"`
+	// NextCursor is the cursor of the next page when more lines follow this one; "" after the
+	// last.
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/wfhost/wfhost/abi"
@@ -86,4 +87,30 @@ type ReplayLog struct {
 	Level   string `json:"level"`
 	Message string `json:"message"`
 	Stream  string `json:"stream,omitempty"`
+}
+
+// RunReplay answers POST .../runs/{id}/replay: a dry replay of the run's journal against a
+// module the client sent (engine.ReplayReport's JSON). Verdict is compatible or diverged. A
+// compatible replay either Stopped at the first step the journal does not have (or has
+// without its end), or Ended within the journal with Output or Error, the end the module would
+// write. A diverged one has Divergence, and Ended too when the workflow returned before its
+// journal's end.
+type RunReplay struct {
+	Run          string `json:"run"`
+	Workflow     string `json:"workflow"`
+	ModuleDigest string `json:"moduleDigest"`
+	Verdict      string `json:"verdict"`
+	// Replayed counts the journal entries the pass reached and replayed, of Journal.
+	Replayed       int               `json:"replayed"`
+	Journal        int               `json:"journal"`
+	Divergence     *ReplayDivergence `json:"divergence,omitempty"`
+	Stopped        *ReplayStop       `json:"stopped,omitempty"`
+	Ended          bool              `json:"ended"`
+	Output         json.RawMessage   `json:"output,omitempty"`
+	Error          *abi.ErrorInfo    `json:"error,omitempty"`
+	ContinuedAsNew json.RawMessage   `json:"continuedAsNew,omitempty"`
+	// Logs are what the guest logged during the pass (outside steps: none runs), at most
+	// 1,000; LogsDropped counts the rest.
+	Logs        []ReplayLog `json:"logs"`
+	LogsDropped int         `json:"logsDropped,omitempty"`
 }

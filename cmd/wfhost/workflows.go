@@ -332,6 +332,7 @@ func runsCommand() *cli.Command {
 				Action: runSteps,
 			},
 			runsLogCommand(),
+			runsLogsCommand(),
 			runsExportCommand(),
 			runsPauseCommand(),
 			runsResumeCommand(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ var runLogTests = []test{
 	{"PagesAndTenancy", testLogPages},
 	{"AppendOnlyAndSweptWithTheRun", testLogAppendOnlyAndSwept},
 	{"OneRowForALeasedOneStepRun", testLogOneRow},
+	{"GuestLogKeptApartBoundedAndSwept", testGuestLog},
 }
 
 // LogRows is what a store's test build gives the RunLog tests, to look at its run_log table
@@ -383,4 +385,98 @@ func testLogOneRow(t *testing.T, f *fixture) {
 	page, err := f.s.ListRunLog(f.ctx, f.tenant, c.Run.ID, log[0].Seq, 10)
 	ok(t, err)
 	equal(t, "entries after the created one", kinds(t, page), "released claimed")
+}
+
+// A run's guest log: lines kept in order with their fields, apart from the lifecycle log,
+// paged, bounded by lines and by bytes (the oldest kept), scoped to the tenant, and swept with
+// the run.
+func testGuestLog(t *testing.T, f *fixture) {
+	rows, isRows := f.s.(LogRows)
+	if !isRows {
+		t.Fatalf("%T does not implement storetest.LogRows in its test build", f.s)
+	}
+	r := f.run()
+	at := f.now().Truncate(time.Microsecond)
+	lines := []store.GuestLogLine{
+		{At: at, Level: "info", Message: "hello ünïcode \u2028 <b>", Step: ""},
+		{At: at.Add(time.Millisecond), Level: "warn", Message: "from a step", Stream: "stderr", Step: "send-welcome#1"},
+	}
+	kept, err := f.s.AppendGuestLog(f.ctx, f.tenant, r.ID, lines)
+	ok(t, err)
+	equal(t, "kept", kept, 2)
+	kept, err = f.s.AppendGuestLog(f.ctx, f.tenant, r.ID, nil)
+	ok(t, err)
+	equal(t, "kept of none", kept, 0)
+	got, err := f.s.ListGuestLog(f.ctx, f.tenant, r.ID, 0, 10)
+	ok(t, err)
+	equal(t, "lines", len(got), 2)
+	for i, l := range got {
+		l.Seq = 0
+		check(t, l.At.Equal(lines[i].At), "line %d at %v, want %v", i, l.At, lines[i].At)
+		l.At = lines[i].At
+		equal(t, "line", l, lines[i])
+	}
+	check(t, got[1].Seq > got[0].Seq, "seqs %d, %d", got[0].Seq, got[1].Seq)
+	page, err := f.s.ListGuestLog(f.ctx, f.tenant, r.ID, got[0].Seq, 10)
+	ok(t, err)
+	check(t, len(page) == 1 && page[0].Seq == got[1].Seq, "page after the first: %v", page)
+	// The lifecycle log does not list them.
+	equal(t, "lifecycle log", kinds(t, f.logOf(r.ID)), "created")
+
+	// Bounded by lines: the oldest are kept, the rest dropped.
+	many := make([]store.GuestLogLine, store.MaxGuestLogLines)
+	for i := range many {
+		many[i] = store.GuestLogLine{At: at, Level: "info", Message: fmt.Sprintf("line %d", i)}
+	}
+	kept, err = f.s.AppendGuestLog(f.ctx, f.tenant, r.ID, many)
+	ok(t, err)
+	equal(t, "kept up to the line bound", kept, store.MaxGuestLogLines-2)
+	kept, err = f.s.AppendGuestLog(f.ctx, f.tenant, r.ID, many[:1])
+	ok(t, err)
+	equal(t, "kept past the line bound", kept, 0)
+	all, err := f.s.ListGuestLog(f.ctx, f.tenant, r.ID, 0, store.MaxLogPage)
+	ok(t, err)
+	equal(t, "lines kept", len(all), store.MaxGuestLogLines)
+	equal(t, "the last kept", all[len(all)-1].Message, fmt.Sprintf("line %d", store.MaxGuestLogLines-3))
+
+	// Bounded by bytes: a line that would pass the bound is dropped, and so are those after it.
+	big, _, err := f.s.CreateRun(f.ctx, store.NewRun{TenantID: f.tenant, Workflow: wfName, Version: "v1", Digest: f.digest,
+		Input: json.RawMessage(`{}`), RetentionDays: 0})
+	ok(t, err)
+	line := strings.Repeat("x", 4096)
+	var lots []store.GuestLogLine
+	for range store.MaxGuestLogBytes/4096 + 2 {
+		lots = append(lots, store.GuestLogLine{At: at, Level: "info", Message: line})
+	}
+	kept, err = f.s.AppendGuestLog(f.ctx, f.tenant, big.ID, lots)
+	ok(t, err)
+	equal(t, "kept up to the byte bound", kept, store.MaxGuestLogBytes/4096)
+
+	// Another tenant's run, or none, is not found.
+	_, err = f.s.AppendGuestLog(f.ctx, "someone-else", r.ID, lines)
+	wantErr(t, err, store.ErrNotFound)
+	_, err = f.s.ListGuestLog(f.ctx, "someone-else", r.ID, 0, 10)
+	wantErr(t, err, store.ErrNotFound)
+	_, err = f.s.AppendGuestLog(f.ctx, f.tenant, "00000000-0000-4000-8000-000000000000", lines)
+	wantErr(t, err, store.ErrNotFound)
+	_, err = f.s.ListGuestLog(f.ctx, f.tenant, "not-a-run-id\xff", 0, 10)
+	wantErr(t, err, store.ErrNotFound)
+	for _, limit := range []int{0, -1, store.MaxLogPage + 1} {
+		_, err = f.s.ListGuestLog(f.ctx, f.tenant, r.ID, 0, limit)
+		check(t, err != nil && !errors.Is(err, store.ErrNotFound), "limit %d: %v, want an error", limit, err)
+	}
+
+	// Swept with the run.
+	claims, err := f.s.ClaimRuns(f.ctx, store.ClaimParams{Owner: "test", Limit: 10, LeaseFor: longLease})
+	ok(t, err)
+	equal(t, "claims", len(claims), 2)
+	for _, c := range claims {
+		ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	}
+	f.pass(2 * time.Millisecond)
+	_, err = f.s.SweepExpired(f.ctx, 100)
+	ok(t, err)
+	left, err := rows.RunLogRows(f.ctx, big.ID)
+	ok(t, err)
+	equal(t, "log rows of a swept run", left, 0)
 }

@@ -156,6 +156,118 @@ test('a failed run shows its attempts and the error that ended it', async () => 
   assert.match(await page.locator('section.io').getByRole('figure', { name: 'Error' }).textContent(), /smtp_unavailable/);
 });
 
+test('a retried step shows a bar per attempt and the backoffs between them', async () => {
+  // The welcome mail fails twice, then goes: three attempts, two backoffs of 20 ms.
+  const { run } = await waitingOnboarding('attempts@example.com', { failWelcome: 2 });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  const step = page.locator('ol.steps > li', { hasText: 'send-welcome' });
+  await step.locator('.track .bar.attempt').nth(2).waitFor({ state: 'attached' });
+  assert.deepEqual(await step.locator('.track .bar.attempt').evaluateAll((bars) => bars.map((b) => [b.dataset.attempt, b.className])),
+    [['1', 'bar attempt k-run st-failed'], ['2', 'bar attempt k-run st-failed'], ['3', 'bar attempt k-run st-completed']]);
+  assert.equal(await step.locator('.track .bar.backoff').count(), 2);
+  // Each bar starts where the one before it ended, in order along the track.
+  const lefts = await step.locator('.track .bar').evaluateAll((bars) => bars.map((b) => parseFloat(b.style.left)));
+  assert.deepEqual([...lefts].sort((a, b) => a - b), lefts);
+  // The bars are drawn for the eye; the table says the same in words.
+  await step.locator('summary').click();
+  const table = step.getByRole('table', { name: 'Attempts of send-welcome' });
+  const rows = await table.locator('tbody tr').allTextContents();
+  assert.equal(rows.length, 3);
+  assert.match(rows[0], /failed: smtp_unavailable \(mail server refused attempt 1\)/);
+  assert.match(rows[1], /failed: smtp_unavailable \(mail server refused attempt 2\)/);
+  assert.match(rows[2], /completed/);
+});
+
+test('replay a run against a module file: the same build is compatible, a renamed step diverges', async () => {
+  const { run } = await waitingOnboarding('replay@example.com');
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  const tools = page.getByRole('region', { name: 'Replay and query' });
+  const result = tools.getByRole('status').first();
+
+  await tools.getByLabel('Module (.wasm)').setInputFiles(join(root, 'testdata/examples.wasm'));
+  await tools.getByRole('button', { name: 'Replay against this module' }).click();
+  await result.getByText('Compatible').waitFor({ timeout: 90000 });
+  assert.match(await result.textContent(), /Replayed3 of 4 journal entries/);
+  assert.match(await result.textContent(), /Stops atentry 3: wait “await-verify” for event “verify”, not ended yet/);
+
+  await tools.getByLabel('Module (.wasm)').setInputFiles(join(root, 'testdata/examples_renamed.wasm'));
+  await tools.getByRole('button', { name: 'Replay against this module' }).click();
+  // The renamed build is compiled first: a Go module of 5 MB, slow on a busy machine.
+  await result.getByText('Diverged').waitFor({ timeout: 90000 });
+  const text = await result.textContent();
+  assert.match(text, /Diverged at journal entry 2: examples_renamed.wasm would not replay this run/);
+  assert.match(text, /Expectedrun “send-welcome”/);
+  assert.match(text, /Reachedrun “send-greeting”/);
+
+  // A file that is not a module is refused with the API's reason.
+  await tools.getByLabel('Module (.wasm)').setInputFiles({ name: 'notes.wasm', mimeType: 'application/wasm', buffer: Buffer.from('not a module \xff') });
+  await tools.getByRole('button', { name: 'Replay against this module' }).click();
+  await result.getByText(/Replay refused: .*/).waitFor();
+  // Chromium logs the 400 the API answered, which is what the test asked for.
+  problems = problems.filter((p) => !p.includes('status of 400'));
+
+  // Nothing changed: the run still waits on its own module.
+  const after = await daemon.api('GET', `/workflows/onboarding/runs/${run.id}`);
+  assert.equal(after.status, 'running');
+  assert.equal(after.moduleDigest, run.moduleDigest);
+});
+
+test('query a live run from its page, and see the answer or the error', async () => {
+  const { run } = await waitingOnboarding('query@example.com');
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  const tools = page.getByRole('region', { name: 'Replay and query' });
+  const form = tools.getByRole('form', { name: 'Query this run' });
+  await form.waitFor();
+  await form.getByLabel('Query name').fill('status');
+  await form.getByLabel('Argument (JSON)').fill('{"asked": "from the console"}');
+  await form.getByRole('button', { name: 'Send query' }).click();
+  const answer = tools.getByRole('figure', { name: 'Answer to status' });
+  await answer.waitFor();
+  const body = JSON.parse(await answer.locator('code').textContent());
+  assert.equal(body.stage, 'awaiting-verify');
+  assert.deepEqual(body.arg, { asked: 'from the console' });
+
+  // An argument that is not JSON is caught before it is sent; a query the workflow does not
+  // answer shows the API's error.
+  await form.getByLabel('Argument (JSON)').fill('{not json');
+  await form.getByRole('button', { name: 'Send query' }).click();
+  await tools.getByText(/The argument is not JSON/).waitFor();
+  await form.getByLabel('Argument (JSON)').fill('null');
+  await form.getByLabel('Query name').fill('no-such-query');
+  await form.getByRole('button', { name: 'Send query' }).click();
+  await tools.getByText(/Query failed \(unknown_query\)/).waitFor();
+  problems = problems.filter((p) => !p.includes('status of 404'));
+
+  // A run that has ended has no query form.
+  const done = await daemon.api('POST', '/workflows/steps/runs?wait=30', { input: { n: 1 } });
+  await page.goto(`${daemon.url}/ui/#/runs/steps/${done.id}`);
+  await tools.getByText('The run has ended: it has no place to answer a query at.').waitFor();
+  assert.equal(await tools.getByRole('form', { name: 'Query this run' }).isVisible(), false);
+});
+
+test('a run\'s guest logs appear on its page, each line once', async () => {
+  // The welcome mail fails once: its callback runs twice and logs on the attempt that sends.
+  const { run, userId } = await waitingOnboarding('guestlog@example.com', { failWelcome: 1 });
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/onboarding/${run.id}`);
+  const table = page.getByRole('table', { name: /What the workflow logged/ });
+  await table.locator('tbody tr').first().waitFor();
+  assert.match(await table.locator('tbody tr').first().textContent(), /infosend-welcomewelcome mail sent to guestlog@example.com on attempt 2/);
+  // Verified, the run ends after more activations that replay the journal: the line is not
+  // logged again.
+  await daemon.api('POST', `/workflows/onboarding/runs/${run.id}/signals/verify`, { userId });
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  assert.equal(await table.locator('tbody tr').count(), 1);
+
+  // A run whose guest logs nothing says so.
+  const quiet = await daemon.api('POST', '/workflows/timeouts/runs?wait=30', { input: { hangAttempts: 0, timeoutMs: 1000, attempts: 1 } });
+  await page.goto(`${daemon.url}/ui/#/runs/timeouts/${quiet.id}`);
+  await page.getByText('The guest has logged nothing.').waitFor();
+});
+
 test('cancel a run from the console, after confirming', async () => {
   const { run } = await waitingOnboarding('cancel@example.com');
   await signIn();

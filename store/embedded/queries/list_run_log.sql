@@ -1,6 +1,7 @@
 -- A page of a run's lifecycle log: the entries after seq ?3, at most ?4, in seq order. The
 -- first, created (seq 1), is read from the run's row; a row of run_log is shown with its rowid
--- plus one (017_run_log.sql), so the page of rows is still read by the index.
+-- plus one (017_run_log.sql), so the page of rows is still read by the index. The guest's
+-- lines (kind guest) are the guest log's (list_guest_log.sql), not the store's.
 SELECT seq, at, kind, host, detail FROM (
     SELECT 1 AS seq, r.created_at AS at, 'created' AS kind, coalesce(r.created_by, '') AS host,
         nullif(json_patch('{}', json_object(
@@ -13,7 +14,7 @@ SELECT seq, at, kind, host, detail FROM (
     UNION ALL
     SELECT * FROM (
         SELECT seq + 1 AS seq, at, kind, host, detail FROM run_log
-        WHERE run_id = ?2 AND tenant_id = ?1 AND seq > ?3 - 1 ORDER BY run_id, seq LIMIT ?4
+        WHERE run_id = ?2 AND tenant_id = ?1 AND seq > ?3 - 1 AND kind <> 'guest' ORDER BY run_id, seq LIMIT ?4
     )
 )
 ORDER BY seq

@@ -1,6 +1,6 @@
-// A run: its header, actions, input/output/error, the timeline of its journal, its outbound
-// HTTP audit trail and its lifecycle log; refreshed every couple of seconds until the run has
-// ended.
+// A run: its header, actions, input/output/error, the timeline of its journal, its dry replay
+// and query tools, what its guest logged, its outbound HTTP audit trail and its lifecycle log;
+// refreshed every couple of seconds until the run has ended.
 import { h, replace, badge, when, duration, jsonBlock, toast, confirmDialog, field } from './dom.js';
 import { call, enc, ApiError } from './api.js';
 import { runHref } from './nav.js';
@@ -29,6 +29,7 @@ export async function runView(el, workflow, id) {
   let steps = [];         // the journal entries read so far, in order
   let more = false;       // whether the journal goes on past them
   const log = [];         // the lifecycle log entries read so far: append-only, so a refresh reads only newer ones
+  const lines = [];       // the guest log's lines read so far: append-only too
 
   // readLog appends the log entries after the last one read.
   async function readLog() {
@@ -38,6 +39,17 @@ export async function runView(el, workflow, id) {
       const page = await call('GET', `${base}/log`, { query });
       log.push(...page.entries);
       if (!page.nextCursor) return log;
+    }
+  }
+
+  // readGuestLog appends the guest's lines after the last one read.
+  async function readGuestLog() {
+    for (;;) {
+      const query = { limit: String(PAGE_MAX) };
+      if (lines.length) query.cursor = String(lines[lines.length - 1].seq);
+      const page = await call('GET', `${base}/logs`, { query });
+      lines.push(...page.lines);
+      if (!page.nextCursor) return lines;
     }
   }
 
@@ -72,17 +84,20 @@ export async function runView(el, workflow, id) {
   const headerEl = h('section', { 'aria-labelledby': 'run-title' });
   const ioEl = h('section', { class: 'io', 'aria-label': 'Input and result' });
   const timelineEl = h('section', { 'aria-labelledby': 'tl-title' });
+  // Built once, not redrawn with the run: a chosen file, a query typed and their answers stay.
+  const tools = toolsSection(base);
   const outboundEl = h('section', { 'aria-labelledby': 'ob-title' });
   const logEl = h('section', { 'aria-labelledby': 'log-title' });
+  const guestEl = h('section', { 'aria-labelledby': 'guest-title' });
   const liveEl = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite' });
   replace(el, h('p', {}, h('a', { href: `#/runs?workflow=${enc(workflow)}`, text: `← Runs of ${workflow}` })),
-    headerEl, ioEl, timelineEl, outboundEl, logEl, liveEl);
+    headerEl, ioEl, timelineEl, tools.el, guestEl, outboundEl, logEl, liveEl);
 
   async function load() {
     clearTimeout(timer);
     let run, read, outbound, children = {};
     try {
-      [run, read, outbound] = await Promise.all([call('GET', base), readSteps(), call('GET', `${base}/outbound`), readLog()]);
+      [run, read, outbound] = await Promise.all([call('GET', base), readSteps(), call('GET', `${base}/outbound`), readLog(), readGuestLog()]);
       // A run whose steps started children links each child step to its run: one listing of
       // the run's children (abi/ABI.md §4.16), by the step that started each.
       if (read.steps.some((s) => s.kind === 'child')) {
@@ -101,7 +116,7 @@ export async function runView(el, workflow, id) {
     steps = read.steps;
     more = read.more;
     const ended = ENDED.has(run.status);
-    const snapshot = JSON.stringify([run, steps, more, outbound, children, log.length]);
+    const snapshot = JSON.stringify([run, steps, more, outbound, children, log.length, lines.length]);
     // A live run's bars grow with the clock, so it is drawn again each time; an ended one only
     // when something changed (it no longer does).
     if (snapshot !== last || !ended) {
@@ -111,10 +126,12 @@ export async function runView(el, workflow, id) {
       if (snapshot !== last) {
         renderHeader(headerEl, run, steps, base, () => load().catch(() => {}));
         renderIO(ioEl, run);
+        tools.update(run);
         renderOutbound(outboundEl, outbound.outbound);
         renderLog(logEl, log);
+        renderGuestLog(guestEl, lines);
       }
-      renderTimeline(timelineEl, run, steps, more, open, shown, () => { last = ''; load().catch(() => {}); }, children);
+      renderTimeline(timelineEl, run, steps, more, open, shown, () => { last = ''; load().catch(() => {}); }, children, log);
       last = snapshot;
       if (focusedId) { const f = document.getElementById(focusedId); if (f && f !== document.activeElement) f.focus(); }
     }
@@ -266,11 +283,103 @@ function renderIO(el, run) {
     run.error ? jsonBlock('Error', run.error) : null);
 }
 
+// toolsSection is the run's dry tools, neither of which changes the run: a replay of its journal
+// against a module file (POST .../replay, the upgrade gate's dry replay), and, for a live run
+// whose module answers queries, a query (POST .../query/{name}). update shows the query form
+// only where it can answer.
+function toolsSection(base) {
+  const file = h('input', { type: 'file', name: 'module', accept: '.wasm,application/wasm', required: true });
+  const replayOut = h('div', { class: 'tool-result', role: 'status', 'aria-live': 'polite' });
+  const replayBtn = h('button', { type: 'submit', class: 'secondary', text: 'Replay against this module' });
+  const replayForm = h('form', { class: 'inline-form', 'aria-label': 'Replay this run against a module' },
+    field('Module (.wasm)', file, 'Nothing is deployed and the run does not change.'), replayBtn);
+  replayForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (!file.files.length) return;
+    const body = new FormData();
+    body.append('module', file.files[0]);
+    replayBtn.disabled = true;
+    replace(replayOut, h('p', { class: 'muted', text: `Replaying against ${file.files[0].name}…` }));
+    try {
+      replace(replayOut, replayReport(await call('POST', `${base}/replay`, { body }), file.files[0].name));
+    } catch (e) {
+      replace(replayOut, h('p', { class: 'error', text: `Replay refused: ${e.message}` }));
+    } finally { replayBtn.disabled = false; }
+  });
+
+  const name = h('input', { name: 'query', required: true, autocomplete: 'off', maxlength: '200', value: 'status' });
+  const arg = h('textarea', { name: 'arg', rows: '2', spellcheck: 'false', class: 'mono' });
+  arg.value = 'null';
+  const queryOut = h('div', { class: 'tool-result', role: 'status', 'aria-live': 'polite' });
+  const queryBtn = h('button', { type: 'submit', class: 'secondary', text: 'Send query' });
+  const queryForm = h('form', { class: 'inline-form', 'aria-label': 'Query this run' },
+    field('Query name', name), field('Argument (JSON)', arg), queryBtn);
+  queryForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const text = arg.value.trim() || 'null';
+    try { JSON.parse(text); } catch (e) {
+      replace(queryOut, h('p', { class: 'error', text: `The argument is not JSON: ${e.message}` }));
+      return;
+    }
+    queryBtn.disabled = true;
+    try {
+      const ans = await call('POST', `${base}/query/${enc(name.value)}`, { body: text });
+      replace(queryOut, jsonBlock(`Answer to ${name.value}`, ans.result ?? null),
+        h('p', { class: 'muted', text: `Answered at journal entry ${ans.at.seq} (${ans.at.at.kind} “${ans.at.at.key}”${ans.at.new ? ', not yet in the journal' : ''}).` }));
+    } catch (e) {
+      replace(queryOut, h('p', { class: 'error', text: `Query failed (${e.code}): ${e.message}` }));
+    } finally { queryBtn.disabled = false; }
+  });
+  const queryNote = h('p', { class: 'muted' });
+  const queryPart = h('div', {}, h('h3', { id: 'query-title', text: 'Query' }), queryNote, queryForm, queryOut);
+
+  const el = h('section', { class: 'tools', 'aria-labelledby': 'tools-title' },
+    h('h2', { id: 'tools-title', text: 'Replay and query' }),
+    h('div', {}, h('h3', { id: 'replay-title', text: 'Dry replay' }),
+      h('p', { class: 'muted', text: 'Replay this run’s journal against another build of its module: compatible, or where it diverges.' }),
+      replayForm, replayOut),
+    queryPart);
+  function update(run) {
+    const ended = ENDED.has(run.status);
+    const answers = (run.features || []).includes('query');
+    queryForm.hidden = ended || !answers;
+    queryNote.textContent = ended ? 'The run has ended: it has no place to answer a query at.'
+      : answers ? 'Ask the workflow a query it registered; it answers from where the run stands, and nothing changes.'
+        : 'The run’s module does not declare the query feature.';
+  }
+  return { el, update };
+}
+
+// replayReport draws a dry replay's answer: the verdict, where it diverged or stopped, and the
+// end the module would write.
+function replayReport(rep, fileName) {
+  const ref = (r) => r ? `${r.kind} “${r.key}”${r.event ? ` for event “${r.event}”` : ''}` : 'the workflow’s end';
+  const d = rep.divergence;
+  const head = rep.verdict === 'diverged'
+    ? h('p', { class: 'verdict diverged' }, h('strong', { text: 'Diverged' }), ` at journal entry ${d.seq}: ${fileName} would not replay this run.`)
+    : h('p', { class: 'verdict compatible' }, h('strong', { text: 'Compatible' }), `: ${fileName} replays this run’s journal.`);
+  const facts = h('dl', { class: 'facts small' },
+    fact('Replayed', `${rep.replayed} of ${rep.journal} journal entries`),
+    fact('Module digest', h('code', { class: 'mono digest', title: rep.moduleDigest, text: rep.moduleDigest })),
+    d ? fact('Expected', ref(d.expected)) : null,
+    d ? fact('Reached', ref(d.reached)) : null,
+    rep.stopped ? fact('Stops at', `entry ${rep.stopped.seq}: ${ref(rep.stopped.at)}${rep.stopped.new ? ', a step the journal does not have' : ', not ended yet'}`) : null,
+    rep.ended ? fact('Ends', rep.error ? 'failed' : rep.continuedAsNew !== undefined ? 'continued as new' : 'completed') : null);
+  return [head, facts,
+    d ? h('p', { class: 'mono', text: d.message }) : null,
+    rep.ended && rep.output !== undefined ? jsonBlock('Output it would produce', rep.output) : null,
+    rep.ended && rep.error ? jsonBlock('Error it would end with', rep.error) : null,
+    rep.logs && rep.logs.length ? h('div', { class: 'table-wrap' }, h('table', {},
+      h('caption', { text: 'What the guest logged during the replay' }),
+      h('thead', {}, h('tr', {}, ['Level', 'Message'].map((c) => h('th', { scope: 'col', text: c })))),
+      h('tbody', {}, rep.logs.map((l) => h('tr', {}, h('td', { text: l.level }), h('td', { class: 'mono', text: l.message })))))) : null];
+}
+
 // A step's bar on the timeline: from when it started to when it ended, or to now while it is in
 // progress. The parts after now (a sleep's or a backoff's remaining time, a wait's timeout) are
 // drawn to the end of the scale and named in the text, so a 24-hour timeout does not squash
 // the rest of the run into a pixel.
-function renderTimeline(el, run, steps, more, open, shown, redraw, children) {
+function renderTimeline(el, run, steps, more, open, shown, redraw, children, log) {
   const now = Date.now();
   const t0 = new Date(run.startedAt || run.createdAt).getTime();
   let t1 = run.completedAt ? new Date(run.completedAt).getTime() : now;
@@ -289,10 +398,22 @@ function renderTimeline(el, run, steps, more, open, shown, redraw, children) {
     const start = new Date(s.startedAt).getTime();
     const end = s.completedAt ? new Date(s.completedAt).getTime() : now;
     const wake = s.wakeAt ? new Date(s.wakeAt) : null;
-    const bar = h('span', { class: `bar k-${s.kind} st-${s.status}` });
-    bar.style.left = pct(start);
-    bar.style.width = width(start, end);
-    const track = h('span', { class: 'track', 'aria-hidden': 'true' }, bar);
+    const attempts = attemptsOf(s, log, now);
+    const track = h('span', { class: 'track', 'aria-hidden': 'true' });
+    if (attempts) {
+      // A bar per attempt, and a hatched one per backoff between them.
+      for (const a of attempts) {
+        const b = h('span', { class: a.backoff ? 'bar backoff' : `bar attempt k-run st-${a.status}`, dataset: a.backoff ? { backoff: String(a.n) } : { attempt: String(a.n) } });
+        b.style.left = pct(a.start);
+        b.style.width = width(a.start, a.end);
+        track.appendChild(b);
+      }
+    } else {
+      const bar = h('span', { class: `bar k-${s.kind} st-${s.status}` });
+      bar.style.left = pct(start);
+      bar.style.width = width(start, end);
+      track.appendChild(bar);
+    }
     if (!s.completedAt && wake && wake.getTime() > now) {
       // The remaining time: a sleep's, a backoff's or a wait's timeout, hatched to the end.
       const rest = h('span', { class: `bar pending-part k-${s.kind}` });
@@ -308,7 +429,7 @@ function renderTimeline(el, run, steps, more, open, shown, redraw, children) {
           h('span', { class: 'key mono', text: s.key })),
         track,
         h('span', { class: 'about' }, badge(s.status), ' ', describe(s, now))),
-      stepDetails(s, children[s.key]));
+      stepDetails(s, children[s.key], attempts));
     det.addEventListener('toggle', () => { if (det.open) open.add(s.seq); else open.delete(s.seq); });
     return h('li', {}, det);
   });
@@ -346,7 +467,7 @@ function describe(s, now) {
   return h('span', { class: 'desc', text: parts.join(' · ') });
 }
 
-function stepDetails(s, child) {
+function stepDetails(s, child, attempts) {
   const kids = [];
   const facts = h('dl', { class: 'facts small' },
     child ? fact('Child run', runLink(child.workflow, child.id), h('span', { class: 'muted' }, ' ', child.status)) : null,
@@ -357,14 +478,89 @@ function stepDetails(s, child) {
   kids.push(facts);
   if (s.match !== undefined) kids.push(jsonBlock('Match', s.match));
   if (s.output !== undefined) kids.push(jsonBlock(s.kind === 'wait' ? 'Event payload' : 'Output', s.output));
+  if (attempts) kids.push(attemptsTable(s, attempts));
   if (s.error) kids.push(jsonBlock(s.status === 'retrying' ? 'Last error' : 'Error', s.error));
   if (s.outbound && s.outbound.length) kids.push(outboundTable(s.outbound, `HTTP requests of ${s.key}`));
   return h('div', { class: 'step-body' }, kids);
 }
 
+// attemptsOf derives a run step's attempts, and the backoffs between them, from the lifecycle
+// log the page reads anyway: each failed attempt is a step_retrying entry (when it failed, its
+// number, its error, when the next is due) or the step_failed that ended the step. An attempt
+// starts at the step's start (the first) or when the backoff before it ended, or when a host
+// claimed the run again if the run was handed back for the backoff; the last ends when the
+// step did, or now while it runs. Null when the step had one attempt, or when the log does not
+// hold every failed attempt (a restart's copied journal: its history is the source run's).
+function attemptsOf(s, log, now) {
+  if (s.kind !== 'run' || !(s.attempt > 1 || s.status === 'retrying')) return null;
+  const retries = [];
+  let failed = null;
+  for (let i = 0; i < log.length; i++) {
+    const e = log[i];
+    if (!e.detail || e.detail.step !== s.key) continue;
+    if (e.kind === 'step_retrying') retries.push(i);
+    else if (e.kind === 'step_failed') failed = e;
+  }
+  if (retries.length !== (s.status === 'retrying' ? s.attempt : s.attempt - 1)) return null;
+  const t = (iso) => new Date(iso).getTime();
+  const out = [];
+  let start = t(s.startedAt);
+  retries.forEach((i, k) => {
+    const r = log[i];
+    const failedAt = Math.max(t(r.at), start);
+    out.push({ n: k + 1, start, end: failedAt, status: 'failed', code: r.detail.code, message: r.detail.message });
+    let next = r.detail.until ? Math.max(t(r.detail.until), failedAt) : failedAt;
+    // Handed back for the backoff, the run's next attempt began when a host claimed it again.
+    const handedBack = log.slice(i + 1).find((e) => e.kind === 'suspended' || e.kind === 'claimed');
+    if (handedBack && handedBack.kind === 'suspended') {
+      const claimed = log.slice(i + 1).find((e) => e.kind === 'claimed');
+      if (claimed) next = Math.max(next, t(claimed.at));
+    }
+    out.push({ backoff: true, n: k + 1, start: failedAt, end: next });
+    start = next;
+  });
+  const n = retries.length + 1;
+  if (s.completedAt) {
+    out.push({ n, start, end: Math.max(t(s.completedAt), start), status: s.status,
+      code: failed && failed.detail.code, message: failed && failed.detail.message });
+  } else if (now >= start && out.length && out[out.length - 1].end <= now) {
+    out.push({ n, start, end: now, status: 'running' });
+  }
+  return out;
+}
+
+// attemptsTable says in words what the attempt bars show.
+function attemptsTable(s, attempts) {
+  const rows = attempts.filter((a) => !a.backoff);
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'attempts' },
+    h('caption', { text: `Attempts of ${s.key}` }),
+    h('thead', {}, h('tr', {}, ['Attempt', 'Started', 'Took', 'Outcome'].map((c) => h('th', { scope: 'col', text: c })))),
+    h('tbody', {}, rows.map((a) => h('tr', { 'data-attempt': String(a.n) },
+      h('td', { class: 'num', text: String(a.n) }),
+      h('td', {}, when(new Date(a.start).toISOString())),
+      h('td', { class: 'num', text: a.status === 'running' ? `${duration(a.end - a.start)} so far` : duration(a.end - a.start) }),
+      h('td', {}, a.status === 'failed' ? h('span', { class: 'error', text: `failed: ${a.code || 'error'}${a.message ? ` (${a.message})` : ''}` })
+        : a.status === 'running' ? 'running' : s.status))))));
+}
+
 function renderOutbound(el, records) {
   replace(el, h('h2', { id: 'ob-title', text: 'Outbound HTTP audit' }),
     records.length ? outboundTable(records, 'Every outbound request and redirect hop the run made') : h('p', { class: 'muted', text: 'The run made no outbound HTTP requests.' }));
+}
+
+// renderGuestLog draws what the run's guest logged: its log calls and output lines, as the
+// host stored them (redacted, at most 1,000 lines a run, the oldest kept).
+function renderGuestLog(el, lines) {
+  replace(el, h('h2', { id: 'guest-title', text: 'Guest logs' }),
+    lines.length
+      ? h('div', { class: 'table-wrap' }, h('table', { class: 'guest-log' },
+          h('caption', { text: 'What the workflow logged, oldest first; lines of a pass replaying the journal are not kept twice' }),
+          h('thead', {}, h('tr', {}, ['At', 'Level', 'Step', 'Message'].map((c) => h('th', { scope: 'col', text: c })))),
+          h('tbody', {}, lines.map((l) => h('tr', { 'data-level': l.level },
+            h('td', {}, when(l.at)), h('td', { class: `level l-${l.level}`, text: l.stream ? `${l.level} (${l.stream})` : l.level }),
+            h('td', { class: 'mono', text: l.step || '—' }),
+            h('td', { class: 'mono message', text: l.message }))))))
+      : h('p', { class: 'muted', text: 'The guest has logged nothing.' }));
 }
 
 // renderLog draws the run's lifecycle log: what the store did to the run, in order.
