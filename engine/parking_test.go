@@ -233,7 +233,9 @@ func TestParkingEvictsTheLeastRecentlyParked(t *testing.T) {
 		}
 		return nil
 	})
-	second := h.start("steps", map[string]any{"n": 2, "sleepMs": 200})
+	// Its sleep must still be ahead when its pass parks: a 200 ms sleep had sometimes passed by
+	// then on a loaded CI machine, so the pass went on without parking (resumes 0).
+	second := h.start("steps", map[string]any{"n": 2, "sleepMs": 1000})
 	for _, run := range []store.Run{first, second} {
 		if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
 			t.Fatalf("run %s: %+v", r.Status, r.Error)

@@ -171,7 +171,9 @@ func TestQueryOfAPendingRunAndAModuleWithoutTheFeature(t *testing.T) {
 // without a durable call to answer at), and never touches the run.
 func TestQueryFaultsAreTheQuerysNotTheRuns(t *testing.T) {
 	t.Parallel()
-	h := setup(t, harnessOptions{noStart: true, limits: store.Limits{ActivationTimeoutMs: 300}})
+	// The bound is what stops spin; at 300 ms a loaded CI machine under -race ran the echo
+	// query's fresh Go instance out of it in wfhost_alloc, before any guest code.
+	h := setup(t, harnessOptions{noStart: true, limits: store.Limits{ActivationTimeoutMs: 2000}})
 	h.deploy("hostile.wasm", false)
 	ctx := context.Background()
 	for workflow, code := range map[string]string{"spin": "deadline_exceeded", "trap": "trap", "echo": "no_frontier"} {
