@@ -544,6 +544,9 @@ func TestSignalWithStartOverHTTP(t *testing.T) {
 		t.Fatalf("first signal-with-start: %s", first.body)
 	}
 	runPath := "/v1/workflows/onboarding/runs/" + run["id"].(string)
+	if trig, _ := call(t, srv, "GET", runPath, tok, nil).json(t)["triggeredBy"].(map[string]any); trig["kind"] != "signalWithStart" || trig["event"] != "verify" {
+		t.Fatalf("the started run's triggeredBy: %v", trig)
+	}
 	// The kept event does not match the run's wait, which goes on waiting.
 	testenv.Await(t, 30*time.Second, func() error {
 		steps := call(t, srv, "GET", runPath+"/steps", tok, nil).json(t)["steps"].([]any)

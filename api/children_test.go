@@ -47,6 +47,9 @@ func TestChildLinks(t *testing.T) {
 		kid["idempotencyKey"] != parent+":square" {
 		t.Fatalf("GET the square child: %v", kid)
 	}
+	if trig, _ := kid["triggeredBy"].(map[string]any); trig["kind"] != "parent" || trig["runId"] != parent || trig["key"] != "square" {
+		t.Fatalf("the square child's triggeredBy: %v", kid["triggeredBy"])
+	}
 	if p := call(t, srv, "GET", "/v1/workflows/parent/runs/"+parent, tok, nil).json(t); p["parentRunId"] != nil {
 		t.Fatalf("the parent shows a parent: %v", p)
 	}

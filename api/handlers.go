@@ -141,7 +141,7 @@ func (h *Handler) startRun(w http.ResponseWriter, r *http.Request) error {
 	req := engine.StartRequest{
 		Workflow: r.PathValue("name"), Version: body.Version, Input: body.Input,
 		IdempotencyKey: body.IdempotencyKey, RetentionDays: body.RetentionDays, TimeoutMs: body.TimeoutMs, Retry: body.Retry,
-		Priority: body.Priority,
+		Priority: body.Priority, TokenID: tokenID(r),
 	}
 	var run store.Run
 	var created bool
@@ -390,6 +390,11 @@ func (h *Handler) getRun(w http.ResponseWriter, r *http.Request) error {
 			return r.Context().Err()
 		}
 	}
+	trig, err := h.cfg.Store.RunTrigger(r.Context(), tenant(r), run.ID)
+	if err != nil {
+		return err
+	}
+	v.TriggeredBy = viewTrigger(trig)
 	link, isChild, err := h.cfg.Store.ParentOf(r.Context(), tenant(r), run.ID)
 	if err != nil {
 		return err

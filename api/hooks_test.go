@@ -43,8 +43,12 @@ func TestHooksOverHTTP(t *testing.T) {
 			if !strings.HasPrefix(rotated, "whsec_") || rotated == secret {
 				t.Fatalf("rotated: %q", rotated)
 			}
+			// The examples module's digest workflow declares two hooks (its onEnd), listed as
+			// the module's beside the tenant's own.
 			list := a.mustCall("GET", "/v1/hooks", nil, 200)["hooks"].([]any)
-			if len(list) != 2 || list[0].(map[string]any)["id"] != "ops" || list[1].(map[string]any)["when"].([]any)[0] != "failed" {
+			if len(list) != 4 || list[0].(map[string]any)["id"] != "onEnd:digest@1#0" || list[0].(map[string]any)["source"] != "module" ||
+				list[1].(map[string]any)["webhook"] != "https://ops.example.com/wfhost/digest" ||
+				list[2].(map[string]any)["id"] != "ops" || list[3].(map[string]any)["when"].([]any)[0] != "failed" {
 				t.Fatalf("listed: %v", list)
 			}
 			if other := b.mustCall("GET", "/v1/hooks", nil, 200)["hooks"].([]any); len(other) != 0 {
@@ -80,7 +84,16 @@ func TestHooksOverHTTP(t *testing.T) {
 			if len(by) != 1 || by[0].(map[string]any)["runId"] != id {
 				t.Fatalf("triggeredBy of %s: %v", started, by)
 			}
-			a.mustCall("GET", "/v1/workflows/steps/runs/"+started, nil, 200)
+			trig, _ := a.mustCall("GET", "/v1/workflows/steps/runs/"+started, nil, 200)["triggeredBy"].(map[string]any)
+			if trig["kind"] != "hook" || trig["runId"] != id || trig["hookId"] != "then" {
+				t.Fatalf("the started run's triggeredBy: %v", trig)
+			}
+			// A client's start names the token it came with: tenant A's one token.
+			tokens := a.mustCall("GET", "/v1/tokens", nil, 200)["tokens"].([]any)
+			if trig, _ := a.mustCall("GET", "/v1/workflows/steps/runs/"+id, nil, 200)["triggeredBy"].(map[string]any); trig["kind"] != "api" ||
+				len(tokens) != 1 || trig["tokenId"] != tokens[0].(map[string]any)["id"] {
+				t.Fatalf("a client's start's triggeredBy: %v, want the token of %v", trig, tokens)
+			}
 			if ds := b.mustCall("GET", "/v1/hooks/deliveries?runId="+id, nil, 200)["deliveries"].([]any); len(ds) != 0 {
 				t.Fatalf("tenant B sees A's deliveries: %v", ds)
 			}

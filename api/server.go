@@ -229,6 +229,9 @@ func bearerToken(header string) (string, bool) {
 
 type tenantKey struct{}
 
+// tokenKey is the context key of the id of the token a tenant's request came with.
+type tokenKey struct{}
+
 // authenticated checks the bearer token of the request against the route's access: the admin
 // token for admin routes, a stored tenant token otherwise, whose tenant every handler then
 // reads from the context. Anything else is 401, and says which kind of token was needed.
@@ -258,7 +261,7 @@ func (h *Handler) authenticated(rt route) http.Handler {
 				unauthorized(w, true, "the admin token manages tenants; this route needs a tenant's token")
 				return
 			}
-			tenantID, err := h.cfg.Service.Authenticate(r.Context(), secret)
+			tok, err := h.cfg.Service.Authenticate(r.Context(), secret)
 			if errors.Is(err, store.ErrNotFound) {
 				unauthorized(w, true, "the bearer token is unknown or revoked")
 				return
@@ -267,8 +270,9 @@ func (h *Handler) authenticated(rt route) http.Handler {
 				h.fail(w, r, err)
 				return
 			}
-			rq.tenant = tenantID
-			r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenantID))
+			rq.tenant = tok.TenantID
+			ctx := context.WithValue(r.Context(), tenantKey{}, tok.TenantID)
+			r = r.WithContext(context.WithValue(ctx, tokenKey{}, tok.ID))
 		}
 		if err := checkQuery(r, routeQuery[rt.pattern]); err != nil {
 			h.fail(w, r, err)
@@ -293,6 +297,9 @@ func unauthorized(w http.ResponseWriter, tokenSent bool, msg string) {
 }
 
 func tenant(r *http.Request) string { return r.Context().Value(tenantKey{}).(string) }
+
+// tokenID is the id of the token the request came with (the run it starts names it).
+func tokenID(r *http.Request) string { id, _ := r.Context().Value(tokenKey{}).(string); return id }
 
 // readyCheckTimeout bounds a readiness check, so a store that hangs makes the probe fail
 // instead of hanging it past the prober's own timeout.

@@ -14,7 +14,7 @@ import (
 // nothing more, so the API depends on no concrete engine type and a test can serve it with a
 // fake; *engine.Service (and so *engine.Engine) satisfies it.
 type Service interface {
-	Authenticate(ctx context.Context, secret string) (tenantID string, err error)
+	Authenticate(ctx context.Context, secret string) (store.Token, error)
 	Limits(ctx context.Context, tenantID string) (store.Limits, error)
 
 	DeployWith(ctx context.Context, tenantID string, wasm []byte, opts engine.DeployOptions) (engine.DeployResult, error)
@@ -82,6 +82,7 @@ type Reader interface {
 	ChildrenOf(ctx context.Context, tenantID, runID string) ([]store.ChildRef, error)
 	ParentOf(ctx context.Context, tenantID, runID string) (store.ChildLink, bool, error)
 	RunFlow(ctx context.Context, tenantID, runID string) (store.RunFlow, bool, error)
+	RunTrigger(ctx context.Context, tenantID, runID string) (store.Trigger, error)
 	ListHooks(ctx context.Context, tenantID string) ([]store.Hook, error)
 	ListDeliveries(ctx context.Context, tenantID string, f store.DeliveryFilter) ([]store.HookDelivery, error)
 }

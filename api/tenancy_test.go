@@ -464,4 +464,8 @@ func TestListFiltersRetentionAndTriggers(t *testing.T) {
 	if n := len(a.mustCall("GET", "/v1/workflows/onboarding/runs", nil, 200)["runs"].([]any)); n != 1 {
 		t.Fatalf("%d onboarding runs, want 1", n)
 	}
+	run := a.mustCall("GET", "/v1/workflows/onboarding/runs/"+started[0].(map[string]any)["id"].(string), nil, 200)
+	if trig, _ := run["triggeredBy"].(map[string]any); trig["kind"] != "event" || trig["event"] != "user.signed_up" || trig["eventId"] != "signup-42" {
+		t.Fatalf("the triggered run's triggeredBy: %v", run["triggeredBy"])
+	}
 }

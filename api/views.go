@@ -23,6 +23,12 @@ func viewRun(r store.Run) wire.Run {
 	}
 }
 
+// viewTrigger is what started a run, as the API shows it.
+func viewTrigger(t store.Trigger) *wire.RunTrigger {
+	return &wire.RunTrigger{Kind: string(t.Kind), Host: t.Host, TokenID: t.TokenID, ScheduleID: t.ScheduleID, FireAt: t.FireAt,
+		Event: t.Event, EventID: t.EventID, RunID: t.RunID, Key: t.Key, HookID: t.HookID}
+}
+
 // viewParent sets a child run's link to its parent (ParentWorkflow is the caller's).
 func viewParent(v *wire.Run, link store.ChildLink) {
 	v.ParentRunID, v.ParentKey, v.ParentClose = link.ParentRunID, link.ParentKey, link.ParentClose

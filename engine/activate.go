@@ -90,7 +90,8 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 	}
 	var stats host.Stats
 	runLog := &runGuestLog{live: func() bool { return !j.replaying() }, now: x.cfg.Clock.Now}
-	p.guestLog = runLog
+	j.guestLog = runLog
+	j.keepLog = func(ctx context.Context, lines []store.GuestLogLine) { x.keepGuestLog(ctx, log, c.Run, lines) }
 	guestLog := newGuestLogCap(teeHandler{log.Handler(), runLog}, maxGuestRecords)
 	pass := func(resume *host.Checkpoint) (host.Result, error) {
 		return x.cfg.Runtime.Activate(ctx, mod, host.Activation{
@@ -136,12 +137,19 @@ func (x *Executor) activate(ctx context.Context, c store.Claim, act *activation)
 	if dropped > 0 {
 		log.Warn("guest log records dropped: the activation wrote more than the limit", "dropped", dropped, "limit", maxGuestRecords)
 	}
-	// Before the pass's end is written: a reader who sees the run ended sees its lines too.
-	x.flushGuestLog(wctx, log, c.Run, runLog)
 	// A pass that parked and was resumed is observed from its resume on; one that ended
 	// parked (evicted, cancelled) was observed to its park already.
 	obs = p.obs
 	outcome, ended := x.settle(ctx, wctx, log, p.run, j, obs, c.Faults, res, p.cancelSeen, err)
+	// A run's end kept the lines with it, so a reader who sees the run ended sees them too,
+	// and every write that let the run go kept them before it; what is left is a pass's whose
+	// lease was lost or whose run was cancelled under it.
+	j.keepGuestLog(wctx)
+	if outcome == "suspended" && p.cancelPending() {
+		// The cancel came after the workflow's last call: the suspension left the run
+		// claimable now (store.Store.Suspend), for the workflow to be told.
+		x.wake()
+	}
 	if obs != nil {
 		obs.sandboxed(stats, dropped)
 		obs.ended(outcome, err)
@@ -263,9 +271,15 @@ func (x *Executor) end(ctx context.Context, log *slog.Logger, run store.Run, j *
 	err := j.finish(ctx, end)
 	switch {
 	case err == nil:
+		if j.linked {
+			x.service().closeAtEnd(ctx, run.TenantID, run.ID)
+		}
 		return x.ended(ctx, log, run, end)
 	case errors.Is(err, store.ErrLeaseLost):
 		log.Info("run finished elsewhere or cancelled; result dropped", "status", status)
+		// What the guest logged happened all the same, as it does for a pass that did not end
+		// the run (store.Store.AppendGuestLog is not fenced).
+		x.keepGuestLog(ctx, log, run, end.guestLog)
 	default:
 		x.handBacks.keep(&handBack{
 			lease: j.lease, what: "record the run's result",
@@ -275,6 +289,7 @@ func (x *Executor) end(ctx context.Context, log *slog.Logger, run store.Run, j *
 					x.waiters.notify(r.ID, r)
 				}
 			},
+			lost: func() { x.keepGuestLog(context.WithoutCancel(ctx), log, run, end.guestLog) },
 		}, err)
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
-	"github.com/wfhost/wfhost/internal/clock"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -176,9 +175,21 @@ func (p *pass) attemptCancelled(st *openStep, row store.Step, done time.Time, at
 // cancelRequested tells the activation of runID, if it is active here, that a cancel was asked
 // of it, and terminates it at the end of its grace period if it still runs then. A parked pass
 // hears of it when the run, made claimable by the request, is resumed.
+//
+// Every notice ends by waking the claimer: the pass it names may make no durable call again
+// here (it has suspended, or parked, or ended, after the request and before this notice, or
+// it does so while the run's cancel times are read below, so its own look for a pending
+// cancel came before the raise), and then the run, which the store left claimable for its
+// workflow to be told (store.Store.Suspend), waits for whatever wakes the claimer next. A pass
+// that suspends or parks after the raise wakes it itself (activate, parkPass). Cancels are an
+// operator's act: a claim round each costs nothing that counts.
 func (x *Executor) cancelRequested(runID string) {
+	defer x.wake()
 	x.mu.Lock()
 	a := x.active[runID]
+	if a == nil {
+		x.missed.record(runID, true, x.cfg.Clock.Now())
+	}
 	x.mu.Unlock()
 	if a == nil {
 		return
@@ -205,7 +216,7 @@ func (x *Executor) terminateAtGrace(a *activation, until time.Time) {
 	if a.grace != nil {
 		return
 	}
-	a.grace = x.cfg.Clock.AfterFunc(max(clock.Until(x.cfg.Clock, until), 0), func() {
+	a.grace = x.cfg.Clock.AfterFuncAt(until, func() {
 		if _, err := x.cfg.Store.CancelRun(context.Background(), a.tenant, a.runID); err != nil {
 			x.cfg.Logger.Info("terminate a cancelled run at the end of its grace period", "run", a.runID, "err", err)
 			return

@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/internal/wasmgen"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/embedded"
 )
 
 // TestCancelAbortsAStepsRequest: a cancel asked while a step callback waits on an outbound
@@ -118,3 +121,46 @@ func TestCancelRequestsAreCheckedAndKept(t *testing.T) {
 
 func isInvalid(err error) bool  { return errors.Is(err, engine.ErrInvalid) }
 func isConflict(err error) bool { return errors.Is(err, store.ErrConflict) }
+
+// A cancel asked just after a run starts reaches its workflow, however the request and the
+// run's first calls interleave: the request may land while the run is leased (leaving its
+// wake-up alone) and the host hear of it only after the run suspended on a long sleep. The
+// grace is long and the safety poll off, so only the workflow being told ends the run in time.
+func TestACancelAskedAsTheRunStartsIsNotLost(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, eng *engine.Engine, st store.Store) {
+		ctx := context.Background()
+		for i := range 8 {
+			run, _, err := eng.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "child",
+				Input: json.RawMessage(`{"n":2,"holdMs":600000}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eng.CancelRun(ctx, store.DefaultTenant, run.ID, 10*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			var got store.Run
+			testenv.Await(t, settle, func() error {
+				got, err = st.GetRun(ctx, store.DefaultTenant, run.ID)
+				if err == nil && !got.Status.Terminal() {
+					err = fmt.Errorf("run %d is %s", i, got.Status)
+				}
+				return err
+			})
+			if got.Status != store.StatusCancelled || got.Error == nil || got.Error.Code != abi.CodeCancelled {
+				t.Fatalf("run %d ended %s (%+v), want cancelled by its workflow", i, got.Status, got.Error)
+			}
+		}
+	}
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, harnessOptions{pollInterval: time.Hour})
+		h.deploy("examples.wasm", false)
+		check(t, h.engine, h.store)
+	})
+	t.Run("embedded", func(t *testing.T) {
+		t.Parallel()
+		st, eng := embeddedEngine(t, embedded.Config{}, engine.Config{PollInterval: time.Hour}, "examples.wasm")
+		check(t, eng, st)
+	})
+}

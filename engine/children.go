@@ -164,50 +164,103 @@ func childSuspended(key string, wake *time.Time) *suspended {
 }
 
 // cancelChildren passes the parent's cancellation to the live children of its step key whose
-// policy is cancel. A child that cannot be told now (the store unreachable) is logged: the
-// parent's step has answered the cancellation either way.
+// policy is cancel, with what is left of the parent's grace.
 func (p *pass) cancelChildren(ctx context.Context, key string) {
+	p.stopLinked(ctx, "child", p.cancelGrace(), false, func(c store.ChildRef) bool {
+		return c.Link.ParentKey == key && c.Link.ParentClose == abi.ParentCloseCancel
+	})
+}
+
+// stopLinked cancels the live runs linked to this one (children and branches) that match
+// picks, with grace: the one walk both a parent's cancellation and a decided join take.
+// With terminatePending, a run that never ran is terminated instead, since no code of it could
+// see a cancel. Every pass that answers a step asks again, so a run the store cannot reach
+// now is only logged: a crash or an outage between the decision and the cancel loses nothing.
+// A run that ended meanwhile (ErrConflict) is not an error.
+func (p *pass) stopLinked(ctx context.Context, what string, grace time.Duration, terminatePending bool, picks func(store.ChildRef) bool) {
 	x := p.caps.exec
 	kids, err := x.cfg.Store.ChildrenOf(ctx, p.run.TenantID, p.run.ID)
 	if err != nil {
-		p.log.Warn("pass the cancel to the step's children", "step", key, "err", err)
+		p.log.Warn("list the runs to cancel", "of", what, "err", err)
 		return
 	}
 	for _, c := range kids {
-		if c.Link.ParentKey != key || c.Link.ParentClose != abi.ParentCloseCancel || c.Status.Terminal() {
+		if c.Status.Terminal() || !picks(c) {
 			continue
 		}
-		grace := DefaultCancelGrace
-		if g := p.run.CancelGraceUntil; g != nil {
-			grace = max(g.Sub(p.now()), time.Millisecond)
+		if terminatePending && c.Status == store.StatusPending {
+			_, err = x.service().TerminateRun(ctx, p.run.TenantID, c.RunID)
+		} else {
+			_, err = x.service().CancelRun(ctx, p.run.TenantID, c.RunID, grace)
 		}
-		if _, err := x.service().CancelRun(ctx, p.run.TenantID, c.RunID, min(grace, MaxCancelGrace)); err != nil && !errors.Is(err, store.ErrConflict) {
-			p.log.Warn("pass the cancel to a child", "step", key, "child", c.RunID, "err", err)
+		if err != nil && !errors.Is(err, store.ErrConflict) {
+			p.log.Warn("cancel a "+what, "step", c.Link.ParentKey, what, c.RunID, "err", err)
 			continue
 		}
-		p.log.Info("cancel passed to a child", "step", key, "child", c.RunID)
+		p.log.Info(what+" cancelled", "step", c.Link.ParentKey, what, c.RunID, "was", c.Status)
 	}
 }
 
 // closeChildren terminates the live children of runID whose policy is cancel, and theirs in
 // turn: a terminated parent's children do not outlive it.
 func (s *Service) closeChildren(ctx context.Context, tenantID, runID string, depth int) {
+	s.closeLinked(ctx, tenantID, runID, depth, true)
+}
+
+// closeAtEnd cancels the live children of runID whose policy is cancel, and its branches, once
+// the run has ended on its own (completed, failed, past its deadline, continued as new): no code
+// of the parent is left to await them, so an awaited child cut short by its parent's deadline,
+// or a detached child started with parentClose cancel, does not outlive it. They get the
+// default grace, as a client's cancel would give them; a child whose module does not declare
+// cancel is terminated (CancelRun). Each child's own end closes its children in turn.
+//
+// It runs after the end commits, as a terminate's closeChildren does: a host that dies between
+// the two leaves the children running until a sweep closes them (sweeper.closeOrphans, ABI.md
+// §4.16), cancelled with the default grace even where a terminate would have terminated them.
+func (s *Service) closeAtEnd(ctx context.Context, tenantID, runID string) {
+	s.closeLinked(context.WithoutCancel(ctx), tenantID, runID, 0, false)
+}
+
+// closeLinked is closeChildren's and closeAtEnd's walk: terminate, following the children's
+// children (whose code will not run to close them), or cancel with the default grace.
+func (s *Service) closeLinked(ctx context.Context, tenantID, runID string, depth int, terminate bool) {
 	if depth > maxChildDepth {
 		return
 	}
 	kids, err := s.cfg.Store.ChildrenOf(ctx, tenantID, runID)
 	if err != nil {
-		s.cfg.Logger.Warn("terminate a run's children", "run", runID, "err", err)
+		s.cfg.Logger.Warn("close a run's children", "run", runID, "err", err)
 		return
 	}
 	for _, c := range kids {
 		if c.Link.ParentClose != abi.ParentCloseCancel || c.Status.Terminal() {
 			continue
 		}
-		if _, err := s.terminate(ctx, tenantID, c.RunID, depth+1); err != nil && !errors.Is(err, store.ErrConflict) {
-			s.cfg.Logger.Warn("terminate a child of a terminated run", "run", runID, "child", c.RunID, "err", err)
-		}
+		s.closeChild(ctx, tenantID, runID, c.RunID, depth, terminate)
 	}
+}
+
+// closeChild closes one child of the closed run runID whose policy is cancel: terminated, and
+// its children in turn, or cancelled with the default grace (terminated when its module cannot
+// see a cancel). It says whether the child is closed (or ended meanwhile); a failure is logged.
+func (s *Service) closeChild(ctx context.Context, tenantID, runID, childID string, depth int, terminate bool) bool {
+	var child store.Run
+	var err error
+	if terminate {
+		child, err = s.terminate(ctx, tenantID, childID, depth+1)
+	} else {
+		child, err = s.CancelRun(ctx, tenantID, childID, DefaultCancelGrace)
+	}
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		// It ended meanwhile.
+	case err != nil:
+		s.cfg.Logger.Warn("close a child of a closed run", "run", runID, "child", childID, "terminate", terminate, "err", err)
+		return false
+	default:
+		s.cfg.Logger.Info("child of a closed run closed", "run", runID, "child", childID, "terminate", terminate, "status", child.Status)
+	}
+	return true
 }
 
 // maxChildDepth bounds how deep a terminate follows children, so that no chain of links can

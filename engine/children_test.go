@@ -3,13 +3,11 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/engine"
-	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -107,15 +105,7 @@ func TestChildrenOfATerminatedParent(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.awaitStep(run.ID, "kid", store.StepWaiting, settle)
-		var kid string
-		testenv.Await(t, settle, func() error {
-			kids := h.children(h.store, run.ID)
-			if len(kids) != 1 {
-				return fmt.Errorf("%d children", len(kids))
-			}
-			kid = kids[0].RunID
-			return nil
-		})
+		kid := h.onlyChild(run.ID)
 		h.awaitStep(kid, "hold", store.StepSleeping, settle)
 		if _, err := h.engine.TerminateRun(ctx, store.DefaultTenant, run.ID); err != nil {
 			t.Fatal(err)
@@ -125,6 +115,53 @@ func TestChildrenOfATerminatedParent(t *testing.T) {
 		}
 		if got := h.getRun(kid).Status; got != want {
 			t.Fatalf("%s: the child is %s after its parent's terminate, want %s", policy, got, want)
+		}
+	}
+}
+
+// A parent that ends on its own, not by a cancel or terminate, closes its children as its
+// policy says: an awaited child whose parent's deadline passed, and a detached child started
+// with parentClose cancel whose parent completed, are cancelled (their module declares no
+// cancel, so they are terminated: status cancelled); abandon leaves the child running.
+func TestChildrenOfAParentThatEndsOnItsOwn(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("hostile.wasm", false)
+	h.deploy("examples.wasm", false)
+	ctx := context.Background()
+	cases := []struct {
+		name      string
+		req       string
+		timeoutMs int64
+		parent    store.RunStatus
+		child     store.RunStatus
+	}{
+		// The deadline is wall time from the start: long enough for the parent's first
+		// activation to reach its child step under -race on a loaded machine (1.5 s was not:
+		// the parent failed before it started the child).
+		{"awaited, the parent past its deadline", `{"workflow":"child","input":{"n":2,"holdMs":600000}}`, 5000, store.StatusFailed, store.StatusCancelled},
+		{"detached with parentClose cancel", `{"workflow":"child","input":{"n":2,"holdMs":600000},"detach":true,"parentClose":"cancel"}`, 0, store.StatusCompleted, store.StatusCancelled},
+		{"detached, abandoned", `{"workflow":"child","input":{"n":2,"holdMs":600000},"detach":true}`, 0, store.StatusCompleted, store.StatusRunning},
+	}
+	for _, c := range cases {
+		run, _, err := h.engine.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "child-abuse", TimeoutMs: c.timeoutMs,
+			Input: json.RawMessage(`{"name":"kid","req":` + c.req + `}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kid := h.onlyChild(run.ID)
+		ended := h.await(run.ID, settle)
+		if ended.Status != c.parent {
+			t.Fatalf("%s: the parent is %s (%+v), want %s", c.name, ended.Status, ended.Error, c.parent)
+		}
+		if c.child == store.StatusRunning {
+			if got := h.getRun(kid).Status; got.Terminal() {
+				t.Fatalf("%s: the child is %s after its parent's end, want it left running", c.name, got)
+			}
+			continue
+		}
+		if got := h.await(kid, settle).Status; got != c.child {
+			t.Fatalf("%s: the child is %s after its parent's end, want %s", c.name, got, c.child)
 		}
 	}
 }
@@ -158,5 +195,38 @@ func TestDryReplayOfChildSteps(t *testing.T) {
 	other.Journal[0].Kind = store.KindRun
 	if rep := dryReplay(t, "examples.wasm", other); rep.Verdict != engine.ReplayDiverged || rep.Divergence == nil || rep.Divergence.Seq != 0 {
 		t.Fatalf("a run step where the workflow starts a child: %+v, want diverged at 0", rep)
+	}
+}
+
+// TestChildrenAParentsEndLeftRunningAreClosedByTheSweep: the host closes a parent's
+// parentClose=cancel children only after the parent's end commits, so a host that dies between
+// the two leaves them running. Here the parent is ended in the store alone, as that end would
+// leave it; the child runs on until a sweep (any host's) finds it and cancels it, as the end
+// would have.
+func TestChildrenAParentsEndLeftRunningAreClosedByTheSweep(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("hostile.wasm", false)
+	h.deploy("examples.wasm", false)
+	ctx := context.Background()
+	run, _, err := h.engine.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "child-abuse",
+		Input: json.RawMessage(`{"name":"kid","req":{"workflow":"child","input":{"n":2,"holdMs":600000}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid := h.onlyChild(run.ID)
+	h.awaitStep(run.ID, "kid", store.StepWaiting, settle)
+	if _, err := h.store.CancelRun(ctx, store.DefaultTenant, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.getRun(kid).Status; got.Terminal() {
+		t.Fatalf("the child is %s with no one to close it: the test shows nothing", got)
+	}
+	h.engine.Sweep(ctx)
+	if got := h.await(kid, settle).Status; got != store.StatusCancelled {
+		t.Fatalf("the child is %s after the sweep, want cancelled", got)
+	}
+	if got := h.getRun(run.ID).Status; got != store.StatusCancelled {
+		t.Fatalf("the parent is %s, want cancelled as the store left it", got)
 	}
 }

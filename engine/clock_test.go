@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -236,4 +238,145 @@ func fakeClockEngine(t *testing.T, cfg engine.Config) (*clock.Fake, *embedded.St
 		t.Fatal(err)
 	}
 	return clk, st, eng
+}
+
+// TestAPollArmedFromAStaleReadingFiresAtTheRunsDueTime: an engine whose reading of the clock
+// was half an hour behind the moment its timers were armed on (as a claim loop's is while a
+// test's Set passes day after day under it) still claims a run that another host suspended at
+// that run's due time. The reading is stale only until the clock is moved there: from then
+// on the engine reads the time its activation must see. Its poll is armed for the due time the store gave, not for "that long
+// after my reading": armed the old way, it waited for the half hour more, and a wfhost test
+// crash variant, whose clock moves only when the run stands still, waited for ever.
+func TestAPollArmedFromAStaleReadingFiresAtTheRunsDueTime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk, st, first := fakeClockEngine(t, engine.Config{PollInterval: 24 * time.Hour, Owner: "first"})
+	if err := first.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	in := json.RawMessage(`{"email": "dee@example.com", "delayMs": 3600000, "verifyTimeoutMs": 60000}`)
+	run, _, err := first.StartRun(ctx, store.DefaultTenant, engine.StartRequest{Workflow: "onboarding", Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var due time.Time
+	testenv.Await(t, time.Minute, func() error {
+		r, err := st.GetRun(ctx, store.DefaultTenant, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := st.ListSteps(ctx, store.DefaultTenant, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(steps); n == 0 || steps[n-1].Status != store.StepSleeping || r.AvailableAt == nil {
+			return fmt.Errorf("run %s is %s, journal %q: not asleep yet", run.ID, r.Status, keysOf(steps))
+		}
+		due = *r.AvailableAt
+		return nil
+	})
+	first.Stop() // the host that suspended the run, and would wake it, is gone
+
+	stale := &staleClock{Fake: clk, lag: 30 * time.Minute}
+	stale.lagging.Store(true)
+	second, err := engine.New(engine.Config{
+		Owner: "second", Store: st, Runtime: runtimeForTests(t), Clock: stale, Rand: clock.Seeded(1),
+		PollInterval: 24 * time.Hour, SweepInterval: 24 * time.Hour, SchedulePoll: 24 * time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Stop)
+	// The second engine's first poll asks the store when the run is due and arms itself.
+	testenv.Await(t, time.Minute, func() error {
+		if !stale.armedFor(due) {
+			return fmt.Errorf("no timer armed for the run's due time %v or after yet", due)
+		}
+		return nil
+	})
+	stale.lagging.Store(false)
+	clk.Set(due)
+	testenv.Await(t, time.Minute, func() error {
+		steps, err := st.ListSteps(ctx, store.DefaultTenant, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(steps) < 2 || steps[1].Status != store.StepCompleted {
+			return fmt.Errorf("the sleep due at %v has not ended with the clock there (journal %q)", due, keysOf(steps))
+		}
+		return nil
+	})
+	if now := clk.Now(); !now.Equal(due) {
+		t.Fatalf("the clock moved on to %v; the test moves it only to the due time %v", now, due)
+	}
+}
+
+// staleClock is a Fake read lag behind while lagging is set: every reading is as old as one
+// taken lag before the timers it leads to are armed. It notes the latest moment a timer was
+// armed for.
+type staleClock struct {
+	*clock.Fake
+	lag     time.Duration
+	lagging atomic.Bool
+
+	mu     sync.Mutex
+	latest time.Time
+}
+
+func (c *staleClock) Now() time.Time {
+	if c.lagging.Load() {
+		return c.Fake.Now().Add(-c.lag)
+	}
+	return c.Fake.Now()
+}
+
+func (c *staleClock) note(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.latest = clock.Later(c.latest, at)
+}
+
+// armedFor says whether a timer has been armed for t or later.
+func (c *staleClock) armedFor(t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.latest.Before(t)
+}
+
+func (c *staleClock) NewTimer(d time.Duration) clock.Timer {
+	c.note(c.Fake.Now().Add(d))
+	return staleTimer{c, c.Fake.NewTimer(d)}
+}
+
+func (c *staleClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	c.note(c.Fake.Now().Add(d))
+	return staleTimer{c, c.Fake.AfterFunc(d, f)}
+}
+
+func (c *staleClock) NewTimerAt(t time.Time) clock.Timer {
+	c.note(t)
+	return staleTimer{c, c.Fake.NewTimerAt(t)}
+}
+
+func (c *staleClock) AfterFuncAt(t time.Time, f func()) clock.Timer {
+	c.note(t)
+	return staleTimer{c, c.Fake.AfterFuncAt(t, f)}
+}
+
+type staleTimer struct {
+	c *staleClock
+	clock.Timer
+}
+
+func (t staleTimer) Reset(d time.Duration) bool {
+	t.c.note(t.c.Fake.Now().Add(d))
+	return t.Timer.Reset(d)
+}
+
+func (t staleTimer) ResetAt(at time.Time) bool {
+	t.c.note(at)
+	return t.Timer.ResetAt(at)
 }

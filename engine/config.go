@@ -106,7 +106,8 @@ type Config struct {
 	DefaultRetentionDays int
 	// MaxRetentionDays clamps every run's retention; default 365.
 	MaxRetentionDays int
-	// SweepInterval is how often terminal runs past their retention are deleted; default 5m.
+	// SweepInterval is how often terminal runs past their retention are deleted (and the
+	// children a parent's end left running are cancelled: sweeper.closeOrphans); default 5m.
 	SweepInterval time.Duration
 	// SchedulePoll is the longest the scheduler loop sleeps between looks at the store
 	// (schedules.go): how late a host notices a schedule created or resumed on another host,

@@ -128,6 +128,22 @@ func init() {
 }
 
 // children reads a run's children.
+// onlyChild waits for runID to have exactly one child and returns its run id.
+func (h *harness) onlyChild(runID string) string {
+	h.t.Helper()
+	var kid string
+	testenv.Await(h.t, settle, func() error {
+		kids := h.children(h.store, runID)
+		if len(kids) != 1 {
+			parent := h.getRun(runID)
+			return fmt.Errorf("%d children (the parent is %s, error %+v)", len(kids), parent.Status, parent.Error)
+		}
+		kid = kids[0].RunID
+		return nil
+	})
+	return kid
+}
+
 func (h *harness) children(st store.Store, runID string) []store.ChildRef {
 	h.t.Helper()
 	kids, err := st.ChildrenOf(context.Background(), store.DefaultTenant, runID)

@@ -88,11 +88,11 @@ func (f *forkFaults) ForkBranches(ctx context.Context, l store.Lease, held *stor
 	return f.Store.ForkBranches(ctx, l, held, s, fk, leaseFor)
 }
 
-func (f *forkFaults) CommitAndFinish(ctx context.Context, l store.Lease, s store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (f *forkFaults) CommitAndFinish(ctx context.Context, l store.Lease, s store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
 	if f.ends.Add(1) == 1 {
 		return errInjected
 	}
-	return f.Store.CommitAndFinish(ctx, l, s, status, output, info)
+	return f.Store.CommitAndFinish(ctx, l, s, status, output, info, guestLog)
 }
 
 // parallelCase awaits the parallel run runID and its branches and checks what every language

@@ -53,6 +53,7 @@ func New(cfg Config) (*Engine, error) {
 	svc := &Service{shared: sh, exec: x}
 	x.events = svc
 	x.scheduler.svc = svc
+	x.sweeper.svc = svc
 	return &Engine{Executor: x, Service: svc}, nil
 }
 

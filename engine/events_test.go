@@ -20,11 +20,11 @@ type finishFailsOnce struct {
 	failed atomic.Bool
 }
 
-func (f *finishFailsOnce) CommitAndFinish(ctx context.Context, l store.Lease, s store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (f *finishFailsOnce) CommitAndFinish(ctx context.Context, l store.Lease, s store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
 	if s.Key == f.key && f.failed.CompareAndSwap(false, true) {
 		return store.ErrLeaseLost
 	}
-	return f.Store.CommitAndFinish(ctx, l, s, status, output, info)
+	return f.Store.CommitAndFinish(ctx, l, s, status, output, info, guestLog)
 }
 
 // TestAnEventAStepSendsLandsOnce: a step that sends an event and runs again (its result was

@@ -63,6 +63,8 @@ type Executor struct {
 
 	mu     sync.Mutex
 	active map[string]*activation // by run id
+	// missed are the cancel and pause notices that found no activation here (missed.go).
+	missed missedNotices
 	// interrupted is set, under mu, when Stop's grace period is over: an activation that
 	// registers after that (a run started here just then) is interrupted at once.
 	interrupted bool
@@ -104,12 +106,13 @@ func newExecutor(sh *shared, acq *acquisitions) *Executor {
 		acq:         acq,
 		sweeper:     newSweeper(sh.cfg, sh.obs),
 		scheduler:   newScheduler(sh.cfg, sh.obs),
-		hooks:       newDispatcher(sh.cfg, sh.limits),
+		hooks:       newDispatcher(sh.cfg, sh.limits, sh.obs.m),
 		wakeCh:      make(chan struct{}, 1),
 		slots:       make(chan struct{}, sh.cfg.Concurrency),
 		reserved:    make(chan struct{}, sh.cfg.ReservedSlots),
 		starts:      shares.New(sh.cfg.TenantStarts, shares.PresenceWindow),
 		active:      make(map[string]*activation),
+		missed:      missedNotices{keep: sh.cfg.LeaseFor},
 		claimerDone: make(chan struct{}),
 	}
 	x.wakeups = &wakeups{clock: sh.cfg.Clock, fire: func(askNext bool) {
@@ -271,13 +274,14 @@ func (x *Executor) claimLoop(ctx context.Context) {
 			}
 			continue
 		}
-		wait := x.cfg.PollInterval
+		// Armed for a moment, not for a wait worked out from a reading the clock may have
+		// moved past meanwhile (clock.Clock).
+		now := x.cfg.Clock.Now()
+		at := now.Add(x.cfg.PollInterval)
 		if !next.IsZero() {
-			if d := clock.Until(x.cfg.Clock, next); d < wait {
-				wait = max(d, time.Millisecond)
-			}
+			at = clock.Earlier(at, clock.Later(next, now.Add(time.Millisecond)))
 		}
-		poll.Reset(wait)
+		poll.ResetAt(at)
 	}
 }
 
@@ -387,11 +391,19 @@ func (x *Executor) execute(ctx context.Context, c store.Claim, slot chan struct{
 	if x.interrupted {
 		cancel(errShutdown)
 	}
+	missedCancel, missedPause := x.missed.take(c.Run.ID, x.cfg.Clock.Now())
 	x.mu.Unlock()
+	if missedPause && c.Run.PausedAt == nil {
+		// The hold asks the store, so a pause withdrawn since is not held.
+		a.pauseAsk.Store(true)
+	}
 	go func() {
 		var ended *store.Run
 		if c.Run.CancelGraceUntil != nil {
 			x.terminateAtGrace(a, *c.Run.CancelGraceUntil)
+		} else if missedCancel {
+			// Read the cancel the claim may have missed, now that a notice would reach us.
+			x.cancelRequested(c.Run.ID)
 		}
 		defer func() {
 			x.mu.Lock()

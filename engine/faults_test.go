@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,6 +64,50 @@ func TestFailedCommitsAreRetriedWithoutDuplicates(t *testing.T) {
 	}
 }
 
+// guestLogOrder is faultyStore that also notes, in order, each guest log write and each
+// fault that hands a run back.
+type guestLogOrder struct {
+	faultyStore
+	writes eventLog
+}
+
+func (s *guestLogOrder) note(w string) { s.writes.add(w) }
+
+func (s *guestLogOrder) AppendGuestLog(ctx context.Context, tenantID, runID string, lines []store.GuestLogLine) (int, error) {
+	s.note(fmt.Sprintf("%d guest lines", len(lines)))
+	return s.faultyStore.AppendGuestLog(ctx, tenantID, runID, lines)
+}
+
+func (s *guestLogOrder) Fault(ctx context.Context, l store.Lease, reason string, retryAt time.Time) error {
+	s.note("fault")
+	return s.faultyStore.Fault(ctx, l, reason, retryAt)
+}
+
+// TestAFaultKeepsTheGuestLogBeforeHandingTheRunBack: what a pass's guest logged before its
+// store write failed is kept before the fault hands the run back, so it comes before anything
+// the next activation (on any host, at once after a release) logs: the guest log is read in
+// the order it was written.
+func TestAFaultKeepsTheGuestLogBeforeHandingTheRunBack(t *testing.T) {
+	t.Parallel()
+	st := &guestLogOrder{faultyStore: faultyStore{failAt: map[int32]bool{2: true}}}
+	h := setup(t, harnessOptions{wrapStore: func(s store.Store) store.Store {
+		st.faultyStore.Store = s
+		return st
+	}})
+	h.deploy("examples.wasm", false)
+	run := h.start("steps", map[string]any{"n": 3})
+	if r := h.await(run.ID, settle); r.Status != store.StatusCompleted {
+		t.Fatalf("status %s error %+v\n%s", r.Status, r.Error, h.logs.tail(3000))
+	}
+	st.writes.mu.Lock()
+	writes := slices.Clone(st.writes.events)
+	st.writes.mu.Unlock()
+	i := slices.Index(writes, "fault")
+	if i < 1 || !strings.HasSuffix(writes[i-1], " guest lines") || writes[i-1] == "0 guest lines" {
+		t.Fatalf("writes %q: want the faulted pass's guest lines kept just before its fault", writes)
+	}
+}
+
 // nulOutputs is the real Postgres store with every completed run step's output replaced by a
 // string holding a NUL: valid JSON that jsonb refuses (SQLSTATE 22P05), as a guest value that
 // reached the store unchecked would be. Nothing about the refusal is simulated.
@@ -79,8 +124,8 @@ func (s nulOutputs) CommitStep(ctx context.Context, l store.Lease, st store.Step
 	return s.Store.CommitStep(ctx, l, withNUL(st), leaseFor)
 }
 
-func (s nulOutputs) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
-	return s.Store.CommitAndFinish(ctx, l, withNUL(st), status, output, info)
+func (s nulOutputs) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
+	return s.Store.CommitAndFinish(ctx, l, withNUL(st), status, output, info, guestLog)
 }
 
 // TestRefusedWriteFailsTheRun: a step output the store refuses fails the run at once with
@@ -198,18 +243,18 @@ func (s *outageStore) Suspend(ctx context.Context, l store.Lease, st *store.Step
 	return s.Store.Suspend(ctx, l, st, at)
 }
 
-func (s *outageStore) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *outageStore) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
 	if err := s.fail(); err != nil {
 		return err
 	}
-	return s.Store.Finish(ctx, l, status, output, info)
+	return s.Store.Finish(ctx, l, status, output, info, guestLog)
 }
 
-func (s *outageStore) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *outageStore) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
 	if err := s.fail(); err != nil {
 		return err
 	}
-	return s.Store.CommitAndFinish(ctx, l, st, status, output, info)
+	return s.Store.CommitAndFinish(ctx, l, st, status, output, info, guestLog)
 }
 
 func (s *outageStore) Release(ctx context.Context, l store.Lease) error {

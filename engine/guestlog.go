@@ -48,9 +48,10 @@ func (g guestLogCap) WithGroup(name string) slog.Handler {
 	return g
 }
 
-// runGuestLog gathers the lines of one activation's guest that the run's guest log keeps
-// (store.AppendGuestLog), for the activation to write in one statement before its last
-// commit (flushGuestLog): an activation whose guest logs nothing writes nothing. It keeps a
+// runGuestLog gathers the lines of one activation's guest that the run's guest log keeps,
+// for the run's end to write with it (journal.finish, store.Store.Finish), or, for a pass
+// that does not end the run, for one statement of their own just before the write that lets
+// the run go (journal.keepGuestLog): an activation whose guest logs nothing writes nothing. It keeps a
 // record only when it is the guest's (attribute source=guest) and new: a line logged in a step
 // callback (which runs only when the step executes), or outside steps once the pass has
 // replayed its journal (live), since a replay runs the workflow's code from the top again and
@@ -111,8 +112,12 @@ func (g *runGuestLog) Handle(_ context.Context, r slog.Record) error {
 func (g *runGuestLog) WithAttrs([]slog.Attr) slog.Handler { return g }
 func (g *runGuestLog) WithGroup(string) slog.Handler      { return g }
 
-// take returns the lines gathered and forgets them.
+// take returns the lines gathered and forgets them; none from a nil runGuestLog (a run that
+// ends before its pass is made).
 func (g *runGuestLog) take() []store.GuestLogLine {
+	if g == nil {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := g.lines
@@ -158,11 +163,10 @@ func (t teeHandler) WithGroup(name string) slog.Handler {
 	return teeHandler{t.a.WithGroup(name), t.b.WithGroup(name)}
 }
 
-// flushGuestLog writes what the activation's guest logged to the run's guest log: one
-// statement, nothing when it logged nothing. A failure loses the lines, not the run: it is
-// logged and the activation goes on to its end.
-func (x *Executor) flushGuestLog(ctx context.Context, log *slog.Logger, run store.Run, g *runGuestLog) {
-	lines := g.take()
+// keepGuestLog writes lines to the run's guest log on their own: one statement, nothing when
+// there are none. A failure loses the lines, not the run: it is logged and the activation goes
+// on to its end.
+func (x *Executor) keepGuestLog(ctx context.Context, log *slog.Logger, run store.Run, lines []store.GuestLogLine) {
 	if len(lines) == 0 {
 		return
 	}

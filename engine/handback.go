@@ -38,8 +38,10 @@ type handBack struct {
 	lease store.Lease
 	what  string // for logs: "record the run's result", "hand the faulted run back", ...
 	write func(ctx context.Context) error
-	// landed runs once the write has landed (a finished run's waiters, a wake-up).
+	// landed runs once the write has landed (a finished run's waiters, a wake-up); lost, when
+	// set, once it is known never to land (the lease is gone, or the tries ran out).
 	landed func()
+	lost   func()
 	tries  int
 	delay  time.Duration
 	next   time.Time
@@ -109,19 +111,20 @@ func (h *handBacks) loop(ctx context.Context) {
 		case <-t.C():
 		}
 		h.round(ctx, false)
-		t.Reset(h.untilNext())
+		t.ResetAt(h.nextDue())
 	}
 }
 
-// untilNext is how long until the next kept write is due (at most handBackMaxRetry).
-func (h *handBacks) untilNext() time.Duration {
+// nextDue is when the next kept write is due (in handBackMaxRetry at the latest).
+func (h *handBacks) nextDue() time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	wait := handBackMaxRetry
+	now := h.clock.Now()
+	next := now.Add(handBackMaxRetry)
 	for _, hb := range h.pending {
-		wait = min(wait, max(clock.Until(h.clock, hb.next), time.Millisecond))
+		next = clock.Earlier(next, clock.Later(hb.next, now.Add(time.Millisecond)))
 	}
-	return wait
+	return next
 }
 
 // round tries every kept write that is due (all of them with force). When one finds the store
@@ -155,6 +158,9 @@ func (h *handBacks) round(ctx context.Context, force bool) {
 		case errors.Is(err, store.ErrLeaseLost):
 			h.done(hb)
 			h.log.Info(hb.what+": the run was taken over or ended meanwhile", "run", hb.lease.RunID)
+			if hb.lost != nil {
+				hb.lost()
+			}
 		case errors.Is(err, store.ErrUnavailable):
 			// The store is still away: one probe per round is enough.
 			for _, rest := range due[i:] {
@@ -165,6 +171,9 @@ func (h *handBacks) round(ctx context.Context, force bool) {
 			if h.backOff(hb) > handBackTries {
 				h.done(hb)
 				h.log.Error(hb.what+": giving up; the lease will run out instead", "run", hb.lease.RunID, "err", err)
+				if hb.lost != nil {
+					hb.lost()
+				}
 			}
 		}
 	}

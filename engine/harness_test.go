@@ -17,8 +17,10 @@ import (
 
 	"github.com/wfhost/wfhost/engine"
 	"github.com/wfhost/wfhost/host"
+	"github.com/wfhost/wfhost/internal/envelope"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
+	"github.com/wfhost/wfhost/store/embedded"
 	"github.com/wfhost/wfhost/store/postgres"
 )
 
@@ -62,6 +64,9 @@ type harnessOptions struct {
 	runStatesInterval time.Duration
 	// hookPoll and hookBackoff are engine.Config's (0: the defaults).
 	hookPoll, hookBackoff time.Duration
+	// secretKeys is engine.Config.SecretKeys: the keyring that seals tenant secrets and
+	// webhook signing secrets (nil: none, as a Postgres daemon without --secrets-key-file).
+	secretKeys *envelope.Keyring
 }
 
 // setup gives the test a migrated schema of its own, a started engine on it and the example
@@ -110,6 +115,7 @@ func setup(t testing.TB, opts harnessOptions) *harness {
 		RunStatesInterval: opts.runStatesInterval,
 		HookPoll:          opts.hookPoll,
 		HookBackoff:       opts.hookBackoff,
+		SecretKeys:        opts.secretKeys,
 	})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
@@ -284,4 +290,41 @@ func (h *harness) userID(runID string) string {
 	return decode[struct {
 		ID string `json:"id"`
 	}](h.t, h.steps(runID)[0].Output).ID
+}
+
+// embeddedEngine is an engine on a new embedded store opened with sc (its Dir a new temporary
+// directory when empty), with the default tenant, cfg's Store and Runtime filled in (its Logger
+// discarding when unset), modules deployed, and started; both are closed when t ends.
+func embeddedEngine(t *testing.T, sc embedded.Config, cfg engine.Config, modules ...string) (*embedded.Store, *engine.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	if sc.Dir == "" {
+		sc.Dir = t.TempDir()
+	}
+	st, err := embedded.Open(ctx, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.Runtime = st, runtimeForTests(t)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	eng, err := engine.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range modules {
+		if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, m), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := eng.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Stop)
+	return st, eng
 }

@@ -44,6 +44,11 @@ const (
 	HeaderAttempt   = "Wfhost-Attempt"
 )
 
+// errSigningSecret is a delivery attempt's error when the tenant's signing secret cannot be
+// read or opened: the delivery list shows it to the tenant, so it names no key and no cause
+// beyond this; the daemon's log has the cause.
+var errSigningSecret = errors.New("signing_secret_unavailable: the tenant's webhook signing secret could not be read with this daemon's key, so nothing was sent; the operator's log says why")
+
 // SignWebhook is the Wfhost-Signature header value of body sent at t under secret.
 func SignWebhook(secret []byte, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
@@ -64,15 +69,16 @@ func NewHookSecret() []byte {
 
 // dispatcher delivers webhook deliveries. Safe for concurrent use; one loop per Executor.
 type dispatcher struct {
-	cfg    Config
-	store  store.Store
-	limits *limitsCache
-	log    *slog.Logger
-	clock  clock.Clock
+	cfg     Config
+	store   store.Store
+	limits  *limitsCache
+	log     *slog.Logger
+	clock   clock.Clock
+	metrics hookMetrics
 }
 
-func newDispatcher(cfg Config, limits *limitsCache) *dispatcher {
-	return &dispatcher{cfg: cfg, store: cfg.Store, limits: limits, log: cfg.Logger, clock: cfg.Clock}
+func newDispatcher(cfg Config, limits *limitsCache, m *metrics) *dispatcher {
+	return &dispatcher{cfg: cfg, store: cfg.Store, limits: limits, log: cfg.Logger, clock: cfg.Clock, metrics: m.hooks}
 }
 
 // loop dispatches what is due, then sleeps until the next due delivery or HookPoll, until
@@ -80,11 +86,12 @@ func newDispatcher(cfg Config, limits *limitsCache) *dispatcher {
 func (d *dispatcher) loop(ctx context.Context, drain <-chan struct{}) {
 	for {
 		d.dispatch(ctx)
-		wait := d.cfg.HookPoll
+		now := d.clock.Now()
+		next := now.Add(d.cfg.HookPoll)
 		if at, ok, err := d.store.NextDeliveryDue(ctx); err == nil && ok {
-			wait = min(wait, max(at.Sub(d.clock.Now()), 10*time.Millisecond))
+			next = clock.Earlier(next, clock.Later(at, now.Add(10*time.Millisecond)))
 		}
-		t := d.clock.NewTimer(wait)
+		t := d.clock.NewTimerAt(next)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -136,7 +143,21 @@ func (d *dispatcher) dispatch(ctx context.Context) int {
 // delivered; a refusal of the tenant's outbound policy (or a body over its bound) failed at
 // once, since trying again cannot change it; anything else tried again after the backoff
 // until the attempts are spent.
+//
+// A pending start (a hook whose workflow has flow control, which the store could not start in
+// the ending transaction) is started by the store instead (StartHookDelivery), under the
+// idempotency key that makes it once; a store error leaves it for the next claim.
 func (d *dispatcher) deliver(ctx context.Context, dl store.HookDelivery) {
+	if dl.Kind == store.HookKindStart {
+		ok, err := d.store.StartHookDelivery(context.WithoutCancel(ctx), dl.ID, d.cfg.Owner, dl.Attempts)
+		switch {
+		case err != nil:
+			d.log.Error("start a hook's run", "delivery", dl.ID, "err", err)
+		case !ok:
+			d.log.Warn("hook delivery lease lost before its run was started", "delivery", dl.ID)
+		}
+		return
+	}
 	began := d.clock.Now()
 	attempt := store.HookAttempt{At: began.UTC()}
 	final := false
@@ -153,12 +174,19 @@ func (d *dispatcher) deliver(ctx context.Context, dl store.HookDelivery) {
 	default:
 		attempt.Status = status
 	}
-	attempt.DurationMs = float64(d.clock.Now().Sub(began).Microseconds()) / 1000
+	ended := d.clock.Now()
+	took := ended.Sub(began)
+	attempt.DurationMs = float64(took.Microseconds()) / 1000
 	out := store.DeliveryOutcome{Attempt: attempt, Delivered: attempt.Error == ""}
-	if !out.Delivered && !final && dl.Attempts < d.cfg.HookAttempts {
-		wait := d.cfg.HookBackoff << min(dl.Attempts-1, 20)
-		retry := d.clock.Now().Add(min(wait, hookBackoffMax))
-		out.RetryAt = &retry
+	outcome := hookDelivered
+	if !out.Delivered {
+		outcome = hookFailed
+		if !final && dl.Attempts < d.cfg.HookAttempts {
+			wait := d.cfg.HookBackoff << min(dl.Attempts-1, 20)
+			retry := ended.Add(min(wait, hookBackoffMax))
+			out.RetryAt = &retry
+			outcome = hookRetried
+		}
 	}
 	ok, err := d.store.EndDeliveryAttempt(context.WithoutCancel(ctx), dl.ID, d.cfg.Owner, dl.Attempts, out)
 	switch {
@@ -166,6 +194,10 @@ func (d *dispatcher) deliver(ctx context.Context, dl store.HookDelivery) {
 		d.log.Error("record hook delivery attempt", "delivery", dl.ID, "err", err)
 	case !ok:
 		d.log.Warn("hook delivery lease lost before its outcome was recorded", "delivery", dl.ID)
+	default:
+		// Counted once recorded, so the counts match the outbox: an attempt whose outcome
+		// another dispatcher overwrote (a lost lease) is that one's to count.
+		d.metrics.attempt(dl, outcome, took, ended)
 	}
 }
 
@@ -175,9 +207,13 @@ func (d *dispatcher) send(ctx context.Context, dl store.HookDelivery) (int, erro
 	if err != nil {
 		return 0, fmt.Errorf("read the tenant's limits: %w", err)
 	}
-	secret, _, err := d.store.HookSecret(ctx, dl.TenantID, NewHookSecret())
+	secret, err := hookSigningSecret(ctx, d.store, d.cfg.SecretKeys, dl.TenantID, d.log)
 	if err != nil {
-		return 0, fmt.Errorf("read the tenant's signing secret: %w", err)
+		// Nothing is sent unsigned or signed with anything but the tenant's secret; the
+		// attempt fails (and is tried again: a keyring fixed meanwhile delivers it) and the
+		// operator hears why, the tenant only that the secret could not be read.
+		d.log.Error("a webhook delivery cannot be signed: the tenant's signing secret cannot be read", "tenant", dl.TenantID, "delivery", dl.ID, "err", err)
+		return 0, errSigningSecret
 	}
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")

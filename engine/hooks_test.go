@@ -104,7 +104,7 @@ func TestWebhookSignedAndRetried(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, http.StatusInternalServerError)
 	h := setup(t, harnessOptions{allowPrivateHosts: true, hookPoll: time.Hour, hookBackoff: time.Millisecond,
-		limits: store.Limits{AllowedHosts: []string{rc.srv.URL}}})
+		limits: store.Limits{AllowedHosts: []string{rc.srv.URL}}, secretKeys: testenv.SecretKeys(t)})
 	h.deploy("examples.wasm", false)
 	ctx := context.Background()
 	hook, created, secret, err := h.engine.PutHook(ctx, store.DefaultTenant, engine.HookRequest{ID: "notify", Workflow: "steps",
@@ -185,7 +185,7 @@ func TestWebhookRefusedByPolicy(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t)
 	h := setup(t, harnessOptions{allowPrivateHosts: true, hookPoll: time.Hour,
-		limits: store.Limits{AllowedHosts: []string{"https://hooks.example.com"}}})
+		limits: store.Limits{AllowedHosts: []string{"https://hooks.example.com"}}, secretKeys: testenv.SecretKeys(t)})
 	h.deploy("examples.wasm", false)
 	ctx := context.Background()
 	_, _, _, err := h.engine.PutHook(ctx, store.DefaultTenant, engine.HookRequest{ID: "out",
@@ -221,16 +221,16 @@ type lostFinish struct {
 	lost atomic.Bool
 }
 
-func (s *lostFinish) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
-	err := s.Store.Finish(ctx, l, status, output, info)
+func (s *lostFinish) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
+	err := s.Store.Finish(ctx, l, status, output, info, guestLog)
 	if err == nil && s.lost.CompareAndSwap(false, true) {
 		return errLostAnswer
 	}
 	return err
 }
 
-func (s *lostFinish) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
-	err := s.Store.CommitAndFinish(ctx, l, st, status, output, info)
+func (s *lostFinish) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
+	err := s.Store.CommitAndFinish(ctx, l, st, status, output, info, guestLog)
 	if err == nil && s.lost.CompareAndSwap(false, true) {
 		return errLostAnswer
 	}
@@ -267,31 +267,12 @@ func TestStartHookOnceAcrossALostEndEmbedded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var lost atomic.Bool
-	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir(), Faults: func(what string, committed bool) error {
+	st, eng := embeddedEngine(t, embedded.Config{Faults: func(what string, committed bool) error {
 		if committed && strings.HasSuffix(what, "finish run") && lost.CompareAndSwap(false, true) {
 			return errLostAnswer
 		}
 		return nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if err := st.EnsureTenant(ctx, store.DefaultTenant); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(engine.Config{Store: st, Runtime: runtimeForTests(t), HookPoll: time.Hour, PollInterval: time.Second,
-		LeaseFor: 3 * time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Deploy(ctx, store.DefaultTenant, fixture(t, "examples.wasm"), false); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop)
+	}}, engine.Config{HookPoll: time.Hour, PollInterval: time.Second, LeaseFor: 3 * time.Second}, "examples.wasm")
 	if _, _, _, err := eng.PutHook(ctx, store.DefaultTenant, engine.HookRequest{ID: "again", Workflow: "steps",
 		Hook: abi.Hook{When: []string{"completed"}, Start: &abi.HookStart{Workflow: "steps"}}}); err != nil {
 		t.Fatal(err)
@@ -397,7 +378,10 @@ func TestTwoDispatchersNeverShareADelivery(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	limits := store.Limits{AllowedHosts: []string{srv.URL}}
-	h := setup(t, harnessOptions{allowPrivateHosts: true, hookPoll: time.Hour, noStart: true, limits: limits})
+	// Both dispatchers hold the keyring, as every daemon on one database must: the signing
+	// secret is sealed with it.
+	keys := testenv.SecretKeys(t)
+	h := setup(t, harnessOptions{allowPrivateHosts: true, hookPoll: time.Hour, noStart: true, limits: limits, secretKeys: keys})
 	digest := h.deploy("examples.wasm", false).Module.Digest
 	ctx := context.Background()
 	if _, _, _, err := h.engine.PutHook(ctx, store.DefaultTenant, engine.HookRequest{ID: "w",
@@ -415,7 +399,7 @@ func TestTwoDispatchersNeverShareADelivery(t *testing.T) {
 		}
 	}
 	other, err := engine.New(engine.Config{Store: h.store, Runtime: runtimeForTests(t), AllowPrivateHosts: true,
-		HookPoll: time.Hour, TenantDefaults: limits, Logger: slog.New(slog.DiscardHandler)})
+		HookPoll: time.Hour, TenantDefaults: limits, Logger: slog.New(slog.DiscardHandler), SecretKeys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}

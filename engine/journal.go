@@ -42,11 +42,35 @@ type journal struct {
 	// refused one: the pass takes no more.
 	snapshot        *store.Snapshot
 	snapshotRefused bool
+	// linked is set once the pass may have started runs linked to this one (children,
+	// branches): it reached a child or parallel step, or began past the top of the journal (a
+	// snapshot), where it cannot tell. Only such a run's end looks for linked runs to close
+	// (closeAtEnd), so a run without any pays nothing for them.
+	linked bool
+	// guestLog gathers what the pass's guest logs for the run's guest log (guestlog.go): the
+	// run's end takes the lines into its own write (finish), so a run that logs costs no
+	// statement of its own for them; every other write that lets the run go (a suspension, a
+	// pause's hold, a fault, a release) has them written first, on their own (keepLog), so
+	// they come before anything the run's next activation logs, on any host. Nil until the
+	// pass is made.
+	guestLog *runGuestLog
+	keepLog  func(ctx context.Context, lines []store.GuestLogLine)
+}
+
+// keepGuestLog writes what the pass's guest logged and no write has kept yet: before a write
+// that releases the run without ending it, and for what is left when the activation ends.
+func (j *journal) keepGuestLog(ctx context.Context) {
+	if j.keepLog == nil {
+		return
+	}
+	if lines := j.guestLog.take(); len(lines) > 0 {
+		j.keepLog(context.WithoutCancel(ctx), lines)
+	}
 }
 
 func newJournal(st store.Store, c store.Claim, leaseFor time.Duration, window int) *journal {
 	return &journal{store: st, lease: c.Lease, leaseFor: leaseFor, claimed: c.Journal, base: c.JournalFrom, cursor: c.JournalFrom,
-		more: c.JournalMore, window: window}
+		more: c.JournalMore, window: window, linked: c.JournalFrom > 0}
 }
 
 // fromTop makes the pass replay the journal from its first entry: a claim that read it from a
@@ -90,6 +114,9 @@ func (j *journal) reach(ctx context.Context) (seq int, claimed *store.Step, err 
 	}
 	j.cursor++
 	if i := seq - j.base; i >= 0 && i < len(j.claimed) {
+		if k := j.claimed[i].Kind; k == store.KindChild || k == store.KindParallel {
+			j.linked = true
+		}
 		return seq, &j.claimed[i], nil
 	}
 	return seq, nil, nil
@@ -158,6 +185,7 @@ func (j *journal) commit(ctx context.Context, row store.Step) error {
 // and the held-back step with it: a sleep right after a step commits both in the suspension's
 // one transaction.
 func (j *journal) suspend(ctx context.Context, row *store.Step, wakeAt *time.Time) error {
+	j.keepGuestLog(ctx)
 	if j.pending != nil && row != nil {
 		held := *j.pending
 		j.pending = nil
@@ -170,8 +198,10 @@ func (j *journal) suspend(ctx context.Context, row *store.Step, wakeAt *time.Tim
 }
 
 // reachWait journals a wait the pass reaches for the first time and returns it resolved, or
-// nil when the store parked the run on it.
+// nil when the store parked the run on it. The guest's lines are kept first, as the run may
+// be let go: when the wait is resolved already, that is a statement an end would have saved.
 func (j *journal) reachWait(ctx context.Context, row store.Step) (*store.Step, error) {
+	j.keepGuestLog(ctx)
 	return j.store.ReachWait(ctx, j.lease, row, j.leaseFor)
 }
 
@@ -183,7 +213,7 @@ func (j *journal) startChild(ctx context.Context, row store.Step, child store.Ne
 		}
 	}
 	held := j.pending
-	j.pending = nil
+	j.pending, j.linked = nil, true
 	return j.store.StartChild(ctx, j.lease, held, row, child, link, j.leaseFor)
 }
 
@@ -196,13 +226,14 @@ func (j *journal) fork(ctx context.Context, row store.Step, f store.Fork) ([]str
 		}
 	}
 	held := j.pending
-	j.pending = nil
+	j.pending, j.linked = nil, true
 	_, ids, err := j.store.ForkBranches(ctx, j.lease, held, row, f, j.leaseFor)
 	return ids, err
 }
 
 // parkWait parks the run on a wait journaled before, or returns it resolved meanwhile.
 func (j *journal) parkWait(ctx context.Context, key string, timeout *time.Time) (*store.Step, error) {
+	j.keepGuestLog(ctx)
 	return j.store.ParkWait(ctx, j.lease, key, timeout, j.leaseFor)
 }
 
@@ -222,13 +253,18 @@ type runEnd struct {
 	next        *store.NewRun
 	continuedAs string
 	continued   store.Run // the run next became, once written: its start is observed (observer.go)
+	// guestLog is what the guest logged that the run's guest log has not yet kept, written
+	// with the end (store.Store.Finish).
+	guestLog []store.GuestLogLine
 }
 
-// finish writes the run's end, with the held-back step when there is one, and leaves end as
-// written (see writeEnd), to be written again with writeEnd if the store did not take it.
+// finish writes the run's end, with the held-back step when there is one and the lines the
+// guest logged, and leaves end as written (see writeEnd), to be written again with writeEnd if
+// the store did not take it.
 func (j *journal) finish(ctx context.Context, end *runEnd) error {
 	end.last = j.pending
 	j.pending = nil
+	end.guestLog = j.guestLog.take()
 	return j.writeEnd(ctx, end)
 }
 
@@ -240,18 +276,20 @@ func (j *journal) writeEnd(ctx context.Context, end *runEnd) error {
 	switch {
 	case end.next != nil:
 		var next store.Run
-		next, err = j.store.FinishAndContinue(ctx, j.lease, end.last, end.status, end.output, end.info, *end.next)
+		next, err = j.store.FinishAndContinue(ctx, j.lease, end.last, end.status, end.output, end.info, *end.next, end.guestLog)
 		if err == nil {
 			end.continuedAs, end.continued = next.ID, next
 		}
 	case end.last != nil:
-		err = j.store.CommitAndFinish(ctx, j.lease, *end.last, end.status, end.output, end.info)
+		err = j.store.CommitAndFinish(ctx, j.lease, *end.last, end.status, end.output, end.info, end.guestLog)
 	default:
-		err = j.store.Finish(ctx, j.lease, end.status, end.output, end.info)
+		err = j.store.Finish(ctx, j.lease, end.status, end.output, end.info, end.guestLog)
 	}
 	if errors.Is(err, store.ErrRefused) && (end.last != nil || end.info == nil || end.info.Code != abi.CodeStoreRefused) {
-		*end = runEnd{status: store.StatusFailed, info: refusedInfo("the run's end", err)}
-		err = j.store.Finish(ctx, j.lease, end.status, nil, end.info)
+		// The guest's lines are storable as the host hands them over (ABI.md §4.9): they go
+		// with the failure, which is when they are wanted most.
+		*end = runEnd{status: store.StatusFailed, info: refusedInfo("the run's end", err), guestLog: end.guestLog}
+		err = j.store.Finish(ctx, j.lease, end.status, nil, end.info, end.guestLog)
 	}
 	return err
 }
@@ -271,10 +309,14 @@ func (j *journal) interrupt(ctx context.Context) error { return j.flush(ctx) }
 func (j *journal) drop() { j.pending, j.snapshot = nil, nil }
 
 // release hands the run back for any host to take at once.
-func (j *journal) release(ctx context.Context) error { return j.store.Release(ctx, j.lease) }
+func (j *journal) release(ctx context.Context) error {
+	j.keepGuestLog(ctx)
+	return j.store.Release(ctx, j.lease)
+}
 
 // fault hands the run back after a fault, claimable again at at, counting the fault with its
 // reason (store.Store.Fault).
 func (j *journal) fault(ctx context.Context, reason string, at time.Time) error {
+	j.keepGuestLog(ctx)
 	return j.store.Fault(ctx, j.lease, reason, at)
 }

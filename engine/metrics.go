@@ -73,6 +73,9 @@ type metrics struct {
 	snapshotRestores *prometheus.CounterVec
 	snapshotFailures prometheus.Counter
 
+	// hooks are the webhook dispatcher's (hookmetrics.go).
+	hooks hookMetrics
+
 	workflows, steps, events labelBound
 
 	clock     clock.Clock // activation and store latencies are measured on it
@@ -157,6 +160,7 @@ func newMetrics(reg prometheus.Registerer, cfg Config) *metrics {
 			Name: "wfhost_store_claim_batch_size", Help: "Runs one claim took.",
 			Buckets: []float64{0, 1, 2, 4, 8, 16, 32, 64, 128},
 		}),
+		hooks:     newHookMetrics(),
 		workflows: newLabelBound(maxWorkflowLabels),
 		steps:     newLabelBound(maxStepLabels),
 		events:    newLabelBound(maxEventLabels),
@@ -192,7 +196,9 @@ func newMetrics(reg prometheus.Registerer, cfg Config) *metrics {
 			m.scheduleFires, m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
 			m.storeCommit, m.claimBatch, m.parks, m.parkResumes, m.parkEvictions,
 			m.snapshots, m.snapshotBytes, m.snapshotRestores, m.snapshotFailures, oldest,
-			buildInfo(cfg.Version), newRunStates(cfg.Store, clk, cfg.RunStatesInterval))
+			buildInfo(cfg.Version), newRunStates(cfg.Store, clk, cfg.RunStatesInterval),
+			newHookOutbox(cfg.Store, clk, cfg.RunStatesInterval))
+		reg.MustRegister(m.hooks.collectors()...)
 	}
 	m.zeroFixedLabels()
 	return m
@@ -232,6 +238,7 @@ func (m *metrics) tenantSeen(tenant string) {
 		m.runsStalled.WithLabelValues(tenant, cause)
 	}
 	m.guestLogsDropped.WithLabelValues(tenant)
+	m.hooks.tenantSeen(tenant)
 }
 
 // labelBound hands out at most max distinct label values per scope.
@@ -422,19 +429,19 @@ func (s observedStore) CommitAndSuspend(ctx context.Context, l store.Lease, held
 	return s.Store.CommitAndSuspend(ctx, l, held, row, wakeAt)
 }
 
-func (s observedStore) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s observedStore) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
 	defer s.since("finish", s.m.clock.Now())
-	return s.Store.Finish(ctx, l, status, output, info)
+	return s.Store.Finish(ctx, l, status, output, info, guestLog)
 }
 
-func (s observedStore) CommitAndFinish(ctx context.Context, l store.Lease, row store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s observedStore) CommitAndFinish(ctx context.Context, l store.Lease, row store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
 	defer s.since("commit_and_finish", s.m.clock.Now())
-	return s.Store.CommitAndFinish(ctx, l, row, status, output, info)
+	return s.Store.CommitAndFinish(ctx, l, row, status, output, info, guestLog)
 }
 
-func (s observedStore) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun) (store.Run, error) {
+func (s observedStore) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun, guestLog []store.GuestLogLine) (store.Run, error) {
 	defer s.since("finish_and_continue", s.m.clock.Now())
-	return s.Store.FinishAndContinue(ctx, l, held, status, output, info, next)
+	return s.Store.FinishAndContinue(ctx, l, held, status, output, info, next, guestLog)
 }
 
 func (s observedStore) ReachWait(ctx context.Context, l store.Lease, row store.Step, leaseFor time.Duration) (*store.Step, error) {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -136,8 +135,8 @@ func decidedEarly(out json.RawMessage) bool {
 	return false
 }
 
-// cancelGrace is the grace the parent's own cancellation leaves its branches: what is left of
-// the parent's.
+// cancelGrace is the grace the parent's own cancellation leaves its children and branches:
+// what is left of the parent's, within MaxCancelGrace.
 func (p *pass) cancelGrace() time.Duration {
 	if g := p.run.CancelGraceUntil; g != nil {
 		return min(max(g.Sub(p.now()), time.Millisecond), MaxCancelGrace)
@@ -146,31 +145,8 @@ func (p *pass) cancelGrace() time.Duration {
 }
 
 // cancelBranches cancels the live branches of step key: a branch that never ran (held, or not
-// yet claimed) is terminated, since no code of it could see a cancel; one that ran is
-// cancelled with grace, as a client's cancel would. Every pass that answers a decided step
-// asks again (a crash between the decision and the cancel loses nothing); a branch the store
-// cannot reach now is logged.
+// yet claimed) is terminated; one that ran is cancelled with grace, as a client's cancel would.
 func (p *pass) cancelBranches(ctx context.Context, key string, grace time.Duration) {
-	x := p.caps.exec
-	kids, err := x.cfg.Store.ChildrenOf(ctx, p.run.TenantID, p.run.ID)
-	if err != nil {
-		p.log.Warn("cancel the step's branches", "step", key, "err", err)
-		return
-	}
 	prefix := key + "["
-	for _, c := range kids {
-		if !strings.HasPrefix(c.Link.ParentKey, prefix) || c.Status.Terminal() {
-			continue
-		}
-		if c.Status == store.StatusPending {
-			_, err = x.service().TerminateRun(ctx, p.run.TenantID, c.RunID)
-		} else {
-			_, err = x.service().CancelRun(ctx, p.run.TenantID, c.RunID, grace)
-		}
-		if err != nil && !errors.Is(err, store.ErrConflict) {
-			p.log.Warn("cancel a branch", "step", key, "branch", c.RunID, "err", err)
-			continue
-		}
-		p.log.Info("branch cancelled", "step", key, "branch", c.RunID, "was", c.Status)
-	}
+	p.stopLinked(ctx, "branch", grace, true, func(c store.ChildRef) bool { return strings.HasPrefix(c.Link.ParentKey, prefix) })
 }

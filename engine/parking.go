@@ -188,11 +188,6 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 	if !susp.event && susp.wakeAt.Sub(x.cfg.Clock.Now()) > x.cfg.ParkHorizon {
 		return nil, false // not expected back soon: its memory is better spent on others
 	}
-	// A parked pass may wait long for its event: what its guest logged so far is written now,
-	// not when the activation ends.
-	if p.guestLog != nil {
-		x.flushGuestLog(context.WithoutCancel(ctx), p.log, p.run, p.guestLog)
-	}
 	var resumed *store.Claim
 	var pk *parked
 	err := host.Park(ctx, func(cost uint64) error {
@@ -217,12 +212,18 @@ func (x *Executor) parkPass(ctx context.Context, p *pass, seq int, susp *suspend
 			return errNotParked
 		}
 		x.obs.parked()
+		if p.cancelPending() {
+			// A cancel the workflow has not seen came after its last call: the suspension
+			// left the run claimable now (store.Store.Suspend), and the claim that takes it
+			// hands this pass the cancel.
+			x.wake()
+		}
 		p.obs.ended("parked", susp)
 		p.obs = nil
 		x.leaveSlot(p.act)
 		if !pk.wakeAt.IsZero() {
 			x.parking.setTimer(pk, func() clock.Timer {
-				return x.cfg.Clock.AfterFunc(clock.Until(x.cfg.Clock, pk.wakeAt), func() { x.resumeParked(pk.runID, pk, "timer") })
+				return x.cfg.Clock.AfterFuncAt(pk.wakeAt, func() { x.resumeParked(pk.runID, pk, "timer") })
 			})
 		}
 		select {

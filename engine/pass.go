@@ -72,9 +72,6 @@ type pass struct {
 	clk  clock.Clock  // the engine's, for the times the pass writes
 	rand clock.Rand   // the retry jitter
 	log  *slog.Logger // carries the run's tenant, workflow and run
-	// guestLog gathers the guest's lines for the run's guest log (guestlog.go), written when
-	// the pass parks and when the activation ends.
-	guestLog *runGuestLog
 	// caps serves the step callbacks' secrets and outbound audit (capabilities.go).
 	caps capabilities
 

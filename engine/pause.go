@@ -72,6 +72,7 @@ func (p *pass) hold(ctx context.Context, key string, row *store.Step, always boo
 	// A snapshot taken at this call is dropped: the resume replays, which a snapshot only
 	// shortens, and the hold stays one write.
 	p.j.snapshot = nil
+	p.j.keepGuestLog(ctx)
 	held, err := p.j.store.HoldPaused(ctx, p.j.lease, row, always)
 	if err != nil {
 		return err
@@ -104,6 +105,9 @@ func (p *pass) exhaustedPause(ctx context.Context, st *openStep, row store.Step)
 func (x *Executor) pauseActive(runID string) {
 	x.mu.Lock()
 	a := x.active[runID]
+	if a == nil {
+		x.missed.record(runID, false, x.cfg.Clock.Now())
+	}
 	x.mu.Unlock()
 	if a != nil {
 		a.pauseAsk.Store(true)

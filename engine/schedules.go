@@ -407,22 +407,23 @@ func (x *Executor) FireSchedules(ctx context.Context) int { return x.scheduler.p
 // buffered fire time whose live run ended. An idle host costs one query per poll.
 func (sc *scheduler) loop(ctx context.Context, drain <-chan struct{}) {
 	for {
-		wait := sc.poll
 		at, ok, err := sc.store.NextScheduleDue(ctx)
-		switch now := sc.clock.Now(); {
+		now := sc.clock.Now()
+		next := now.Add(sc.poll)
+		switch {
 		case err != nil:
 			if ctx.Err() == nil {
 				sc.log.Warn("schedules: reading the next due time failed", "err", err)
 			}
 		case !ok:
 		case at.After(now):
-			wait = min(wait, at.Sub(now))
+			next = clock.Earlier(next, at)
 		case sc.pass(ctx) > 0:
-			wait = 0 // more may be due: catch-up, or a batch that was full
+			next = now // more may be due: catch-up, or a batch that was full
 		}
 		// Otherwise something is due that the pass could not move (a store error, a buffered
 		// fire time whose run is live): it is looked at again after poll.
-		t := sc.clock.NewTimer(wait)
+		t := sc.clock.NewTimerAt(next)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -593,6 +594,7 @@ func (sc *scheduler) fire(ctx context.Context, s store.Schedule, fireAt time.Tim
 func (sc *scheduler) start(ctx context.Context, s store.Schedule, fireAt time.Time, adv *store.ScheduleAdvance) (*store.Run, error) {
 	run, _, err := sc.svc.StartRun(ctx, s.TenantID, StartRequest{
 		Workflow: s.Workflow, Version: s.Version, Input: s.Input, IdempotencyKey: scheduleKey(s.ID, fireAt),
+		trigger: &store.Trigger{Kind: store.TriggerSchedule, ScheduleID: s.ID, FireAt: &fireAt},
 	})
 	switch {
 	case err == nil:

@@ -436,6 +436,13 @@ func TestScheduleFiresOnItsOwnOnAFakeClock(t *testing.T) {
 			return nil
 		})
 	}
+	// Each run says which schedule and fire time started it (GET run's triggeredBy).
+	for i, r := range scheduledRuns(t, st, store.DefaultTenant, "tick") {
+		trig, err := st.RunTrigger(ctx, store.DefaultTenant, r.ID)
+		if err != nil || trig.Kind != store.TriggerSchedule || trig.ScheduleID != "tick" || trig.FireAt == nil {
+			t.Fatalf("run %d's trigger: %+v, %v", i, trig, err)
+		}
+	}
 }
 
 // TestScheduleFiredByTwoHostsStartsOneRunPerFireTime: two engines on one store (a Postgres

@@ -69,6 +69,10 @@ func openSecret(keys *envelope.Keyring, tenantID, name string, v store.SecretVal
 type SealReport struct {
 	Sealed    int // rows from before encryption, now encrypted
 	Rewrapped int // values moved to the primary key
+	// HookSecretsSealed and HookSecretsRewrapped count the same for the tenants' webhook
+	// signing secrets (hooksecrets.go).
+	HookSecretsSealed    int
+	HookSecretsRewrapped int
 	// Failed names the secrets left as they were (tenant/name: why), for the operator: a value
 	// under a key the keyring lacks stays unreadable until that key is added back.
 	Failed []string
@@ -78,7 +82,9 @@ type SealReport struct {
 // written before secrets were encrypted and rewraps the data keys of values sealed under older
 // keys (their ciphertext is unchanged). A secret written meanwhile is left to its writer. It
 // runs at the daemon's start and as `wfhost secrets rewrap`; running it twice does nothing
-// more. It reads one tenant at a time, as every store query does.
+// more. It reads one tenant at a time, as every store query does. The tenants' webhook signing
+// secrets are brought under the primary the same way, and one already under it is opened, so
+// a wrong key is reported in Failed rather than met by the first delivery.
 func SealSecrets(ctx context.Context, st store.Store, keys *envelope.Keyring, log *slog.Logger) (SealReport, error) {
 	var rep SealReport
 	if log == nil {
@@ -117,6 +123,9 @@ func SealSecrets(ctx context.Context, st store.Store, keys *envelope.Keyring, lo
 			default:
 				rep.Rewrapped++
 			}
+		}
+		if err := sealHookSecrets(ctx, st, keys, t.ID, &rep); err != nil {
+			return rep, err
 		}
 	}
 	if len(rep.Failed) > 0 {

@@ -166,6 +166,22 @@ type StartRequest struct {
 	// abi.MaxPriority): claimed as if started that much earlier (later when negative). Nil
 	// takes the workflow's flow default (abi.Flow.Priority), else 0.
 	Priority *int
+	// TokenID is the API token a client's start came with (the API sets it; "" for a start
+	// in process): the run's triggeredBy names it.
+	TokenID string
+	// trigger is what started the run when it is not a client (a schedule: store.Trigger);
+	// nil for a client's start, which the store tells by its absence.
+	trigger *store.Trigger
+}
+
+// clientTrigger is what the store keeps of what started req's run: its own trigger, or for a
+// client's start through the API the token it came with. A start in process keeps nothing,
+// and reads back as a client's.
+func clientTrigger(req StartRequest) *store.Trigger {
+	if req.trigger == nil && req.TokenID != "" {
+		return &store.Trigger{Kind: store.TriggerAPI, TokenID: req.TokenID}
+	}
+	return req.trigger
 }
 
 // runRetry is the retry policy a run started with req keeps: req's, its zero fields filled
@@ -226,7 +242,7 @@ func (s *Service) startRun(ctx context.Context, tenantID string, req StartReques
 		TenantID: tenantID, Workflow: req.Workflow, Version: req.Version,
 		Input: input, IdempotencyKey: req.IdempotencyKey, RetentionDays: req.RetentionDays, Deadline: s.deadline(req),
 		Retry: runRetry(req), DefaultRetentionDays: s.cfg.DefaultRetentionDays, MaxRetentionDays: s.cfg.MaxRetentionDays,
-		Priority: req.Priority,
+		Priority: req.Priority, Trigger: clientTrigger(req),
 	}, to)
 	turnDone()
 	if errors.Is(err, abi.ErrFlowKey) {
@@ -354,9 +370,9 @@ func (s *Service) CancelRun(ctx context.Context, tenantID, runID string, grace t
 	if err != nil {
 		return store.Run{}, err
 	}
-	// The notice reaches every host; this one need not wait for it.
+	// The notice reaches every host; this one need not wait for it. A run not active here
+	// was made claimable by the request, and cancelRequested wakes the claimer for it.
 	s.exec.cancelRequested(runID)
-	s.exec.wake()
 	return run, nil
 }
 
@@ -485,6 +501,7 @@ func (s *Service) SignalWithStart(ctx context.Context, tenantID string, req Sign
 		TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
 		Input: input, IdempotencyKey: req.Start.IdempotencyKey, RetentionDays: s.retention(req.Start.RetentionDays, wf),
 		Deadline: s.deadline(req.Start), Retry: runRetry(req.Start),
+		Trigger: &store.Trigger{Kind: store.TriggerSignalWithStart, Event: req.Event, EventID: req.SignalID},
 	}, sig)
 	if err != nil {
 		return fail(err)
@@ -540,6 +557,7 @@ func (s *Service) Broadcast(ctx context.Context, tenantID string, req BroadcastR
 		p.Start = append(p.Start, store.NewRun{
 			TenantID: tenantID, Workflow: wf.Name, Version: wf.Version, Digest: wf.Digest,
 			Input: payload, IdempotencyKey: key, RetentionDays: s.retention(0, wf),
+			Trigger: &store.Trigger{Kind: store.TriggerEvent, Event: req.Event, EventID: req.EventID},
 		})
 	}
 	end := s.obs.broadcastSent(ctx, tenantID, req.Event)

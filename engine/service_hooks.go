@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 
@@ -42,7 +43,9 @@ type HookRequest struct {
 
 // PutHook creates or replaces a tenant hook. A webhook must be one the tenant's outbound
 // allowlist lets through; the tenant's first webhook creates its signing secret, returned
-// here (nil otherwise) and never again: rotate it to see a new one.
+// here (nil otherwise) and never again: rotate it to see a new one. The secret is stored
+// sealed with the daemon's keyring (hooksecrets.go); without one, a webhook that needs a new
+// secret is ErrSecretsDisabled, and one whose tenant has a secret from before sealing is set.
 func (s *Service) PutHook(ctx context.Context, tenantID string, req HookRequest) (_ store.Hook, created bool, secret []byte, err error) {
 	if err := CheckHookID(req.ID); err != nil {
 		return store.Hook{}, false, nil, err
@@ -81,12 +84,8 @@ func (s *Service) PutHook(ctx context.Context, tenantID string, req HookRequest)
 	h := store.ModuleHooks(store.Workflow{TenantID: tenantID, Name: req.Workflow, OnEnd: []abi.Hook{req.Hook}})[0]
 	h.ID, h.Source = req.ID, store.HookSourceTenant
 	if req.Hook.Webhook != "" {
-		sec, made, err := s.cfg.Store.HookSecret(ctx, tenantID, NewHookSecret())
-		if err != nil {
+		if secret, err = s.firstHookSecret(ctx, tenantID); err != nil {
 			return store.Hook{}, false, nil, err
-		}
-		if made {
-			secret = sec
 		}
 	}
 	out, created, err := s.cfg.Store.PutHook(ctx, h)
@@ -104,11 +103,37 @@ func (s *Service) DeleteHook(ctx context.Context, tenantID, id string) error {
 	return s.cfg.Store.DeleteHook(ctx, tenantID, id)
 }
 
+// firstHookSecret makes the tenant's signing secret when it has none and returns it, the one
+// time it is shown; nil when the tenant has one. It reads before it seals, so a tenant with a
+// secret costs no seal, and a daemon without a keyring still sets webhooks for a tenant whose
+// secret is from before sealing.
+func (s *Service) firstHookSecret(ctx context.Context, tenantID string) ([]byte, error) {
+	_, _, err := s.cfg.Store.HookSecret(ctx, tenantID, nil)
+	if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	secret := NewHookSecret()
+	sealed, err := sealHookSecret(s.cfg.SecretKeys, tenantID, secret)
+	if err != nil {
+		return nil, err
+	}
+	_, made, err := s.cfg.Store.HookSecret(ctx, tenantID, sealed)
+	if err != nil || !made {
+		// Made meanwhile by another call, which showed it.
+		return nil, err
+	}
+	return secret, nil
+}
+
 // RotateHookSecret gives the tenant a new signing secret, returned once; deliveries signed
-// from then on use it.
+// from then on use it. It is stored sealed: without a keyring, ErrSecretsDisabled.
 func (s *Service) RotateHookSecret(ctx context.Context, tenantID string) ([]byte, error) {
 	secret := NewHookSecret()
-	if err := s.cfg.Store.RotateHookSecret(ctx, tenantID, secret); err != nil {
+	sealed, err := sealHookSecret(s.cfg.SecretKeys, tenantID, secret)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.RotateHookSecret(ctx, tenantID, sealed); err != nil {
 		return nil, err
 	}
 	return secret, nil

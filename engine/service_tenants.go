@@ -37,12 +37,12 @@ func newTokenID() string {
 	return "tok_" + hex.EncodeToString(b[:])
 }
 
-// Authenticate returns the tenant a token secret belongs to, or store.ErrNotFound. A token
-// this host found in the store is trusted for tokenTTL (tokens.go); one revoked through this
-// host is refused at once.
-func (s *Service) Authenticate(ctx context.Context, secret string) (string, error) {
+// Authenticate returns the token a secret is (its id, name and tenant), or store.ErrNotFound.
+// A token this host found in the store is trusted for tokenTTL (tokens.go); one revoked through
+// this host is refused at once.
+func (s *Service) Authenticate(ctx context.Context, secret string) (store.Token, error) {
 	if secret == "" || len(secret) > 512 {
-		return "", store.ErrNotFound
+		return store.Token{}, store.ErrNotFound
 	}
 	return s.tokens.authenticate(ctx, sha256.Sum256([]byte(secret)), s.cfg.Store.Authenticate)
 }
@@ -126,10 +126,10 @@ func (s *Service) EnsureToken(ctx context.Context, tenantID, secret, name string
 	s.tokens.forgetHash(sha256.Sum256([]byte(secret)))
 	owner, err := s.cfg.Store.Authenticate(ctx, HashSecret(secret))
 	switch {
-	case err == nil && owner == tenantID:
+	case err == nil && owner.TenantID == tenantID:
 		return nil
 	case err == nil:
-		return fmt.Errorf("the token belongs to tenant %s: %w", owner, store.ErrConflict)
+		return fmt.Errorf("the token belongs to tenant %s: %w", owner.TenantID, store.ErrConflict)
 	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}

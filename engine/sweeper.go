@@ -9,9 +9,10 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// sweeper deletes terminal runs past their retention and broadcast events past their window.
-// It is one of the Executor's loops, with no state of its own between sweeps, so any number of
-// hosts may sweep one store at once. Safe for concurrent use.
+// sweeper deletes terminal runs past their retention and broadcast events past their window,
+// and closes the children a parent's end left running. It is one of the Executor's loops, with
+// no state of its own between sweeps, so any number of hosts may sweep one store at once. Safe
+// for concurrent use.
 type sweeper struct {
 	store    store.Store
 	log      *slog.Logger
@@ -19,6 +20,7 @@ type sweeper struct {
 	window   time.Duration // Config.BroadcastWindow
 	obs      *observer
 	clock    clock.Clock
+	svc      *Service // cancels orphaned children as a client's cancel would; set by New
 }
 
 func newSweeper(cfg Config, obs *observer) *sweeper {
@@ -46,24 +48,27 @@ func (w *sweeper) loop(ctx context.Context, drain <-chan struct{}) {
 func (x *Executor) Sweep(ctx context.Context) int { return x.sweeper.sweep(ctx) }
 
 // sweep deletes expired runs, then broadcast events past their window, a batch at a time until
-// a batch comes back short, and returns how many runs it deleted.
+// a batch comes back short, then closes orphaned children, and returns how many runs it
+// deleted.
 func (w *sweeper) sweep(ctx context.Context) int {
-	runs := w.inBatches(ctx, "retention sweep", w.obs.swept, func(ctx context.Context) (int, error) {
+	runs := w.inBatches(ctx, "retention sweep", "deleted", w.obs.swept, func(ctx context.Context) (int, error) {
 		return w.store.SweepExpired(ctx, sweepBatch)
 	})
 	before := w.clock.Now().Add(-w.window)
-	w.inBatches(ctx, "broadcast pruning", w.obs.pruned, func(ctx context.Context) (int, error) {
+	w.inBatches(ctx, "broadcast pruning", "deleted", w.obs.pruned, func(ctx context.Context) (int, error) {
 		return w.store.PruneBroadcasts(ctx, before, sweepBatch)
 	})
+	w.closeOrphans(ctx)
 	return runs
 }
 
-// inBatches calls deleteBatch until a batch comes back short, counting what it deleted, and
-// returns the total; a failure ends it and is logged (the next sweep tries again).
-func (w *sweeper) inBatches(ctx context.Context, what string, deleted func(n int), deleteBatch func(context.Context) (int, error)) int {
+// inBatches calls batch until one comes back short, counting what each did (deleted, or
+// closed: done says which, for the log), and returns the total; a failure ends it and is
+// logged (the next sweep tries again).
+func (w *sweeper) inBatches(ctx context.Context, what, done string, counted func(n int), batch func(context.Context) (int, error)) int {
 	total := 0
 	for ctx.Err() == nil {
-		n, err := deleteBatch(ctx)
+		n, err := batch(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Error(what+" failed", "err", err)
@@ -71,15 +76,33 @@ func (w *sweeper) inBatches(ctx context.Context, what string, deleted func(n int
 			break
 		}
 		total += n
-		deleted(n)
+		counted(n)
 		if n < sweepBatch {
 			break
 		}
 	}
 	if total > 0 {
-		w.log.Info(what, "deleted", total)
+		w.log.Info(what, done, total)
 	}
 	return total
 }
 
 const sweepBatch = 1000
+
+// closeOrphans closes the children a parent's end left running (store.Store.OrphanedChildren):
+// the end closes them only after it commits (closeAtEnd, ABI.md §4.16), and a host that died
+// between the two left them. Each is closed as that end would have (Service.closeChild); a
+// cancel asked takes it out of the next batch. A batch that closes fewer than it lists ends the
+// sweep: what failed is logged, and the next sweep tries it again.
+func (w *sweeper) closeOrphans(ctx context.Context) {
+	w.inBatches(ctx, "orphaned children", "closed", func(int) {}, func(ctx context.Context) (int, error) {
+		orphans, err := w.store.OrphanedChildren(ctx, sweepBatch)
+		closed := 0
+		for _, o := range orphans {
+			if w.svc.closeChild(ctx, o.TenantID, o.ParentRunID, o.RunID, 0, false) {
+				closed++
+			}
+		}
+		return closed, err
+	})
+}

@@ -133,14 +133,14 @@ func (s *heldRuns) ending(l store.Lease) {
 	delete(s.held, l.RunID)
 }
 
-func (s *heldRuns) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *heldRuns) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
 	s.ending(l)
-	return s.Store.Finish(ctx, l, status, output, info)
+	return s.Store.Finish(ctx, l, status, output, info, guestLog)
 }
 
-func (s *heldRuns) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) error {
+func (s *heldRuns) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) error {
 	s.ending(l)
-	return s.Store.CommitAndFinish(ctx, l, st, status, output, info)
+	return s.Store.CommitAndFinish(ctx, l, st, status, output, info, guestLog)
 }
 
 // TestTenantConcurrencyCap: with a cap of 1, a tenant's slow runs execute one after another:

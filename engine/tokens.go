@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wfhost/wfhost/internal/clock"
+	"github.com/wfhost/wfhost/store"
 )
 
 // tokenTTL is how long a host trusts a token it found in the store. A token revoked through
@@ -16,7 +17,7 @@ const tokenTTL = 5 * time.Second
 // fill it with made-up ones; the bound is against a tenant that mints tokens in a loop.
 const maxCachedTokens = 10_000
 
-// tokenCache keeps the tenant of each token this host authenticated, for tokenTTL, so a
+// tokenCache keeps each token this host authenticated (its id, name and tenant), for tokenTTL, so a
 // request does not read the tokens table every time (it was a third of the transactions of a
 // run started over the API: BENCHMARKS.md, Through the API). It is keyed by the token's
 // SHA-256, the hash the store keeps, never by the secret itself, so the daemon's memory holds
@@ -34,43 +35,44 @@ type tokenCache struct {
 }
 
 type tokenEntry struct {
-	tenantID string
-	fetched  time.Time
+	token   store.Token // without its hash
+	fetched time.Time
 }
 
 func newTokenCache(clk clock.Clock) *tokenCache {
 	return &tokenCache{clock: clk, entries: make(map[[32]byte]tokenEntry)}
 }
 
-// authenticate returns the tenant of the token whose hash is given, from the cache while it
-// is fresh, else from lookup (the store), whose answer it keeps when the token is known.
-func (c *tokenCache) authenticate(ctx context.Context, hash [32]byte, lookup func(context.Context, []byte) (string, error)) (string, error) {
+// authenticate returns the token whose hash is given, from the cache while it is fresh, else
+// from lookup (the store), whose answer it keeps when the token is known.
+func (c *tokenCache) authenticate(ctx context.Context, hash [32]byte, lookup func(context.Context, []byte) (store.Token, error)) (store.Token, error) {
 	c.mu.Lock()
 	ent, ok := c.entries[hash]
 	gen := c.gen
 	c.mu.Unlock()
 	if ok && clock.Since(c.clock, ent.fetched) < tokenTTL {
-		return ent.tenantID, nil
+		return ent.token, nil
 	}
-	tenantID, err := lookup(ctx, hash[:])
+	tok, err := lookup(ctx, hash[:])
 	if err != nil {
 		if ok {
 			c.drop(hash)
 		}
-		return "", err
+		return store.Token{}, err
 	}
+	tok.Hash = nil
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
-		return tenantID, nil // a revocation overlapped the read: answer it, keep nothing
+		return tok, nil // a revocation overlapped the read: answer it, keep nothing
 	}
 	if len(c.entries) >= maxCachedTokens {
 		c.sweep()
 	}
 	if len(c.entries) < maxCachedTokens {
-		c.entries[hash] = tokenEntry{tenantID: tenantID, fetched: c.clock.Now()}
+		c.entries[hash] = tokenEntry{token: tok, fetched: c.clock.Now()}
 	}
-	return tenantID, nil
+	return tok, nil
 }
 
 // sweep drops the stale entries, and every entry if none was stale. Called with mu held.
@@ -99,7 +101,7 @@ func (c *tokenCache) forgetTenant(tenantID string) {
 	defer c.mu.Unlock()
 	c.gen++
 	for h, ent := range c.entries {
-		if ent.tenantID == tenantID {
+		if ent.token.TenantID == tenantID {
 			delete(c.entries, h)
 		}
 	}

@@ -22,7 +22,7 @@ type authCounter struct {
 	n atomic.Int64
 }
 
-func (c *authCounter) Authenticate(ctx context.Context, hash []byte) (string, error) {
+func (c *authCounter) Authenticate(ctx context.Context, hash []byte) (store.Token, error) {
 	c.n.Add(1)
 	return c.Store.Authenticate(ctx, hash)
 }
@@ -77,7 +77,8 @@ func TestTokenCache(t *testing.T) {
 			}
 			authAs := func(secret, want string) {
 				t.Helper()
-				got, err := eng.Authenticate(ctx, secret)
+				tok, err := eng.Authenticate(ctx, secret)
+				got := tok.TenantID
 				if want == "" {
 					if !errors.Is(err, store.ErrNotFound) {
 						t.Fatalf("token %.20q: tenant %q, %v; want store.ErrNotFound", secret, got, err)
@@ -184,14 +185,14 @@ func TestEnsureTokenForgetsTheToken(t *testing.T) {
 	if err := eng.EnsureToken(ctx, "acme", secret, "run"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := eng.Authenticate(ctx, secret); err != nil || got != "acme" {
+	if got, err := eng.Authenticate(ctx, secret); err != nil || got.TenantID != "acme" {
 		t.Fatalf("authenticate: %q %v", got, err)
 	}
 	st.n.Store(0)
 	if err := eng.EnsureToken(ctx, "acme", secret, "run"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := eng.Authenticate(ctx, secret); err != nil || got != "acme" {
+	if got, err := eng.Authenticate(ctx, secret); err != nil || got.TenantID != "acme" {
 		t.Fatalf("authenticate again: %q %v", got, err)
 	}
 	if n := st.n.Load(); n != 2 { // EnsureToken's own lookup, then Authenticate's

@@ -59,7 +59,7 @@ func (w *wakeups) wakeAtLocked(t time.Time) {
 	w.armed++
 	armed := w.armed
 	w.at = t
-	w.timer = w.clock.AfterFunc(clock.Until(w.clock, t), func() { w.fired(armed) })
+	w.timer = w.clock.AfterFuncAt(t, func() { w.fired(armed) })
 }
 
 func (w *wakeups) fired(armed uint64) {

@@ -151,7 +151,7 @@ func TestLoadDescribesTheExamples(t *testing.T) {
 	for _, w := range m.Description.Workflows {
 		names = append(names, w.Name+"@"+w.Version)
 	}
-	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,relay@1,order-saga@1,steps@1,ticker@1,timeouts@1,charge-or-pause@1,child@1,parent@1,parallel@1" {
+	if got := strings.Join(names, ","); got != "onboarding@1,poll@1,relay@1,order-saga@1,steps@1,ticker@1,timeouts@1,charge-or-pause@1,child@1,parent@1,parallel@1,digest@1" {
 		t.Fatalf("workflows %s", got)
 	}
 	if m.ABIVersion != abi.Version || len(m.Digest) != 64 {

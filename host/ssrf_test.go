@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,6 @@ import (
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/host"
-	"github.com/wfhost/wfhost/internal/testenv"
 )
 
 // countingListener is a test server's listener that remembers every connection it accepted,
@@ -61,6 +61,11 @@ func startSSRFServer(t *testing.T, name, network, addr string) *ssrfServer {
 	s := &ssrfServer{name: name, l: &countingListener{Listener: inner}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == probePath {
+			// The test's own probe (see counts): not a request the host made.
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		s.l.mu.Lock()
 		s.l.requests++
 		s.l.mu.Unlock()
@@ -96,30 +101,50 @@ func startSSRFServer(t *testing.T, name, network, addr string) *ssrfServer {
 // hostport is the server's authority in a URL, with port p instead of its own when p > 0.
 func (s *ssrfServer) hostport() string { return s.host + ":" + strconv.Itoa(s.port) }
 
-// counts returns the connections the listener accepted (the probes of settle left out) and
-// the requests it served, once every connection made before the call has been accepted: a
-// probe connection made now is accepted after all of them (the accept queue is first in,
-// first out), so waiting for it makes "no connection" a fact rather than a race.
+// probePath is the path of counts' probe request, which the servers answer without counting.
+const probePath = "/__ssrf_probe"
+
+// counts returns the connections the listener accepted (counts' own probes left out) and the
+// requests it served, once every connection made before the call has been accepted. A probe
+// connection made now is accepted after all of them (the accept queue is first in, first out),
+// and its request being answered proves it was accepted, so "no connection" is a fact rather
+// than a race.
+//
+// The probe is told apart by its request, not by its address alone: a connection the host made
+// and closed earlier can have had the same local port (Linux reuses an ephemeral port whose
+// earlier connection the server closed first), so waiting for the probe's address to appear in
+// the list could be satisfied by that old entry. Once the answer is back, the probe is the last
+// entry with its address, since no other connection can hold that address while it is open.
 func (s *ssrfServer) counts(t *testing.T) (conns, requests int) {
 	t.Helper()
-	probe, err := net.Dial("tcp", s.l.Addr().String())
+	probe, err := net.DialTimeout("tcp", s.l.Addr().String(), 30*time.Second)
 	if err != nil {
 		t.Fatalf("probe %s: %v", s.name, err)
 	}
 	defer probe.Close()
+	probe.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := fmt.Fprintf(probe, "GET %s HTTP/1.1\r\nHost: probe\r\n\r\n", probePath); err != nil {
+		t.Fatalf("probe %s: %v", s.name, err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(probe), nil)
+	if err != nil {
+		t.Fatalf("probe %s: %v", s.name, err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		t.Fatalf("probe %s: status %d", s.name, res.StatusCode)
+	}
 	mine := probe.LocalAddr().String()
-	testenv.Await(t, 30*time.Second, func() error {
-		s.l.mu.Lock()
-		defer s.l.mu.Unlock()
-		if !slices.Contains(s.l.accepted, mine) {
-			return fmt.Errorf("%s has not accepted the probe connection", s.name)
-		}
-		return nil
-	})
 	s.l.mu.Lock()
 	defer s.l.mu.Unlock()
-	s.l.accepted = slices.DeleteFunc(s.l.accepted, func(a string) bool { return a == mine })
-	return len(s.l.accepted), s.l.requests
+	for i := len(s.l.accepted) - 1; i >= 0; i-- {
+		if s.l.accepted[i] == mine {
+			s.l.accepted = slices.Delete(s.l.accepted, i, i+1)
+			return len(s.l.accepted), s.l.requests
+		}
+	}
+	t.Fatalf("probe %s: answered, but its connection %s is not among the accepted", s.name, mine)
+	return 0, 0
 }
 
 // ssrfCase is one request spelling and what the open policy (which allows v4a on http only,

@@ -37,3 +37,14 @@ func ChildRefused(id, workflow string) abi.ErrorInfo {
 		NonRetryable: true,
 	}
 }
+
+// ChildFlowRefused is the error of a child step whose input names no key of its workflow's
+// flow control (abi.ErrFlowKey, err): the child is refused as the workflow's own start would
+// be, and a retry with the same input would be refused again.
+func ChildFlowRefused(workflow string, err error) abi.ErrorInfo {
+	return abi.ErrorInfo{
+		Code:         abi.CodeChildRefused,
+		Message:      fmt.Sprintf("child of workflow %s refused: %v", workflow, err),
+		NonRetryable: true,
+	}
+}

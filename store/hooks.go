@@ -25,7 +25,7 @@ const (
 	HookKindStart   = "start"
 	HookKindWebhook = "webhook"
 
-	DeliveryPending   = "pending"   // a webhook the dispatcher has still to deliver
+	DeliveryPending   = "pending"   // a webhook, or a start under flow control, the dispatcher has still to deliver
 	DeliveryDelivered = "delivered" // a started run, or a webhook answered 2xx
 	DeliveryFailed    = "failed"    // no run started (unknown workflow, chain too deep), or attempts spent
 )
@@ -122,6 +122,15 @@ type DeliveryOutcome struct {
 	RetryAt *time.Time
 }
 
+// PendingDeliveries is one tenant's part of the webhook outbox (CountPendingDeliveries).
+type PendingDeliveries struct {
+	TenantID string
+	Pending  int
+	// EarliestDue is when the first of them is due: its next attempt, or the end of the lease a
+	// dispatcher holds it under. Past it, the delivery waits for a dispatcher.
+	EarliestDue time.Time
+}
+
 // HookStore keeps completion hooks, their deliveries and the tenants' signing secrets.
 type HookStore interface {
 	// PutHook creates or replaces the tenant's hook h.ID (a tenant hook; the tenant must
@@ -132,11 +141,17 @@ type HookStore interface {
 	// DeleteHook removes a tenant hook; an unknown one (or a module's) is ErrNotFound.
 	// Deliveries it made stay.
 	DeleteHook(ctx context.Context, tenantID, id string) error
-	// HookSecret returns the tenant's signing secret, storing create as it when it has none
-	// (created says so). create nil only reads: ErrNotFound when there is none.
+	// HookSecret returns the tenant's signing secret as stored, storing create as it when it
+	// has none (created says so). create nil only reads: ErrNotFound when there is none. The
+	// bytes are opaque here: the engine seals a secret before a store sees it (a row from
+	// before sealing holds the secret itself), as it does a tenant secret's value.
 	HookSecret(ctx context.Context, tenantID string, create []byte) (secret []byte, created bool, err error)
 	// RotateHookSecret replaces (or sets) the tenant's signing secret.
 	RotateHookSecret(ctx context.Context, tenantID string, secret []byte) error
+	// ReplaceHookSecret sets the tenant's stored signing secret to next if it is still prev
+	// (ok=false, nothing written, when it was rotated or removed since it was read): the
+	// engine's compare-and-set for sealing a row from before sealing, or rewrapping one.
+	ReplaceHookSecret(ctx context.Context, tenantID string, prev, next []byte) (ok bool, err error)
 	// ClaimDeliveries leases up to limit pending webhook deliveries, of every tenant, that are
 	// due and not leased to a live owner, to owner for leaseFor, counting the attempt each is
 	// claimed for (Attempts after the claim). Rows another claimer holds are skipped, so two
@@ -146,8 +161,21 @@ type HookStore interface {
 	// it for that attempt (ok=false, nothing written, otherwise: the lease ran out and another
 	// dispatcher took it), and releases the lease.
 	EndDeliveryAttempt(ctx context.Context, id, owner string, attempt int, out DeliveryOutcome) (ok bool, err error)
+	// StartHookDelivery makes the run of a pending start delivery that owner holds for attempt
+	// (claimed by ClaimDeliveries): one a store could not start in the transaction that ended
+	// the run, because the started workflow has flow control, which only the store's Go start
+	// path applies (Postgres: hooks_ended cannot). In one transaction it creates the run as a
+	// trigger's start is created, under its workflow's flow control, with the idempotency key
+	// hook:<ended run>:<hook id> (so it is made once however often this is called), and records
+	// the delivery delivered with the run it started, or failed (the workflow is gone, the
+	// input names no flow key). ok=false, nothing written: owner no longer holds it.
+	StartHookDelivery(ctx context.Context, id, owner string, attempt int) (ok bool, err error)
 	// NextDeliveryDue is the earliest next attempt of a pending webhook; ok=false when none.
 	NextDeliveryDue(ctx context.Context) (at time.Time, ok bool, err error)
+	// CountPendingDeliveries returns the pending webhook deliveries of every tenant that has
+	// some, by tenant: the outbox's depth and how late its oldest due delivery is, for the
+	// metrics. It reads the pending rows only.
+	CountPendingDeliveries(ctx context.Context) ([]PendingDeliveries, error)
 	// ListDeliveries returns the tenant's deliveries matching f, newest first.
 	ListDeliveries(ctx context.Context, tenantID string, f DeliveryFilter) ([]HookDelivery, error)
 }

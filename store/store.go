@@ -293,6 +293,10 @@ type NewRun struct {
 	// to abi.MaxPriority): it is claimed as if created Priority seconds earlier. Nil: the
 	// workflow's default (abi.Flow.Priority), else 0. CreateLeasedRun reads it.
 	Priority *int
+	// Trigger, when set, is what started the run, for the starts nothing else in the store
+	// records (a schedule's, an event trigger's, a signal-with-start): kept with the run and
+	// read back by RunTrigger.
+	Trigger *Trigger
 	// DefaultRetentionDays and MaxRetentionDays are for CreateLeasedRun, which resolves the
 	// workflow itself: the run keeps RetentionDays, else the workflow's, else
 	// DefaultRetentionDays, never more than MaxRetentionDays (0: no ceiling).
@@ -379,6 +383,13 @@ type ChildLink struct {
 	ParentClose string
 	// Awaited: the parent's step waits for the child's end.
 	Awaited bool
+}
+
+// OrphanedChild is a child its parent's end left running (OrphanedChildren).
+type OrphanedChild struct {
+	TenantID    string
+	RunID       string
+	ParentRunID string
 }
 
 // ChildRef is one child of a run (ChildrenOf): its id, status and link.
@@ -656,9 +667,9 @@ type Store interface {
 	// RevokeToken revokes one of the tenant's tokens; revoking it again changes nothing.
 	// Another tenant's token is ErrNotFound.
 	RevokeToken(ctx context.Context, tenantID, tokenID string) (Token, error)
-	// Authenticate returns the tenant whose live (unrevoked) token has this hash, or
-	// ErrNotFound.
-	Authenticate(ctx context.Context, hash []byte) (tenantID string, err error)
+	// Authenticate returns the live (unrevoked) token that has this hash (its ID, TenantID
+	// and Name), or ErrNotFound.
+	Authenticate(ctx context.Context, hash []byte) (Token, error)
 
 	// PutModule stores the module (idempotent by digest) and binds each workflow
 	// (tenant, name, version) to it. A version already bound to another digest is ErrConflict
@@ -722,6 +733,9 @@ type Store interface {
 	CreateLeasedRun(ctx context.Context, r NewRun, to LeaseTo) (claim Claim, created bool, err error)
 	// GetRun returns one run.
 	GetRun(ctx context.Context, tenantID, runID string) (Run, error)
+	// RunTrigger returns what started one run of the tenant (TriggerOf says how it is read).
+	// An unknown run (or another tenant's) is ErrNotFound.
+	RunTrigger(ctx context.Context, tenantID, runID string) (Trigger, error)
 	// ListRuns returns runs newest first and the cursor of the next page ("" at the end).
 	ListRuns(ctx context.Context, tenantID string, f RunFilter) ([]Run, string, error)
 	// ListSteps returns the run's journal ordered by Seq.
@@ -831,7 +845,10 @@ type Store interface {
 	// step first started). Fenced.
 	CommitStep(ctx context.Context, l Lease, s Step, leaseFor time.Duration) error
 	// Suspend writes s (when not nil), releases the lease and makes the run available at wakeAt
-	// (nil: only an event wakes it), in one transaction. Fenced.
+	// (nil: only an event wakes it), in one transaction. Fenced. A run asked to cancel whose
+	// journal has no cancelled entry (its workflow has not been told) is made available now
+	// instead: a cancel asked while the run was leased left its available_at alone, and the
+	// host may have suspended the run before it heard of the cancel.
 	Suspend(ctx context.Context, l Lease, s *Step, wakeAt *time.Time) error
 	// CommitAndSuspend writes the held step as CommitStep does and s, and suspends the run as
 	// Suspend does, in one transaction: the engine holds back a step's commit until the guest's
@@ -848,11 +865,16 @@ type Store interface {
 	JournalPage(ctx context.Context, l Lease, from, limit int) (steps []Step, more bool, err error)
 	// Finish makes the run completed (output), failed or nondeterministic (errInfo), releases
 	// the lease and deletes the run's snapshot (a finished run never resumes from it). Fenced.
-	Finish(ctx context.Context, l Lease, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
+	// guestLog is what the guest logged in the activation that ends the run, kept as
+	// AppendGuestLog keeps lines (its bounds) in the same transaction: a reader who sees the
+	// run ended sees its lines, and an end costs no statement of its own for them. An end that
+	// does not commit (fenced out, an error) keeps none of them.
+	Finish(ctx context.Context, l Lease, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo, guestLog []GuestLogLine) error
 	// CommitAndFinish writes step s as CommitStep does and finishes the run as Finish does, in
 	// one transaction: the engine holds back a step's commit until the guest's next durable
-	// call, and when that call is the run's end the two go together. Fenced.
-	CommitAndFinish(ctx context.Context, l Lease, s Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo) error
+	// call, and when that call is the run's end the two go together. Fenced. guestLog as for
+	// Finish.
+	CommitAndFinish(ctx context.Context, l Lease, s Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo, guestLog []GuestLogLine) error
 	// RestartRun creates a pending run, claimable now, that restarts the ended run sourceID of
 	// the tenant: next (resolved: Version and Digest taken as given) with RestartedFrom =
 	// sourceID and, copied from the source in the same transaction, its journal entries with
@@ -872,7 +894,8 @@ type Store interface {
 	// next.NotBefore (nil: now). The ended run's idempotency key and the events signalled to it
 	// that no wait took move to the new run, so a key names the newest run of a chain and no
 	// event is lost between the two. next.Version and next.Digest are taken as given. Fenced.
-	FinishAndContinue(ctx context.Context, l Lease, held *Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo, next NewRun) (Run, error)
+	// guestLog, the ended run's, as for Finish.
+	FinishAndContinue(ctx context.Context, l Lease, held *Step, status RunStatus, output json.RawMessage, errInfo *abi.ErrorInfo, next NewRun, guestLog []GuestLogLine) (Run, error)
 	// Release hands the lease back, the run available now, changing nothing else (a graceful
 	// shutdown: it is no fault of the run's). Fenced.
 	Release(ctx context.Context, l Lease) error
@@ -925,6 +948,12 @@ type Store interface {
 	// ChildrenOf returns the children of a run of the tenant, oldest first (none for an
 	// unknown run).
 	ChildrenOf(ctx context.Context, tenantID, runID string) ([]ChildRef, error)
+	// OrphanedChildren returns up to limit children that a parent's end should have closed and
+	// did not: runs not ended whose link's ParentClose is abi.ParentCloseCancel, whose parent run
+	// has ended (or is swept), and of which no cancel has been asked. The engine closes a
+	// parent's children after the end commits (ABI.md §4.16), and a host that dies between the
+	// two leaves them running; its sweep finds them here. Oldest link first.
+	OrphanedChildren(ctx context.Context, limit int) ([]OrphanedChild, error)
 	// ParentOf returns the link of a run of the tenant to its parent; ok is false when the run
 	// is no child (or unknown).
 	ParentOf(ctx context.Context, tenantID, runID string) (link ChildLink, ok bool, err error)

@@ -102,6 +102,35 @@ type Run struct {
 	// query), so a client offers only what the module handles: in GET run's answer only, and
 	// only while the run has not ended.
 	Features []string `json:"features,omitempty"`
+	// TriggeredBy is what started the run: in GET run's answer only.
+	TriggeredBy *RunTrigger `json:"triggeredBy,omitempty"`
+}
+
+// RunTrigger is what started a run. Kind is api (a client's start: the API, the CLI, the
+// console), schedule, event (a trigger), signalWithStart, parent (a child step), branch (a
+// parallel step), hook (a completion hook), retry, continueAsNew or restart (a restart or a
+// fork); the fields its kind does not use are absent.
+type RunTrigger struct {
+	Kind string `json:"kind"`
+	// Host is the host that created a client's start leased to itself (absent when it was
+	// created pending).
+	Host string `json:"host,omitempty"`
+	// TokenID is the id of the API token a client's start came with (absent for a start the
+	// daemon made in process, as wfbench's direct mode does).
+	TokenID string `json:"tokenId,omitempty"`
+	// ScheduleID and FireAt are the schedule and the fire time it started the run for.
+	ScheduleID string     `json:"scheduleId,omitempty"`
+	FireAt     *time.Time `json:"fireAt,omitempty"`
+	// Event is the trigger's or signal-with-start's event, EventID its id (or the signal's).
+	Event   string `json:"event,omitempty"`
+	EventID string `json:"eventId,omitempty"`
+	// RunID is the run it came from: the parent (parent, branch), the run that ended (hook),
+	// the predecessor (retry, continueAsNew), the source (restart).
+	RunID string `json:"runId,omitempty"`
+	// Key is the parent's step that started it (parent, branch).
+	Key string `json:"key,omitempty"`
+	// HookID is the hook whose start it is (hook).
+	HookID string `json:"hookId,omitempty"`
 }
 
 // RunLease is which host holds a run and until when (it renews the lease while it runs it).

@@ -219,7 +219,7 @@ func TestGlobalFlagsBeforeAndAfterTheCommand(t *testing.T) {
 		t.Helper()
 		r := expect(t, 0, args...)
 		var page wire.WorkflowPage
-		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 11 { // the examples: charge-or-pause, parent, child and parallel included
+		if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Workflows) != 12 { // the examples: charge-or-pause, parent, child, parallel and digest included
 			t.Fatalf("wfhost %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
 		}
 	}
@@ -621,6 +621,8 @@ func TestRunsRestart(t *testing.T) {
 	r := expect(t, 0, "runs", "restart", "order-saga", failed.ID, "--input", `{"orderId":"o-7","amount":2}`, "--from-step", "charge-payment")
 	matches(t, "the restart", r.stdout, `status\s+pending`, `restarts\s+`+failed.ID)
 	next := runOf(t, expect(t, 0, "runs", "restart", "order-saga", failed.ID, "--input", `{"orderId":"o-7","amount":2}`, "--json"))
+	matches(t, "what started each", expect(t, 0, "runs", "get", "order-saga", next.ID).stdout, `triggered by\s+restart of run `+failed.ID)
+	matches(t, "what started each", expect(t, 0, "runs", "get", "order-saga", failed.ID).stdout, `triggered by\s+api start`)
 	testenv.Await(t, 30*time.Second, func() error {
 		if got := runJSON[wire.Run](t, "runs", "get", "order-saga", next.ID); got.Status != wire.RunCompleted {
 			return fmt.Errorf("the restart is %s", got.Status)

@@ -273,6 +273,9 @@ func printRun(w io.Writer, r wire.Run) {
 	if r.IdempotencyKey != "" {
 		fmt.Fprintf(w, "idempotency key\t%s\n", r.IdempotencyKey)
 	}
+	if r.TriggeredBy != nil {
+		fmt.Fprintf(w, "triggered by\t%s\n", triggerText(*r.TriggeredBy))
+	}
 	if r.ContinuedFrom != "" {
 		fmt.Fprintf(w, "continues\t%s\n", r.ContinuedFrom)
 	}
@@ -308,6 +311,38 @@ func printRun(w io.Writer, r wire.Run) {
 	if r.CompletedAt != nil {
 		fmt.Fprintf(w, "completed\t%s\nduration\t%s\n", timeText(*r.CompletedAt), runDuration(r))
 	}
+}
+
+// triggerText is what started a run, in one line.
+func triggerText(t wire.RunTrigger) string {
+	switch t.Kind {
+	case "api":
+		s := "api start"
+		if t.TokenID != "" {
+			s += " with token " + t.TokenID
+		}
+		if t.Host != "" {
+			s += " (run at once by host " + t.Host + ")"
+		}
+		return s
+	case "schedule":
+		at := "-"
+		if t.FireAt != nil {
+			at = timeText(*t.FireAt)
+		}
+		return "schedule " + t.ScheduleID + " at its fire time " + at
+	case "event", "signalWithStart":
+		s := t.Kind + " " + t.Event
+		if t.EventID != "" {
+			s += " (id " + t.EventID + ")"
+		}
+		return s
+	case "parent", "branch":
+		return t.Kind + " run " + t.RunID + " at step " + t.Key
+	case "hook":
+		return "hook " + t.HookID + " of run " + t.RunID
+	}
+	return t.Kind + " of run " + t.RunID
 }
 
 func timeText(t time.Time) string {

@@ -52,7 +52,7 @@ func serveWith(t *testing.T, configure func(*api.Config)) string {
 		t.Fatal(err)
 	}
 	eng, err := engine.New(engine.Config{Store: st, Runtime: rt, LeaseFor: 3 * time.Second, PollInterval: time.Second,
-		TenantDefaults: store.Limits{ActivationTimeoutMs: 5000}, MaxRetentionDays: 90})
+		TenantDefaults: store.Limits{ActivationTimeoutMs: 5000}, MaxRetentionDays: 90, SecretKeys: testenv.SecretKeys(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestClientCommandsAgainstTheAPI(t *testing.T) {
 	matches(t, "workflows list", out, `(?m)^NAME\s+LATEST\s+VERSIONS\s+RUNS\s+BY STATUS\s+PAUSED$`,
 		`steps\s+1\s+1\s+2\s+completed=2`, `onboarding\s+1\s+1\s+3\s+completed=2 cancelled=1`, `order-saga\s+1\s+1\s+1\s+failed=1`, `poll\s+1\s+1\s+0\s+-`)
 	wfs := runJSON[wire.WorkflowPage](t, "workflows", "list")
-	if len(wfs.Workflows) != 11 { // the examples: charge-or-pause, parent, child and parallel included
+	if len(wfs.Workflows) != 12 { // the examples: charge-or-pause, parent, child, parallel and digest included
 		t.Fatalf("workflows list --json: %+v", wfs)
 	}
 

@@ -97,7 +97,7 @@ func engineFlags() []cli.Flag {
 		&cli.IntFlag{Name: "default-retention-days", Value: defaults.DefaultRetentionDays, EnvVars: []string{"WFHOST_DEFAULT_RETENTION_DAYS"}, Usage: "retention of runs whose workflow and start request set none"},
 		&cli.IntFlag{Name: "max-retention-days", Value: defaults.MaxRetentionDays, EnvVars: []string{"WFHOST_MAX_RETENTION_DAYS"}, Usage: "ceiling on every run's retention"},
 		&cli.DurationFlag{Name: "schedule-poll", Value: engine.DefaultSchedulePoll, EnvVars: []string{"WFHOST_SCHEDULE_POLL"}, Usage: "the longest the scheduler sleeps between looks at the store: how late this host sees a schedule created or resumed on another host, or a buffered fire time whose run ended"},
-		&cli.DurationFlag{Name: "sweeper-interval", Value: defaults.SweepInterval, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted"},
+		&cli.DurationFlag{Name: "sweeper-interval", Value: defaults.SweepInterval, EnvVars: []string{"WFHOST_SWEEPER_INTERVAL"}, Usage: "how often terminal runs past their retention (and broadcast events past their window) are deleted, and children a parent's end left running are cancelled"},
 		&cli.DurationFlag{Name: "run-states-interval", Value: defaults.RunStatesInterval, EnvVars: []string{"WFHOST_RUN_STATES_INTERVAL"}, Usage: "the least time between two counts of the store's live runs by state for the wfhost_runs gauge (at least 1s); scrapes in between serve the last count"},
 		&cli.DurationFlag{Name: "broadcast-window", Value: defaults.BroadcastWindow, EnvVars: []string{"WFHOST_BROADCAST_WINDOW"}, Usage: "how long a broadcast event is kept for waits reached after it, and how long its event id deduplicates"},
 	}

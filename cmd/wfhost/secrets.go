@@ -45,7 +45,7 @@ func loadSecretKeys(ctx context.Context, c *cli.Context, st store.Store, log *sl
 		return nil, err
 	}
 	if keys == nil {
-		log.Warn("secrets are disabled: no key to encrypt them with; PUT /v1/secrets answers 503 until the daemon is started with --secrets-key-file or WFHOST_SECRETS_KEY (values stored before encryption are still read)")
+		log.Warn("secrets are disabled: no key to encrypt them with; PUT /v1/secrets, and a webhook hook or rotation that needs a new signing secret, answer 503 until the daemon is started with --secrets-key-file or WFHOST_SECRETS_KEY (values stored before encryption are still read)")
 		return nil, nil
 	}
 	rep, err := engine.SealSecrets(ctx, st, keys, log)
@@ -56,7 +56,8 @@ func loadSecretKeys(ctx context.Context, c *cli.Context, st store.Store, log *sl
 		return nil, fmt.Errorf("%d secrets cannot be opened with the keyring from %s (primary %s): %s; add the keys they name to the keyring, after the primary",
 			len(rep.Failed), source, keys.Primary(), strings.Join(rep.Failed, "; "))
 	}
-	log.Info("secrets are encrypted at rest", "keyring", source, "primary_key", keys.Primary(), "sealed", rep.Sealed, "rewrapped", rep.Rewrapped)
+	log.Info("secrets are encrypted at rest", "keyring", source, "primary_key", keys.Primary(), "sealed", rep.Sealed, "rewrapped", rep.Rewrapped,
+		"hook_secrets_sealed", rep.HookSecretsSealed, "hook_secrets_rewrapped", rep.HookSecretsRewrapped)
 	return keys, nil
 }
 
@@ -155,7 +156,7 @@ func secretKeysCommand() *cli.Command {
 			},
 			{
 				Name: "rewrap",
-				Usage: "encrypt the secrets stored before encryption and rewrap every data key under the keyring's primary key, then exit " +
+				Usage: "encrypt the secrets (and webhook signing secrets) stored before encryption and rewrap every data key under the keyring's primary key, then exit " +
 					"(the daemon does the same at start)",
 				Flags: append(append(dbFlags(), dataDirFlag()), secretKeyFlags()...),
 				Action: func(c *cli.Context) error {
@@ -175,7 +176,8 @@ func secretKeysCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "%s: %d secrets encrypted, %d rewrapped under key %s (keyring %s)\n", name, rep.Sealed, rep.Rewrapped, keys.Primary(), source)
+					fmt.Fprintf(c.App.Writer, "%s: %d secrets encrypted, %d rewrapped under key %s (keyring %s); webhook signing secrets: %d encrypted, %d rewrapped\n",
+						name, rep.Sealed, rep.Rewrapped, keys.Primary(), source, rep.HookSecretsSealed, rep.HookSecretsRewrapped)
 					if len(rep.Failed) > 0 {
 						return fmt.Errorf("%d secrets left as they were: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
 					}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -125,5 +126,59 @@ func TestSecretKeysRewrap(t *testing.T) {
 	}
 	if _, err := run("secret-keys", "rewrap", "--data-dir", dir, "--secrets-key-file", file); err == nil || !strings.Contains(err.Error(), `key "k2"`) {
 		t.Fatalf("rewrap without the key: %v", err)
+	}
+}
+
+// TestWrongKeyRefusesHookSecrets: a daemon started with a keyring whose primary has the id
+// the tenants' webhook signing secrets were sealed under, but other bytes, refuses to start
+// and names the tenant's signing secret, rather than sign deliveries no receiver can verify;
+// `wfhost secret-keys rewrap` says the same. The right keyring starts.
+func TestWrongKeyRefusesHookSecrets(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	right, _ := envelope.NewEntry("k1")
+	wrong, _ := envelope.NewEntry("k1")
+	keys, _ := envelope.Parse(right)
+	st, err := embedded.Open(ctx, embedded.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureTenant(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Store: st, Runtime: testenv.Runtime(t), SecretKeys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := eng.RotateHookSecret(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	start := func(entry string) error {
+		file := filepath.Join(t.TempDir(), "keyring")
+		if err := os.WriteFile(file, []byte(entry+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := embedded.Open(ctx, embedded.Config{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var logs bytes.Buffer
+		_, err = loadSecretKeys(ctx, flagContext(t, map[string]string{"data-dir": dir, "secrets-key-file": file}), st,
+			slog.New(slog.NewTextHandler(&logs, nil)))
+		if strings.Contains(logs.String(), string(secret)) || (err != nil && strings.Contains(err.Error(), string(secret))) {
+			t.Fatalf("the secret was logged or returned: %s %v", logs.String(), err)
+		}
+		return err
+	}
+	if err := start(wrong); err == nil || !strings.Contains(err.Error(), "acme webhook signing secret") ||
+		!strings.Contains(err.Error(), envelope.ErrOpen.Error()) {
+		t.Fatalf("a start with the wrong key: %v", err)
+	}
+	if err := start(right); err != nil {
+		t.Fatalf("a start with the right key: %v", err)
 	}
 }

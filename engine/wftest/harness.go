@@ -239,6 +239,10 @@ type variant struct {
 	eng    *engine.Engine
 	runID  string
 	engCfg engine.Config
+	// owner is the live engine's name in leases: a new one for the engine that takes over
+	// after a crash, so a lease the crashed one left is told from one a live activation holds.
+	owner       string
+	generations int
 }
 
 func runVariant(ctx context.Context, opts Options, sc *Scenario, p plan) (*Variant, error) {
@@ -271,7 +275,10 @@ func runVariant(ctx context.Context, opts Options, sc *Scenario, p plan) (*Varia
 // newEngine starts an engine on the variant's store: at the start, and after a crash (a
 // fresh process on the same database).
 func (v *variant) newEngine(ctx context.Context) error {
+	v.generations++
+	owner := fmt.Sprintf("wftest-%d", v.generations)
 	eng, err := engine.New(engine.Config{
+		Owner: owner,
 		Store: v.st, Runtime: v.opts.Runtime, Logger: v.opts.Logger, Clock: v.clk, Rand: clock.Seeded(1),
 		SecretKeys: v.keys, HTTPTransport: fakeTransport(v.sc.HTTP),
 		// A minute's lease: heartbeats tick only while an activation runs, and the clock is
@@ -290,7 +297,7 @@ func (v *variant) newEngine(ctx context.Context) error {
 		return fmt.Errorf("wftest: %w", err)
 	}
 	v.mu.Lock()
-	v.eng = eng
+	v.eng, v.owner = eng, owner
 	v.mu.Unlock()
 	return nil
 }
@@ -340,9 +347,11 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 	restarted := false
 	var lastChange time.Time
 	var lastSeen string
+	var leaseReadFor string // the state whose lease was read: liveLease says if the live engine held it
+	var liveLease bool
 	for {
 		if ctx.Err() != nil {
-			return nil, fmt.Sprintf("the run had not ended after %v of real time (virtual clock at +%v)", v.opts.Timeout, v.clk.Now().Sub(start))
+			return nil, fmt.Sprintf("the run had not ended after %v of real time (virtual clock at +%v; %s)", v.opts.Timeout, v.clk.Now().Sub(start), v.where(start))
 		}
 		if v.f.crashed.Load() && !restarted {
 			// The process that saw the crash is gone; a fresh one takes over the database.
@@ -407,13 +416,27 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 		// does not end at a timer (a sleep, a wait, a retry's backoff) and that is due later
 		// is held by a lease: an activation slower than the settling time, or one a crash
 		// left behind. The clock moves to the lease's end only once the run has stood still
-		// for longer, so that a slow activation never sees its lease run out under it.
+		// for longer, so that a slow activation never sees its lease run out under it: much
+		// longer when the live engine holds the lease, whose activation is only slow (the
+		// first activation of a module under -race on a loaded machine took more than
+		// leaseStall, and the jump cost the scenario a minute of virtual time).
 		wake := time.Time{}
 		if run.AvailableAt != nil && run.AvailableAt.After(vnow) {
 			wake = *run.AvailableAt
-			if !atTimer(steps) && now.Sub(lastChange) < leaseStall {
-				time.Sleep(5 * time.Millisecond)
-				continue
+			if !atTimer(steps) {
+				if leaseReadFor != lastSeen {
+					// Read once per state the run stands still in, not at every look.
+					owner, _, err := v.st.RunLease(ctx, store.DefaultTenant, v.runID)
+					leaseReadFor, liveLease = lastSeen, err == nil && owner == v.liveOwner()
+				}
+				stall := leaseStall
+				if liveLease {
+					stall = liveLeaseStall
+				}
+				if now.Sub(lastChange) < stall {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
 			}
 		}
 		if !eventAt.IsZero() && (wake.IsZero() || eventAt.Before(wake)) {
@@ -434,13 +457,39 @@ func (v *variant) run(ctx context.Context) (*Ending, string) {
 			v.clk.Set(wake)
 		case run.AvailableAt != nil || run.Status == store.StatusPending:
 			// Due, yet nothing moved: the engine waits on a timer of its own (a claim tried
-			// again, a crashed host's lease running out).
+			// again, a crashed host's lease running out, a fault's backoff). The clock moves
+			// a second at a time after the settling time: a wait of minutes (a crash variant's
+			// backoff) is hundreds of moves, so a longer stall here (400 ms, tried at stop 34)
+			// ran such a variant past its two minutes of real time.
 			v.clk.Advance(time.Second)
 		default:
 			return nil, fmt.Sprintf("the run waits for an event the scenario does not send (virtual clock at +%v, journal %q)", vnow.Sub(start), keys(steps))
 		}
 		lastSeen = ""
 	}
+}
+
+// where says where a run that did not end stands, for the problem that reports it: its status,
+// when it is due, who leases it, and its journal's last entries. The store is read afresh (the
+// variant's context has run out).
+func (v *variant) where(start time.Time) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	run, err := v.st.GetRun(ctx, store.DefaultTenant, v.runID)
+	if err != nil {
+		return "run unread: " + err.Error()
+	}
+	due := "never (waits for an event)"
+	if run.AvailableAt != nil {
+		due = "+" + run.AvailableAt.Sub(start).String()
+	}
+	owner, _, _ := v.st.RunLease(ctx, store.DefaultTenant, v.runID)
+	steps, _ := v.st.ListSteps(ctx, store.DefaultTenant, v.runID)
+	var tail []string
+	for _, st := range steps[max(len(steps)-3, 0):] {
+		tail = append(tail, fmt.Sprintf("%s %s attempt %d", st.Key, st.Status, st.Attempt))
+	}
+	return fmt.Sprintf("run %s %s, due %s, leased by %q (the live engine is %q), journal ends %q", run.ID, run.Status, due, owner, v.liveOwner(), tail)
 }
 
 // lateTime is when the late variant sends event i, which fell due at vnow or before: half way
@@ -470,8 +519,19 @@ func (v *variant) lateTime(run store.Run, steps []store.Step, vnow, start time.T
 }
 
 // leaseStall is how long a leased run must stand still before the clock is moved to its
-// lease's end.
-const leaseStall = 400 * time.Millisecond
+// lease's end; liveLeaseStall, when the live engine holds the lease (its activation is slow,
+// not gone).
+const (
+	leaseStall     = 400 * time.Millisecond
+	liveLeaseStall = 20 * time.Second
+)
+
+// liveOwner is the live engine's name in leases.
+func (v *variant) liveOwner() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.owner
+}
 
 // atTimer says whether the journal ends at a timer the run is suspended on.
 func atTimer(steps []store.Step) bool {

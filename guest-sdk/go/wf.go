@@ -70,6 +70,9 @@ type Workflow[I, O any] struct {
 	// Flow is the workflow's flow control (concurrency, rate, debounce per key, priority);
 	// nil: none.
 	Flow *Flow
+	// OnEnd are the workflow's completion hooks (at most 16): what starts, or which webhook
+	// is called, when one of its runs ends.
+	OnEnd []Hook
 	// Run is the workflow body. Outside Step callbacks it must be deterministic: the host
 	// replays it from the top after every suspension, feeding it the journaled results.
 	Run func(ctx *Context, input I) (O, error)
@@ -87,6 +90,7 @@ type workflowDecl struct {
 	Retry         *RetryPolicy `json:"retry,omitempty"`
 	Triggers      []string     `json:"triggers,omitempty"`
 	Flow          *Flow        `json:"flow,omitempty"`
+	OnEnd         []Hook       `json:"onEnd,omitempty"`
 }
 
 var workflows []registered
@@ -95,7 +99,7 @@ var workflows []registered
 func Register[I, O any](w Workflow[I, O]) {
 	warmUp[I, O]()
 	workflows = append(workflows, registered{
-		decl: workflowDecl{Name: w.Name, Version: w.Version, RetentionDays: w.RetentionDays, Retry: w.Retry, Triggers: w.Triggers, Flow: w.Flow},
+		decl: workflowDecl{Name: w.Name, Version: w.Version, RetentionDays: w.RetentionDays, Retry: w.Retry, Triggers: w.Triggers, Flow: w.Flow, OnEnd: w.OnEnd},
 		run: func(ctx *Context, raw []byte) ([]byte, error) {
 			var in I
 			if len(raw) > 0 && string(raw) != "null" {

@@ -140,3 +140,30 @@ func TestDescribeCarriesTheFlow(t *testing.T) {
 		t.Fatalf("flow: %s\nwant  %s", got, want)
 	}
 }
+
+// The description carries the hooks in the ABI's shape: a start's empty version and an
+// absent target are left out, so the host reads "latest version" and "no webhook".
+func TestDescribeCarriesOnEnd(t *testing.T) {
+	saved := workflows
+	defer func() { workflows = saved }()
+	workflows = nil
+	Register(Workflow[int, int]{Name: "a", Version: "1", OnEnd: []Hook{
+		{When: []string{"completed"}, Start: &HookStart{Workflow: "next"}},
+		{When: []string{"failed", "cancelled"}, Webhook: "https://ops.example.com/wfhost"},
+		{When: []string{"completed"}, Start: &HookStart{Workflow: "audit", Version: "2"}},
+	}, Run: func(*Context, int) (int, error) { return 0, nil }})
+	Register(Workflow[int, int]{Name: "b", Version: "1", Run: func(*Context, int) (int, error) { return 0, nil }})
+	var d struct {
+		Workflows []map[string]json.RawMessage `json:"workflows"`
+	}
+	if err := json.Unmarshal(describeJSON(), &d); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"when":["completed"],"start":{"workflow":"next"}},{"when":["failed","cancelled"],"webhook":"https://ops.example.com/wfhost"},{"when":["completed"],"start":{"workflow":"audit","version":"2"}}]`
+	if got := string(d.Workflows[0]["onEnd"]); got != want {
+		t.Fatalf("onEnd: %s\nwant   %s", got, want)
+	}
+	if got, ok := d.Workflows[1]["onEnd"]; ok {
+		t.Fatalf("a workflow without hooks declares onEnd %s", got)
+	}
+}

@@ -8,19 +8,31 @@ import (
 
 // Clock tells the time and makes timers. Real and *Fake implement it; both are safe for
 // concurrent use.
+//
+// A wake-up meant for a moment (a run's due time, a grace period's end) is armed with the At
+// forms, not with a duration the caller works out from Now: on a Fake that a test is moving,
+// the clock can move between the caller's Now and the arming, and the timer then lands that
+// much late. A Set moving a Fake three days on passes every timer due on the way, and a claim
+// loop that read the clock at day 2 and armed its poll for "9h56m from now" at day 3 woke ten
+// hours after the run it was waiting for (wfhost test's crash variants, stop 35).
 type Clock interface {
 	Now() time.Time
 	// NewTimer, AfterFunc and NewTicker are time's, on this clock.
 	NewTimer(d time.Duration) Timer
 	AfterFunc(d time.Duration, f func()) Timer
 	NewTicker(d time.Duration) Ticker
+	// NewTimerAt and AfterFuncAt fire when the clock reaches t: at once if it has.
+	NewTimerAt(t time.Time) Timer
+	AfterFuncAt(t time.Time, f func()) Timer
 }
 
-// Timer is a time.Timer of a Clock: C fires once, Stop and Reset are time.Timer's.
+// Timer is a time.Timer of a Clock: C fires once, Stop and Reset are time.Timer's; ResetAt
+// re-arms it for the moment t.
 type Timer interface {
 	C() <-chan time.Time
 	Stop() bool
 	Reset(d time.Duration) bool
+	ResetAt(t time.Time) bool
 }
 
 // Ticker is a time.Ticker of a Clock.
@@ -34,6 +46,21 @@ func Since(c Clock, t time.Time) time.Duration { return c.Now().Sub(t) }
 
 // Until is time.Until on c.
 func Until(c Clock, t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+// Earlier is the earlier of a and b; Later, the later.
+func Earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func Later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
 
 // After is time.After on c; the timer is not stopped, so use it only where the wait ends the
 // caller's work either way (a shutdown's grace period, a pause before a retry).
@@ -50,11 +77,20 @@ func (Real) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.A
 
 func (Real) NewTicker(d time.Duration) Ticker { return realTicker{time.NewTicker(d)} }
 
+// The system clock cannot jump between a read and an arming the way a Fake can (its timers
+// run on the monotonic clock), so its At forms are time.Until's.
+func (Real) NewTimerAt(t time.Time) Timer { return realTimer{time.NewTimer(time.Until(t))} }
+
+func (Real) AfterFuncAt(t time.Time, f func()) Timer {
+	return realTimer{time.AfterFunc(time.Until(t), f)}
+}
+
 type realTimer struct{ t *time.Timer }
 
 func (r realTimer) C() <-chan time.Time        { return r.t.C }
 func (r realTimer) Stop() bool                 { return r.t.Stop() }
 func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }
+func (r realTimer) ResetAt(t time.Time) bool   { return r.t.Reset(time.Until(t)) }
 
 type realTicker struct{ t *time.Ticker }
 

@@ -79,6 +79,17 @@ func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
 	return f.add(&fakeTimer{f: f, fn: fn}, d, 0)
 }
 
+// NewTimerAt is a timer that fires when the Fake reaches t, however far it has moved since
+// the caller read it.
+func (f *Fake) NewTimerAt(t time.Time) Timer {
+	return f.addAt(&fakeTimer{f: f, ch: make(chan time.Time, 1)}, t, 0)
+}
+
+// AfterFuncAt calls fn in its own goroutine when the Fake reaches t.
+func (f *Fake) AfterFuncAt(t time.Time, fn func()) Timer {
+	return f.addAt(&fakeTimer{f: f, fn: fn}, t, 0)
+}
+
 // NewTicker ticks every d of the Fake's time.
 func (f *Fake) NewTicker(d time.Duration) Ticker {
 	if d <= 0 {
@@ -94,10 +105,20 @@ func (k fakeTicker) Stop()               { k.t.Stop() }
 
 func (f *Fake) add(t *fakeTimer, d, period time.Duration) *fakeTimer {
 	f.mu.Lock()
-	t.due, t.period = f.now.Add(d), period
-	f.waiters = append(f.waiters, t)
+	due := f.now.Add(d)
 	f.mu.Unlock()
-	if d <= 0 {
+	return f.addAt(t, due, period)
+}
+
+// addAt arms t for due, read under the same lock as the time it is compared with: a Set under
+// way either passes it on its way or has passed due already, and then it fires now.
+func (f *Fake) addAt(t *fakeTimer, due time.Time, period time.Duration) *fakeTimer {
+	f.mu.Lock()
+	t.due, t.period = due, period
+	f.waiters = append(f.waiters, t)
+	passed := !due.After(f.now)
+	f.mu.Unlock()
+	if passed {
 		f.Set(f.Now()) // due already: fire now, as time's would at once
 	}
 	return t
@@ -141,5 +162,11 @@ func (t *fakeTimer) Stop() bool { return t.f.remove(t) }
 func (t *fakeTimer) Reset(d time.Duration) bool {
 	active := t.f.remove(t)
 	t.f.add(t, d, t.period)
+	return active
+}
+
+func (t *fakeTimer) ResetAt(at time.Time) bool {
+	active := t.f.remove(t)
+	t.f.addAt(t, at, t.period)
 	return active
 }

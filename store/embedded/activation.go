@@ -329,7 +329,7 @@ func (w *wtx) suspendAt(l store.Lease, wakeAt *time.Time, steps ...store.Step) e
 }
 
 // finish records a run's end; fenced.
-func (w *wtx) finish(l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (tenant string, child bool, err error) {
+func (w *wtx) finish(l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) (tenant string, child bool, err error) {
 	if status != store.StatusNondeterministic && !status.Terminal() {
 		return "", false, fmt.Errorf("finish run: status %q is not an end", status)
 	}
@@ -348,7 +348,10 @@ func (w *wtx) finish(l store.Lease, status store.RunStatus, output json.RawMessa
 		return "", false, err
 	}
 	// A finished run never resumes from its snapshot.
-	_, err = w.exec("delete_snapshot", l.RunID)
+	if _, err = w.exec("delete_snapshot", l.RunID); err != nil {
+		return "", false, err
+	}
+	_, err = w.keepGuestLog(tenant, l.RunID, guestLog)
 	return tenant, child, err
 }
 
@@ -429,10 +432,10 @@ func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int)
 }
 
 // Finish records a run's end.
-func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) (err error) {
 	defer classify(&err)
 	return s.write(ctx, "finish run", func(w *wtx) error {
-		_, child, err := w.finish(l, status, output, info)
+		_, child, err := w.finish(l, status, output, info, guestLog)
 		if err != nil {
 			return err
 		}
@@ -450,10 +453,10 @@ func (s *Store) CommitAndSuspend(ctx context.Context, l store.Lease, held, st st
 }
 
 // CommitAndFinish journals the run's last step and records its end, in one transaction.
-func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) (err error) {
 	defer classify(&err)
 	return s.write(ctx, "commit "+st.Key+" and finish run", func(w *wtx) error {
-		tenant, child, err := w.finish(l, status, output, info)
+		tenant, child, err := w.finish(l, status, output, info, guestLog)
 		if err != nil {
 			return err
 		}
@@ -466,7 +469,7 @@ func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Ste
 
 // FinishAndContinue ends the run, with its last step when held is set, and creates the run
 // that continues it, in one transaction (store.Store.FinishAndContinue).
-func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun) (run store.Run, err error) {
+func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun, guestLog []store.GuestLogLine) (run store.Run, err error) {
 	defer classify(&err)
 	if !status.Terminal() {
 		return store.Run{}, fmt.Errorf("finish and continue run: status %q is not an end", status)
@@ -476,7 +479,7 @@ func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *stor
 		return store.Run{}, fmt.Errorf("finish and continue run: input: %w", err)
 	}
 	err = s.write(ctx, "finish and continue run", func(w *wtx) error {
-		tenant, child, err := w.finish(l, status, output, info)
+		tenant, child, err := w.finish(l, status, output, info, guestLog)
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,15 @@ func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step,
 				return w.writeChildStep(l, tenant, row, leaseFor, false)
 			}
 		} else {
-			if run, _, err = w.createRun(child); err != nil {
+			// Under its workflow's flow control (startRun), never debounced (its id names
+			// it), and inside its parent's slot when it is of its parent's own workflow.
+			run, _, err = w.startRun(child, startHow{noDebounce: true, parent: link.ParentRunID})
+			if errors.Is(err, abi.ErrFlowKey) {
+				info := store.ChildFlowRefused(child.Workflow, err)
+				row.Status, row.Error, row.CompletedAt = store.StepFailed, &info, &row.StartedAt
+				return w.writeChildStep(l, tenant, row, leaseFor, false)
+			}
+			if err != nil {
 				return err
 			}
 			if _, err := w.exec("link_child", run.ID, link.ParentRunID, link.ParentKey, link.ParentClose, link.Awaited, micros(w.now)); err != nil {
@@ -141,13 +149,25 @@ func (w *wtx) childEnded(runID string) error {
 	if err != nil {
 		return err
 	}
+	return w.wakeIfResolved(res, p.ParentRunID)
+}
+
+// wakeIfResolved makes a parent whose waiting step res resolved (a child's end, a fork's join)
+// claimable now and tells every host, as the triggers of store/postgres's migrations 020 and
+// 023 do. A step no longer waiting (res touched nothing) wakes nobody.
+func (w *wtx) wakeIfResolved(res sql.Result, parentRunID string) error {
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return err
 	}
-	if _, err := w.exec("wake_live_run", p.ParentRunID, micros(w.now)); err != nil {
+	return w.wakeRun(parentRunID)
+}
+
+// wakeRun makes a live run claimable now and tells every host. Not Self: the host whose
+// transaction woke it (that ended a child, released a branch) must look for it too.
+func (w *wtx) wakeRun(runID string) error {
+	if _, err := w.exec("wake_live_run", runID, micros(w.now)); err != nil {
 		return err
 	}
-	// Not Self: the host that ended the child must look for the parent too.
 	w.notices = append(w.notices, store.Notice{Kind: store.NoticeWake})
 	return nil
 }
@@ -175,6 +195,25 @@ func (s *Store) ChildrenOf(ctx context.Context, tenantID, runID string) (_ []sto
 	})
 	if err != nil {
 		return nil, fmt.Errorf("children of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// OrphanedChildren returns the live children a parent's end left running
+// (orphaned_children.sql).
+func (s *Store) OrphanedChildren(ctx context.Context, limit int) (_ []store.OrphanedChild, err error) {
+	defer classify(&err)
+	rows, err := s.rdb.QueryContext(ctx, s.q("orphaned_children"), limit)
+	if err != nil {
+		return nil, fmt.Errorf("orphaned children: %w", err)
+	}
+	out, err := collect(rows, func(r scanner) (store.OrphanedChild, error) {
+		var c store.OrphanedChild
+		err := r.Scan(&c.TenantID, &c.RunID, &c.ParentRunID)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orphaned children: %w", err)
 	}
 	return out, nil
 }

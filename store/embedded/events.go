@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -51,7 +52,8 @@ func (s *Store) SignalWithStart(ctx context.Context, n store.NewRun, sig store.S
 			}
 		}
 		if !found || run.Status.Terminal() {
-			if run, res.Created, err = w.createRun(n); err != nil {
+			// Under its workflow's flow control, but never debounced: the key names this run.
+			if run, res.Created, err = w.startRun(n, startHow{noDebounce: true}); err != nil {
 				return err
 			}
 		}
@@ -195,8 +197,13 @@ func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (_ store
 				}
 			default:
 				// With a key a run started by hand already holds, that run is the one this
-				// event stands for.
-				run, _, err = w.createRun(n)
+				// event stands for. A triggered start obeys its workflow's whole flow control,
+				// debounce included; an event whose payload names no key of it starts nothing
+				// of that workflow.
+				run, _, err = w.startRun(n, startHow{})
+				if errors.Is(err, abi.ErrFlowKey) {
+					continue
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("start %s: %w", n.Workflow, err)

@@ -31,20 +31,26 @@ func (w *wtx) setFlow(wf store.Workflow) error {
 	return err
 }
 
-// workflowFlow is the resolved workflow's flow, "" for none.
+// workflowFlow is the resolved workflow's flow, "" for none (or no such version).
 func (w *wtx) workflowFlow(n store.NewRun) (string, error) {
 	var flow sql.NullString
-	if err := w.queryRow("workflow_flow", n.TenantID, n.Workflow, n.Version).Scan(&flow); err != nil {
-		return "", err
+	err := w.queryRow("workflow_flow", n.TenantID, n.Workflow, n.Version).Scan(&flow)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
 	}
-	return flow.String, nil
+	return flow.String, err
 }
 
-// createFlowRun is createLeasedRun for a resolved workflow n with flow control flowRaw.
-func (w *wtx) createFlowRun(n store.NewRun, flowRaw string) (store.Claim, bool, error) {
+// createFlowRun creates the resolved run n under its workflow's flow control flowRaw, as how
+// allows (startRun): a client's start (createLeasedRun), a trigger's, a child's, a hook's, a
+// restart's.
+func (w *wtx) createFlowRun(n store.NewRun, flowRaw string, how startHow) (store.Claim, bool, error) {
 	var flow abi.Flow
 	if err := json.Unmarshal([]byte(flowRaw), &flow); err != nil {
 		return store.Claim{}, false, fmt.Errorf("decode the flow of workflow %s: %w", n.Workflow, err)
+	}
+	if how.noDebounce {
+		flow.Debounce = nil
 	}
 	fs, err := store.FlowStartOf(flow, n)
 	if err != nil {
@@ -57,42 +63,16 @@ func (w *wtx) createFlowRun(n store.NewRun, flowRaw string) (store.Claim, bool, 
 	if run, found, err := w.runByKey(n); found || err != nil {
 		return store.Claim{Run: run}, false, err
 	}
-	lock := func(kind, key string, limit int) (active, lim int, starts []time.Time, runID string, err error) {
-		var raw string
-		if err = w.queryRow("flow_lock", n.TenantID, n.Workflow, kind, key, limit).Scan(&active, &lim, &raw, &runID); err != nil {
-			return
-		}
-		var us []int64
-		if err = json.Unmarshal([]byte(raw), &us); err != nil {
-			return
-		}
-		for _, u := range us {
-			starts = append(starts, fromMicros(u))
-		}
-		return
-	}
-	take := func(kind, key string, slot bool, starts []time.Time, runID any) error {
-		var startsArg any
-		if starts != nil {
-			us := make([]int64, len(starts))
-			for i, t := range starts {
-				us[i] = micros(t)
-			}
-			b, _ := json.Marshal(us)
-			startsArg = string(b)
-		}
-		_, err := w.exec("flow_take", n.TenantID, n.Workflow, kind, key, slot, startsArg, runID)
-		return err
-	}
+	rows := sqliteFlowRows{w: w, tenant: n.TenantID, workflow: n.Workflow}
 	now := w.now
 	if d := flow.Debounce; d != nil {
-		_, _, _, pending, err := lock("debounce", fs.Keys.Debounce, 0)
+		row, err := rows.Lock("debounce", fs.Keys.Debounce, 0)
 		if err != nil {
 			return store.Claim{}, false, err
 		}
-		if pending != "" {
+		if row.Pending != "" {
 			at := now.Add(time.Duration(d.PeriodMs) * time.Millisecond)
-			run, err := scanRun(w.queryRow("flow_debounce", n.TenantID, pending, input, micros(now), micros(at)))
+			run, err := scanRun(w.queryRow("flow_debounce", n.TenantID, row.Pending, input, micros(now), micros(at)))
 			if err == nil {
 				w.wake() // its timer moved
 				return store.Claim{Run: run}, false, nil
@@ -102,61 +82,84 @@ func (w *wtx) createFlowRun(n store.NewRun, flowRaw string) (store.Claim, bool, 
 			}
 		}
 	}
-	avail := now.Add(-time.Duration(fs.Priority) * time.Second)
-	var rateKey, debounceKey, concKey, rateAt any
-	if r := flow.Rate; r != nil {
-		_, _, starts, _, err := lock("rate", fs.Keys.Rate, r.Limit)
-		if err != nil {
-			return store.Claim{}, false, err
-		}
-		slot, keep := store.RateSlot(starts, r.Limit, time.Duration(r.PeriodMs)*time.Millisecond, now)
-		if err := take("rate", fs.Keys.Rate, false, keep, nil); err != nil {
-			return store.Claim{}, false, err
-		}
-		if slot.After(now) && slot.After(avail) {
-			avail = slot
-		}
-		rateKey, rateAt = fs.Keys.Rate, micros(slot)
+	adm, err := store.AdmitFlow(fs, now, rows)
+	if err != nil {
+		return store.Claim{}, false, err
 	}
-	if d := flow.Debounce; d != nil {
-		if at := now.Add(time.Duration(d.PeriodMs) * time.Millisecond); at.After(avail) {
-			avail = at
-		}
-		debounceKey = fs.Keys.Debounce
+	var run store.Run
+	if how.insert != nil {
+		run, err = how.insert(n)
+	} else {
+		run, err = w.insertRun(n, true)
 	}
-	held := false
-	if c := flow.Concurrency; c != nil {
-		active, lim, _, _, err := lock("concurrency", fs.Keys.Concurrency, c.Limit)
-		if err != nil {
-			return store.Claim{}, false, err
-		}
-		held = active >= lim
-		if err := take("concurrency", fs.Keys.Concurrency, !held, nil, nil); err != nil {
-			return store.Claim{}, false, err
-		}
-		concKey = fs.Keys.Concurrency
+	if err != nil {
+		return store.Claim{}, false, err
 	}
-	run, created, err := w.createRun(n)
-	if err != nil || !created {
-		return store.Claim{Run: run}, created, err
-	}
-	var availArg any = micros(avail)
-	if held {
+	var availArg any = micros(adm.AvailableAt)
+	if adm.Held {
 		availArg = nil
 	}
+	concKey, rateKey, debounceKey := strArg(adm.ConcurrencyKey), strArg(adm.RateKey), strArg(adm.DebounceKey)
 	if run, err = scanRun(w.queryRow("flow_place", run.ID, concKey, availArg)); err != nil {
 		return store.Claim{}, false, err
 	}
-	if _, err := w.exec("insert_run_flow", run.ID, n.TenantID, n.Workflow, flowRaw, fs.Priority, concKey, held,
-		micros(avail), rateKey, rateAt, debounceKey); err != nil {
+	if _, err := w.exec("insert_run_flow", run.ID, n.TenantID, n.Workflow, flowRaw, fs.Priority, concKey, adm.Held,
+		micros(adm.AvailableAt), rateKey, timeArg(adm.RateAt), debounceKey); err != nil {
 		return store.Claim{}, false, err
 	}
 	if flow.Debounce != nil {
-		if err := take("debounce", fs.Keys.Debounce, false, nil, run.ID); err != nil {
+		if err := rows.Take("debounce", fs.Keys.Debounce, false, nil, run.ID); err != nil {
 			return store.Claim{}, false, err
 		}
 	}
 	return store.Claim{Run: run}, true, nil
+}
+
+// strArg is an optional string as a statement's argument: NULL for none.
+func strArg(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+// sqliteFlowRows are a flow start's key rows in flow_keys (store.FlowKeyRows). The writer
+// holds the store for the start's transaction w, so reading a row is holding it.
+type sqliteFlowRows struct {
+	w                *wtx
+	tenant, workflow string
+}
+
+func (r sqliteFlowRows) Lock(kind, key string, limit int) (row store.FlowKeyRow, err error) {
+	var raw string
+	if err = r.w.queryRow("flow_lock", r.tenant, r.workflow, kind, key, limit).Scan(&row.Active, &row.Limit, &raw, &row.Pending); err != nil {
+		return row, err
+	}
+	var us []int64
+	if err = json.Unmarshal([]byte(raw), &us); err != nil {
+		return row, err
+	}
+	for _, u := range us {
+		row.Starts = append(row.Starts, fromMicros(u))
+	}
+	return row, nil
+}
+
+func (r sqliteFlowRows) Take(kind, key string, slot bool, starts []time.Time, pendingRun string) error {
+	var startsArg, runArg any // NULL: unchanged (flow_take.sql)
+	if starts != nil {
+		us := make([]int64, len(starts))
+		for i, t := range starts {
+			us[i] = micros(t)
+		}
+		b, _ := json.Marshal(us)
+		startsArg = string(b)
+	}
+	if pendingRun != "" {
+		runArg = pendingRun
+	}
+	_, err := r.w.exec("flow_take", r.tenant, r.workflow, kind, key, slot, startsArg, runArg)
+	return err
 }
 
 // flowEnded is called in every transaction that ends run runID, after its end is written:

@@ -26,27 +26,37 @@ func (s *Store) AppendGuestLog(ctx context.Context, tenantID, runID string, line
 	if len(lines) == 0 {
 		return 0, nil
 	}
-	in := make([]guestLine, len(lines))
-	for i, l := range lines {
-		in[i] = guestLine{At: micros(l.At), Level: l.Level, Message: l.Message, Stream: l.Stream, Step: l.Step}
-	}
-	doc, err := json.Marshal(in)
-	if err != nil {
-		return 0, fmt.Errorf("append guest log of run %s: %w", runID, err)
-	}
 	err = s.write(ctx, "append guest log", func(w *wtx) error {
 		var status string
 		if err := w.queryRow("run_status", tenantID, runID).Scan(&status); err != nil {
 			return notFound(err)
 		}
-		n, err := w.affected("append_guest_log", tenantID, runID, string(doc), store.MaxGuestLogLines, store.MaxGuestLogBytes)
-		kept = int(n)
+		kept, err = w.keepGuestLog(tenantID, runID, lines)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("append guest log of run %q: %w", runID, err)
 	}
 	return kept, nil
+}
+
+// keepGuestLog keeps lines in the run's guest log as far as its bounds leave room, in the
+// write w: AppendGuestLog's, or a run's end (finish), which keeps the lines of the activation
+// that ends it in its own transaction.
+func (w *wtx) keepGuestLog(tenantID, runID string, lines []store.GuestLogLine) (int, error) {
+	if len(lines) == 0 {
+		return 0, nil
+	}
+	in := make([]guestLine, len(lines))
+	for i, l := range lines {
+		in[i] = guestLine{At: micros(l.At), Level: l.Level, Message: l.Message, Stream: l.Stream, Step: l.Step}
+	}
+	doc, err := json.Marshal(in)
+	if err != nil {
+		return 0, fmt.Errorf("guest log lines: %w", err)
+	}
+	n, err := w.affected("append_guest_log", tenantID, runID, string(doc), store.MaxGuestLogLines, store.MaxGuestLogBytes)
+	return int(n), err
 }
 
 // ListGuestLog returns a page of a run's guest log, in one read transaction with the check

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -15,7 +16,8 @@ import (
 // deferred trigger, this store does it in Go in every transaction that ends a run (ended),
 // after the run's end is written. A run pays for them only when the database holds a hook at
 // all (anyHooks, kept in memory: one process owns the store) and then one primary-key read of
-// the run's hooked flag, which the runs_hooked trigger set when it was created.
+// the run's hooked flag, which its insert read from its workflow's gate (021_run_gate.sql), or
+// PutHook set when it named the run while it was open.
 
 // ended is called in every transaction that ends run runID (terminal): its flow control slot
 // is passed on (flowEnded), an awaited child's parent step is resolved (childEnded, only for a
@@ -137,8 +139,16 @@ func (w *wtx) hooksEnded(runID string) error {
 		if wfRetention == 0 {
 			wfRetention = retention
 		}
-		run, _, err := w.createRun(store.NewRun{TenantID: tenant, Workflow: name, Version: ver, Digest: digest,
-			Input: payload, IdempotencyKey: "hook:" + runID + ":" + h.id, RetentionDays: wfRetention, Attempt: 1})
+		// Under the started workflow's flow control, as a trigger's start (startRun): this
+		// store's Go start path is in this very transaction, so the start stays in it.
+		run, _, err := w.startRun(store.NewRun{TenantID: tenant, Workflow: name, Version: ver, Digest: digest,
+			Input: payload, IdempotencyKey: "hook:" + runID + ":" + h.id, RetentionDays: wfRetention, Attempt: 1}, startHow{})
+		if errors.Is(err, abi.ErrFlowKey) {
+			if err := insert(store.HookKindStart, h.startWorkflow, payload, store.DeliveryFailed, 1, "flow_key: "+err.Error(), "", nil); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -165,7 +175,14 @@ func hasStatus(ss []store.RunStatus, s store.RunStatus) bool {
 	return false
 }
 
-// PutHook creates or replaces a tenant hook.
+// refreshGates sets the gate flags (021_run_gate.sql) of the tenant's workflow versions
+// (workflow, version "": every one) from the pauses and hooks the write now holds.
+func (w *wtx) refreshGates(tenantID, workflow, version string) error {
+	_, err := w.exec("refresh_workflow_gates", tenantID, workflow, version)
+	return err
+}
+
+// PutHook creates or replaces a tenant hook, and marks hooked the open runs it names.
 func (s *Store) PutHook(ctx context.Context, h store.Hook) (_ store.Hook, _ bool, err error) {
 	defer classify(&err)
 	statuses, _ := json.Marshal(h.When)
@@ -191,10 +208,17 @@ func (s *Store) PutHook(ctx context.Context, h store.Hook) (_ store.Hook, _ bool
 			}
 			return fmt.Errorf("tenant %s: %w", h.TenantID, store.ErrNotFound)
 		}
-		if err == nil {
-			// Set inside the write: a run created after this commit must see the hook.
-			w.s.anyHooks.Store(true)
+		if err != nil {
+			return err
 		}
+		// Set inside the write: a run created after this commit must see the hook.
+		w.s.anyHooks.Store(true)
+		if err := w.refreshGates(h.TenantID, "", ""); err != nil {
+			return err
+		}
+		// The hook reaches the runs open now too: every run that ends after it is set. One
+		// writer holds the store, so no run's creation can slip between this and the gate.
+		_, err = w.exec("mark_hooked_runs", h.TenantID, h.Workflow, h.Version)
 		return err
 	})
 	if err != nil {
@@ -224,6 +248,10 @@ func (s *Store) DeleteHook(ctx context.Context, tenantID, id string) (err error)
 		n, err := w.affected("delete_hook", tenantID, id)
 		if err == nil && n == 0 {
 			err = store.ErrNotFound
+		}
+		if err == nil {
+			// The runs marked hooked stay so: their ends find no hook and write nothing.
+			err = w.refreshGates(tenantID, "", "")
 		}
 		if err != nil {
 			return fmt.Errorf("delete hook %s: %w", id, err)
@@ -266,6 +294,18 @@ func (s *Store) RotateHookSecret(ctx context.Context, tenantID string, secret []
 	})
 }
 
+// ReplaceHookSecret sets the tenant's signing secret to next if it is still prev.
+func (s *Store) ReplaceHookSecret(ctx context.Context, tenantID string, prev, next []byte) (_ bool, err error) {
+	defer classify(&err)
+	var n int64
+	err = s.write(ctx, "replace hook signing secret", func(w *wtx) error {
+		var err error
+		n, err = w.affected("replace_hook_secret", tenantID, prev, next)
+		return err
+	})
+	return n == 1, err
+}
+
 // ClaimDeliveries leases due webhook deliveries to owner: the writer is the one writer, so no
 // two claims ever see the same row free.
 func (s *Store) ClaimDeliveries(ctx context.Context, owner string, leaseFor time.Duration, limit int) (_ []store.HookDelivery, err error) {
@@ -301,6 +341,57 @@ func (s *Store) EndDeliveryAttempt(ctx context.Context, id, owner string, attemp
 	return n == 1, nil
 }
 
+// StartHookDelivery starts the run of a pending start delivery owner holds. This store starts
+// every hook's run in the transaction that ends the run (hooksEnded), flow control included,
+// so it never leaves one pending; a row that is (a database written by another version) is
+// started here as hooksEnded would, at the workflow's latest version.
+func (s *Store) StartHookDelivery(ctx context.Context, id, owner string, attempt int) (ok bool, err error) {
+	defer classify(&err)
+	err = s.write(ctx, "start hook delivery "+id, func(w *wtx) error {
+		var (
+			tenant, endedRun, hookID, target, payload string
+			retention                                 int
+		)
+		err := w.queryRow("hook_start_lock", id, owner, attempt).Scan(&tenant, &endedRun, &hookID, &target, &payload, &retention)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		end := func(status string, started, why any) error {
+			_, err := w.exec("hook_start_end", id, status, started, why, micros(w.now))
+			return err
+		}
+		var (
+			name, ver, digest string
+			wfRetention       int
+		)
+		err = w.queryRow("latest_workflow", tenant, target, "").Scan(&name, &ver, &digest, &wfRetention)
+		if errors.Is(err, sql.ErrNoRows) {
+			return end(store.DeliveryFailed, nil, "workflow_not_found: the tenant has no workflow "+target)
+		}
+		if err != nil {
+			return err
+		}
+		run, _, err := w.startRun(store.NewRun{TenantID: tenant, Workflow: name, Version: ver, Digest: digest,
+			Input: json.RawMessage(payload), IdempotencyKey: "hook:" + endedRun + ":" + hookID,
+			RetentionDays: store.RetentionDays(0, wfRetention, retention, 0), Attempt: 1}, startHow{})
+		if errors.Is(err, abi.ErrFlowKey) {
+			return end(store.DeliveryFailed, nil, "flow_key: "+err.Error())
+		}
+		if err != nil {
+			return err
+		}
+		return end(store.DeliveryDelivered, run.ID, nil)
+	})
+	if err != nil {
+		return false, fmt.Errorf("start hook delivery %s: %w", id, err)
+	}
+	return ok, nil
+}
+
 // NextDeliveryDue is the earliest next attempt of a pending webhook.
 func (s *Store) NextDeliveryDue(ctx context.Context) (_ time.Time, _ bool, err error) {
 	defer classify(&err)
@@ -312,6 +403,32 @@ func (s *Store) NextDeliveryDue(ctx context.Context) (_ time.Time, _ bool, err e
 		return time.Time{}, false, nil
 	}
 	return fromMicros(at.Int64), true, nil
+}
+
+// CountPendingDeliveries returns the outbox by tenant.
+func (s *Store) CountPendingDeliveries(ctx context.Context) (_ []store.PendingDeliveries, err error) {
+	defer classify(&err)
+	rows, err := s.rdb.QueryContext(ctx, s.q("pending_deliveries"))
+	if err != nil {
+		return nil, fmt.Errorf("count pending hook deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []store.PendingDeliveries
+	for rows.Next() {
+		var (
+			p   store.PendingDeliveries
+			due int64
+		)
+		if err := rows.Scan(&p.TenantID, &p.Pending, &due); err != nil {
+			return nil, fmt.Errorf("count pending hook deliveries: %w", err)
+		}
+		p.EarliestDue = fromMicros(due)
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count pending hook deliveries: %w", err)
+	}
+	return out, nil
 }
 
 // ListDeliveries returns the tenant's deliveries, newest first.

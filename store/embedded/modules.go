@@ -197,13 +197,15 @@ func (s *Store) TriggeredBy(ctx context.Context, tenantID, event string) (_ []st
 	return out, nil
 }
 
-// bindModuleHooks replaces the module hooks of the workflow version wf (its onEnd).
+// bindModuleHooks replaces the module hooks of the workflow version wf (its onEnd) and sets the
+// version's gate (021_run_gate.sql).
 func (w *wtx) bindModuleHooks(tenant string, wf store.Workflow) error {
 	if _, err := w.exec("delete_module_hooks", tenant, wf.Name, wf.Version); err != nil {
 		return err
 	}
 	wf.TenantID = tenant
-	for _, h := range store.ModuleHooks(wf) {
+	hooks := store.ModuleHooks(wf)
+	for _, h := range hooks {
 		statuses, _ := json.Marshal(h.When)
 		var startVersion any
 		if h.StartWorkflow != "" {
@@ -214,6 +216,15 @@ func (w *wtx) bindModuleHooks(tenant string, wf store.Workflow) error {
 			return err
 		}
 		w.s.anyHooks.Store(true)
+	}
+	// The version's gate, from the pauses and hooks that name it; a version rebound with
+	// hooks (a hotfix) reaches its open runs, as PutHook does.
+	if err := w.refreshGates(tenant, wf.Name, wf.Version); err != nil {
+		return err
+	}
+	if len(hooks) > 0 {
+		_, err := w.exec("mark_hooked_runs", tenant, wf.Name, wf.Version)
+		return err
 	}
 	return nil
 }

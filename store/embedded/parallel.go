@@ -44,7 +44,9 @@ func (s *Store) ForkBranches(ctx context.Context, l store.Lease, held *store.Ste
 			if b.IdempotencyKey == "" {
 				return fmt.Errorf("branch %d needs an id", i)
 			}
-			run, created, err := w.createRun(b)
+			// A branch is a part of its parent's run, inside the slot the parent holds: it
+			// obeys no flow control (its fork's MaxConcurrent bounds it).
+			run, created, err := w.startRun(b, startHow{noFlow: true})
 			if err != nil {
 				return err
 			}
@@ -173,11 +175,7 @@ func (w *wtx) branchEnded(runID string) error {
 		if _, err := w.exec("release_branch", nextHeld); err != nil {
 			return err
 		}
-		if _, err := w.exec("wake_live_run", nextHeld, micros(w.now)); err != nil {
-			return err
-		}
-		w.notices = append(w.notices, store.Notice{Kind: store.NoticeWake})
-		return nil
+		return w.wakeRun(nextHeld)
 	}
 	var res sql.Result
 	if outcome == store.JoinOK {
@@ -194,15 +192,7 @@ func (w *wtx) branchEnded(runID string) error {
 	if err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err
-	}
-	if _, err := w.exec("wake_live_run", parent, micros(w.now)); err != nil {
-		return err
-	}
-	// Not Self: the host that ended the branch must look for the parent too.
-	w.notices = append(w.notices, store.Notice{Kind: store.NoticeWake})
-	return nil
+	return w.wakeIfResolved(res, parent)
 }
 
 // branchEnd is one row of fork_branches.sql.

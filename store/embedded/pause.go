@@ -122,6 +122,9 @@ func (s *Store) PauseWorkflow(ctx context.Context, tenantID, workflow, version s
 		if _, err := w.exec("keep_workflow_pause", tenantID, workflow, version, micros(w.now)); err != nil {
 			return err
 		}
+		if err := w.refreshGates(tenantID, workflow, ""); err != nil {
+			return err
+		}
 		rows, err := w.query("pause_workflow", tenantID, workflow, version, micros(w.now))
 		if err != nil {
 			return err
@@ -155,6 +158,9 @@ func (s *Store) ResumeWorkflow(ctx context.Context, tenantID, workflow, version 
 		}
 		if lifted == 0 {
 			return fmt.Errorf("%w: it is not paused", store.ErrNotFound)
+		}
+		if err := w.refreshGates(tenantID, workflow, ""); err != nil {
+			return err
 		}
 		resumed, err := w.affected("resume_workflow", tenantID, workflow, version, micros(w.now))
 		if err != nil {

@@ -22,7 +22,7 @@ func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (_ store.Run, _ b
 	)
 	err = s.write(ctx, "create run", func(w *wtx) error {
 		var err error
-		run, created, err = w.createRun(n)
+		run, created, err = w.startRun(n, startHow{})
 		return err
 	})
 	if err != nil {
@@ -60,25 +60,24 @@ func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bo
 	}
 	n.Workflow, n.Version, n.Digest = wf.Name, wf.Version, wf.Digest
 	n.RetentionDays = store.RetentionDays(n.RetentionDays, wf.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays)
-	if flow, err := w.workflowFlow(n); err != nil {
+	// The gate (021_run_gate.sql), read from the workflow row just resolved.
+	var (
+		flow           sql.NullString
+		paused, hooked bool
+	)
+	if err := w.queryRow("workflow_gate", n.TenantID, n.Workflow, n.Version).Scan(&flow, &paused, &hooked); err != nil {
 		return store.Claim{}, false, err
-	} else if flow != "" {
-		return w.createFlowRun(n, flow)
+	}
+	if flow.Valid {
+		return w.createFlowRun(n, flow.String, startHow{})
 	}
 	priority := 0
 	if n.Priority != nil {
 		priority = *n.Priority
 	}
-	// A negative priority delays the run, even on a host with room for it.
-	leased := to.Owner != "" && priority >= 0
-	if leased {
-		// A run of a paused workflow is created paused (create_run.sql), never leased.
-		var paused bool
-		if err := w.queryRow("workflow_paused", n.TenantID, n.Workflow, n.Version).Scan(&paused); err != nil {
-			return store.Claim{}, false, err
-		}
-		leased = !paused
-	}
+	// A negative priority delays the run, even on a host with room for it; a run of a paused
+	// workflow is created paused (create_run.sql), never leased.
+	leased := to.Owner != "" && priority >= 0 && !paused
 	if leased && to.TenantCap > 0 {
 		var held int
 		if err := w.queryRow("count_held", n.TenantID, micros(w.now)).Scan(&held); err != nil {
@@ -87,7 +86,7 @@ func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bo
 		leased = held+to.Reserve <= to.TenantCap
 	}
 	if !leased {
-		run, created, err := w.createRun(n)
+		run, created, err := w.startRun(n, startHow{})
 		if err == nil && created && priority != 0 && run.Status == store.StatusPending {
 			at := w.now.Add(-time.Duration(priority) * time.Second)
 			if _, err := w.exec("set_available", run.ID, micros(at)); err != nil {
@@ -106,30 +105,86 @@ func (w *wtx) createLeasedRun(n store.NewRun, to store.LeaseTo) (store.Claim, bo
 	}
 	var epoch int64
 	run, err := scanRun(w.queryRow("create_leased_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
-		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), to.Owner, micros(w.now.Add(to.LeaseFor)), timeArg(n.Deadline), retryArg(n.Retry), n.Attempt), &epoch)
+		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), to.Owner, micros(w.now.Add(to.LeaseFor)), timeArg(n.Deadline), retryArg(n.Retry), n.Attempt, hooked, store.TriggerArg(n.Trigger)), &epoch)
 	if err != nil {
 		return store.Claim{}, false, err
 	}
 	return store.Claim{Run: run, Lease: store.Lease{RunID: run.ID, Epoch: epoch}}, true, nil
 }
 
-// createRun inserts a pending run available now and wakes the hosts; with an idempotency key
-// already used for the tenant and workflow it returns that run instead.
-func (w *wtx) createRun(n store.NewRun) (store.Run, bool, error) {
-	input, err := jsonOrNull(n.Input)
-	if err != nil {
-		return store.Run{}, false, fmt.Errorf("input: %w", err)
-	}
+// startHow says which parts of its workflow's flow control a run created by startRun obeys.
+type startHow struct {
+	// noFlow: the run runs inside a slot its parent holds already (a parallel branch), and
+	// obeys no flow control.
+	noFlow bool
+	// noDebounce: the run is named by its caller (a child's id, a signal-with-start's key, a
+	// restart's source), so it is never merged into another pending run of its key.
+	noDebounce bool
+	// parent, when set, is the run whose child this is: a child of its parent's own workflow
+	// runs inside its parent's slot, since waiting for a slot its parent holds would never end.
+	parent string
+	// insert, when set, inserts the run itself (a restart, with the journal it keeps) in place
+	// of create_run.sql; the flow then places it.
+	insert func(store.NewRun) (store.Run, error)
+}
+
+// startRun is the one way this store creates a run from nothing, whatever starts it (a
+// client, a trigger, a schedule, a signal-with-start, a parent, a hook, a restart; a leased
+// start's insert, create_leased_run.sql, reads the same gate): a pending run available now,
+// through the gate create_run.sql reads (paused, hooked), or, for a workflow with flow
+// control, the flow path as how allows (flow.go). With an idempotency key already used for
+// the tenant and workflow it returns that run instead, created false; a debounced start
+// returns its key's pending run, created false.
+func (w *wtx) startRun(n store.NewRun, how startHow) (store.Run, bool, error) {
 	if run, found, err := w.runByKey(n); found || err != nil {
 		return run, false, err
 	}
-	run, err := scanRun(w.queryRow("create_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
-		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), timeArg(n.Deadline), retryArg(n.Retry), n.Attempt))
+	if how.insert == nil {
+		run, err := w.insertRun(n, how.noFlow)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return run, err == nil, err
+		}
+	}
+	// No row: the workflow has flow control (create_run.sql); or a restart, which reads it.
+	flow, err := w.workflowFlow(n)
 	if err != nil {
 		return store.Run{}, false, err
 	}
+	if how.parent != "" && flow != "" {
+		var parentWorkflow string
+		if err := w.queryRow("run_workflow", how.parent).Scan(&parentWorkflow); err != nil {
+			return store.Run{}, false, err
+		}
+		if parentWorkflow == n.Workflow {
+			flow = ""
+		}
+	}
+	if flow == "" || how.noFlow {
+		if how.insert != nil {
+			run, err := how.insert(n)
+			return run, err == nil, err
+		}
+		run, err := w.insertRun(n, true)
+		return run, err == nil, err
+	}
+	c, created, err := w.createFlowRun(n, flow, how)
+	return c.Run, created, err
+}
+
+// insertRun inserts n with create_run.sql, pending and available now, and wakes the hosts;
+// sql.ErrNoRows when n's workflow has flow control and anyFlow is false.
+func (w *wtx) insertRun(n store.NewRun, anyFlow bool) (store.Run, error) {
+	input, err := jsonOrNull(n.Input)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("input: %w", err)
+	}
+	run, err := scanRun(w.queryRow("create_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
+		nullIfEmpty(n.IdempotencyKey), n.RetentionDays, micros(w.now), timeArg(n.Deadline), retryArg(n.Retry), n.Attempt, anyFlow, store.TriggerArg(n.Trigger)))
+	if err != nil {
+		return store.Run{}, err
+	}
 	w.wake()
-	return run, true, nil
+	return run, nil
 }
 
 // runByKey finds the run n's idempotency key already names, if it has one.
@@ -325,24 +380,48 @@ func (s *Store) restartRun(ctx context.Context, verb, sourceID string, keep int,
 		if !live && !store.RunStatus(status).Terminal() {
 			return fmt.Errorf("%w: the run is %s; only an ended run is restarted", store.ErrConflict, status)
 		}
+		// A restart or a fork is a new run of its workflow, under its flow control but never
+		// debounced (startRun): the flow, when the workflow has one, places the run inserted here.
+		insert := func(n store.NewRun) (store.Run, error) {
+			run, err := scanRun(w.queryRow("restart_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
+				n.RetentionDays, micros(w.now), timeArg(n.Deadline), retryArg(n.Retry), sourceID))
+			if err != nil {
+				return store.Run{}, err
+			}
+			res, err := w.exec("copy_steps", sourceID, run.ID, keep)
+			if err != nil {
+				return store.Run{}, err
+			}
+			if copied, _ := res.RowsAffected(); copied != int64(keep) {
+				return store.Run{}, fmt.Errorf("%w: the run's journal has %d ended entries before entry %d, not the %d to keep", store.ErrConflict, copied, keep, keep)
+			}
+			w.wake()
+			return run, nil
+		}
+		n.IdempotencyKey = "" // a restart has none
 		var err error
-		run, err = scanRun(w.queryRow("restart_run", newUUID(), n.TenantID, n.Workflow, n.Version, n.Digest, input,
-			n.RetentionDays, micros(w.now), timeArg(n.Deadline), retryArg(n.Retry), sourceID))
-		if err != nil {
-			return err
-		}
-		res, err := w.exec("copy_steps", sourceID, run.ID, keep)
-		if err != nil {
-			return err
-		}
-		if copied, _ := res.RowsAffected(); copied != int64(keep) {
-			return fmt.Errorf("%w: the run's journal has %d ended entries before entry %d, not the %d to keep", store.ErrConflict, copied, keep, keep)
-		}
-		w.wake()
-		return nil
+		run, _, err = w.startRun(n, startHow{noDebounce: true, insert: insert})
+		return err
 	})
 	if err != nil {
 		return store.Run{}, fmt.Errorf("%s run %s: %w", verb, sourceID, err)
 	}
 	return run, nil
+}
+
+// RunTrigger returns what started one run of the tenant: one statement (run_trigger.sql).
+func (s *Store) RunTrigger(ctx context.Context, tenantID, runID string) (_ store.Trigger, err error) {
+	defer classify(&err)
+	var (
+		stored                                                            sql.NullString
+		continuedFrom, restartedFrom, createdBy, parent, key, ended, hook string
+		attempt                                                           int
+		branch                                                            bool
+	)
+	err = s.rdb.QueryRowContext(ctx, s.q("run_trigger"), tenantID, runID).
+		Scan(&stored, &continuedFrom, &attempt, &restartedFrom, &createdBy, &parent, &key, &branch, &ended, &hook)
+	if err != nil {
+		return store.Trigger{}, fmt.Errorf("trigger of run %s: %w", runID, notFound(err))
+	}
+	return store.TriggerOf([]byte(stored.String), continuedFrom, attempt, restartedFrom, createdBy, parent, key, branch, ended, hook), nil
 }

@@ -47,7 +47,7 @@ func TestSweepLeavesNoRows(t *testing.T) {
 		}
 		now := time.Now()
 		if err := s.CommitAndFinish(ctx, c.Lease, store.Step{RunID: c.Run.ID, Key: "s", Kind: store.KindRun, Status: store.StepCompleted,
-			Attempt: 1, StartedAt: now, CompletedAt: &now}, store.StatusCompleted, json.RawMessage(`1`), nil); err != nil {
+			Attempt: 1, StartedAt: now, CompletedAt: &now}, store.StatusCompleted, json.RawMessage(`1`), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

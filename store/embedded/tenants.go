@@ -155,14 +155,14 @@ func (s *Store) RevokeToken(ctx context.Context, tenantID, tokenID string) (_ st
 	return out, nil
 }
 
-// Authenticate maps a live token's hash to its tenant.
-func (s *Store) Authenticate(ctx context.Context, hash []byte) (_ string, err error) {
+// Authenticate maps a live token's hash to the token: its id, name and tenant.
+func (s *Store) Authenticate(ctx context.Context, hash []byte) (_ store.Token, err error) {
 	defer classify(&err)
-	var tenantID string
-	if err := s.rdb.QueryRowContext(ctx, s.q("authenticate"), hash).Scan(&tenantID); err != nil {
-		return "", fmt.Errorf("authenticate: %w", notFound(err))
+	var t store.Token
+	if err := s.rdb.QueryRowContext(ctx, s.q("authenticate"), hash).Scan(&t.ID, &t.TenantID, &t.Name); err != nil {
+		return store.Token{}, fmt.Errorf("authenticate: %w", notFound(err))
 	}
-	return tenantID, nil
+	return t, nil
 }
 
 // SweepExpired deletes one batch of terminal runs past their retention; their journals, events

@@ -240,34 +240,55 @@ func (s *Store) JournalPage(ctx context.Context, l store.Lease, from, limit int)
 }
 
 // Finish records a run's end.
-func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+func (s *Store) Finish(ctx context.Context, l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) (err error) {
 	defer classify(&err)
 	if status != store.StatusNondeterministic && !status.Terminal() {
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
-	return s.fenced(ctx, l.RunID, "finish run", s.q("finish"), l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info))
+	args, err := endArgs(l, status, output, info, guestLog)
+	if err != nil {
+		return fmt.Errorf("finish run %s: %w", l.RunID, err)
+	}
+	return s.fenced(ctx, l.RunID, "finish run", s.q("finish"), args...)
+}
+
+// endArgs are the parameters finish.sql and finish_step.sql begin with: the run's end and the
+// lines its guest logged, with the guest log's bounds.
+func endArgs(l store.Lease, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) ([]any, error) {
+	doc, err := guestLogDoc(guestLog)
+	if err != nil {
+		return nil, err
+	}
+	return []any{l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info), jsonArg(doc), store.MaxGuestLogLines, store.MaxGuestLogBytes}, nil
 }
 
 // CommitAndFinish journals the run's last step and records its end: one statement.
-func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo) (err error) {
+func (s *Store) CommitAndFinish(ctx context.Context, l store.Lease, st store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, guestLog []store.GuestLogLine) (err error) {
 	defer classify(&err)
 	if status != store.StatusNondeterministic && !status.Terminal() {
 		return fmt.Errorf("finish run: status %q is not an end", status)
 	}
-	args := append([]any{l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info)}, stepArgs(st)...)
-	return s.fenced(ctx, l.RunID, "commit "+st.Key+" and finish run", s.q("finish_step"), args...)
+	args, err := endArgs(l, status, output, info, guestLog)
+	if err != nil {
+		return fmt.Errorf("commit %s and finish run %s: %w", st.Key, l.RunID, err)
+	}
+	return s.fenced(ctx, l.RunID, "commit "+st.Key+" and finish run", s.q("finish_step"), append(args, stepArgs(st)...)...)
 }
 
 // FinishAndContinue ends the run, with its last step when held is set, and creates the run
 // that continues it, in one transaction (store.Store.FinishAndContinue).
-func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun) (_ store.Run, err error) {
+func (s *Store) FinishAndContinue(ctx context.Context, l store.Lease, held *store.Step, status store.RunStatus, output json.RawMessage, info *abi.ErrorInfo, next store.NewRun, guestLog []store.GuestLogLine) (_ store.Run, err error) {
 	defer classify(&err)
 	if !status.Terminal() {
 		return store.Run{}, fmt.Errorf("finish and continue run: status %q is not an end", status)
 	}
+	args, err := endArgs(l, status, output, info, guestLog)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("finish and continue run %s: %w", l.RunID, err)
+	}
 	var run store.Run
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		query, args := s.q("finish"), []any{l.RunID, l.Epoch, string(status), jsonArg(output), errorArg(info)}
+		query := s.q("finish")
 		if held != nil {
 			query, args = s.q("finish_step"), append(args, stepArgs(*held)...)
 		}

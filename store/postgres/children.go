@@ -46,10 +46,14 @@ func (s *Store) StartChild(ctx context.Context, l store.Lease, held *store.Step,
 				return err
 			}
 		}
-		run, err := scanRun(tx.QueryRow(ctx, s.q("create_run"), child.TenantID, child.Workflow, child.Version, child.Digest,
-			jsonOrNull(child.Input), child.IdempotencyKey, child.RetentionDays, s.wakeChannel, child.Deadline,
-			retryArg(child.Retry), child.Attempt))
+		// Under its workflow's flow control (start.go), never debounced (its id names it), and
+		// inside its parent's slot when it is of its parent's own workflow.
+		run, _, err := s.startRun(ctx, tx, child, startHow{noDebounce: true, parent: link.ParentRunID})
 		switch {
+		case errors.Is(err, abi.ErrFlowKey):
+			info := store.ChildFlowRefused(child.Workflow, err)
+			row.Status, row.Error, row.CompletedAt = store.StepFailed, &info, &row.StartedAt
+			return s.writeChildStep(ctx, tx, l, row, leaseFor, false)
 		case errors.Is(err, pgx.ErrNoRows):
 			// The id is taken: by this step's own child (a write of this transaction that
 			// committed before its answer was lost cannot be: the step would be journaled), or
@@ -123,6 +127,25 @@ func (s *Store) ChildrenOf(ctx context.Context, tenantID, runID string) (_ []sto
 	})
 	if err != nil {
 		return nil, fmt.Errorf("children of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// OrphanedChildren returns the live children a parent's end left running
+// (orphaned_children.sql).
+func (s *Store) OrphanedChildren(ctx context.Context, limit int) (_ []store.OrphanedChild, err error) {
+	defer classify(&err)
+	rows, err := s.pool.Query(ctx, s.q("orphaned_children"), limit)
+	if err != nil {
+		return nil, fmt.Errorf("orphaned children: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.OrphanedChild, error) {
+		var c store.OrphanedChild
+		err := r.Scan(&c.TenantID, &c.RunID, &c.ParentRunID)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orphaned children: %w", err)
 	}
 	return out, nil
 }

@@ -46,7 +46,7 @@ func TestAChildWakesItsParentAfterARestart(t *testing.T) {
 	cc := claim(first, childID)
 	next := n
 	next.Input = json.RawMessage(`{"turn":1}`)
-	succ, err := first.FinishAndContinue(ctx, cc.Lease, nil, store.StatusContinued, nil, nil, next)
+	succ, err := first.FinishAndContinue(ctx, cc.Lease, nil, store.StatusContinued, nil, nil, next, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestAChildWakesItsParentAfterARestart(t *testing.T) {
 
 	second := open(t, schema)
 	sc := claim(second, succ.ID)
-	if err := second.Finish(ctx, sc.Lease, store.StatusCompleted, json.RawMessage(`49`), nil); err != nil {
+	if err := second.Finish(ctx, sc.Lease, store.StatusCompleted, json.RawMessage(`49`), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	steps, err := second.ListSteps(ctx, "acme", parent.ID)

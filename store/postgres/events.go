@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -81,7 +82,8 @@ func (s *Store) SignalWithStart(ctx context.Context, n store.NewRun, sig store.S
 				return err
 			}
 			if res.Run.ID == "" {
-				run, err := scanRun(tx.QueryRow(ctx, s.q("create_run"), s.createRunArgs(n)...))
+				// Under its workflow's flow control, but never debounced: the key names this run.
+				run, _, err := s.startRun(ctx, tx, n, startHow{noDebounce: true})
 				if errors.Is(err, pgx.ErrNoRows) {
 					continue
 				}
@@ -148,7 +150,14 @@ func (s *Store) Broadcast(ctx context.Context, p store.BroadcastParams) (_ store
 			case res.Duplicate:
 				run, err = scanRun(q.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
 			default:
-				run, err = scanRun(q.QueryRow(ctx, s.q("create_run"), s.createRunArgs(n)...))
+				// A triggered start obeys its workflow's whole flow control, debounce included
+				// (a burst of events becomes one run); an event whose payload names no key of
+				// it starts nothing of that workflow, as the workflow's own API start would be
+				// refused.
+				run, _, err = s.startRun(ctx, tx, n, startHow{})
+				if errors.Is(err, abi.ErrFlowKey) {
+					continue
+				}
 				if errors.Is(err, pgx.ErrNoRows) && n.IdempotencyKey != "" {
 					// A run started by hand with the same key: that run is the one this event
 					// stands for.

@@ -43,15 +43,15 @@ func (s *Store) TamperRunLog(ctx context.Context, runID string) error {
 // The hooks of pause_race_test.go: a start held open in its transaction while a workflow's
 // pause or resume runs, and a look at whether that pause is waiting for it.
 
-// StartInFlight begins a transaction and starts a run in it with create_run.sql, the statement
-// of a start, a child's start and a signal-with-start, and returns the transaction still open.
+// StartInFlight begins a transaction and starts a run in it through startRun, the gate of a
+// start, a child's start, a trigger's and a signal-with-start, and returns the transaction
+// still open.
 func (s *Store) StartInFlight(ctx context.Context, n store.NewRun) (pgx.Tx, store.Run, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, store.Run{}, err
 	}
-	run, err := scanRun(tx.QueryRow(ctx, s.q("create_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
-		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt))
+	run, _, err := s.startRun(ctx, tx, n, startHow{})
 	if err != nil {
 		_ = tx.Rollback(ctx)
 		return nil, store.Run{}, err

@@ -35,118 +35,9 @@ func flowArg(f *abi.Flow) any {
 // workflow is unknown or has none (the caller goes on as for any start).
 func (s *Store) createFlowRun(ctx context.Context, n store.NewRun) (run store.Run, created, ok bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var (
-			flowRaw []byte
-			now     time.Time
-			wfRet   int
-		)
-		err := tx.QueryRow(ctx, s.q("flow_workflow"), n.TenantID, n.Workflow, n.Version).
-			Scan(&n.Workflow, &n.Version, &n.Digest, &wfRet, &flowRaw, &now)
-		if errors.Is(err, pgx.ErrNoRows) || err == nil && flowRaw == nil {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		ok = true
-		var flow abi.Flow
-		if err := json.Unmarshal(flowRaw, &flow); err != nil {
-			return fmt.Errorf("decode the flow of workflow %s: %w", n.Workflow, err)
-		}
-		fs, err := store.FlowStartOf(flow, n)
-		if err != nil {
-			return err
-		}
-		if n.IdempotencyKey != "" {
-			r, err := scanRun(tx.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
-			if err == nil {
-				run = r
-				return nil
-			}
-			if !errors.Is(err, pgx.ErrNoRows) {
-				return err
-			}
-		}
-		lock := func(kind, key string, limit int) (active, lim int, starts []time.Time, runID string, err error) {
-			err = tx.QueryRow(ctx, s.q("flow_lock"), n.TenantID, n.Workflow, kind, key, limit).Scan(&active, &lim, &starts, &runID)
-			return
-		}
-		take := func(kind, key string, slot bool, starts []time.Time, runID any) error {
-			var startsArg any
-			if starts != nil {
-				startsArg = starts
-			}
-			_, err := tx.Exec(ctx, s.q("flow_take"), n.TenantID, n.Workflow, kind, key, slot, startsArg, runID)
-			return err
-		}
-		if d := flow.Debounce; d != nil {
-			_, _, _, pending, err := lock("debounce", fs.Keys.Debounce, 0)
-			if err != nil {
-				return err
-			}
-			if pending != "" {
-				r, err := scanRun(tx.QueryRow(ctx, s.q("flow_debounce"), n.TenantID, pending, jsonOrNull(n.Input), d.PeriodMs))
-				if err == nil {
-					run = r
-					return nil
-				}
-				if !errors.Is(err, pgx.ErrNoRows) {
-					return err
-				}
-			}
-		}
-		avail := now.Add(-time.Duration(fs.Priority) * time.Second)
-		var rateKey, debounceKey, concKey any
-		var rateAt *time.Time
-		if r := flow.Rate; r != nil {
-			_, _, starts, _, err := lock("rate", fs.Keys.Rate, r.Limit)
-			if err != nil {
-				return err
-			}
-			slot, keep := store.RateSlot(starts, r.Limit, time.Duration(r.PeriodMs)*time.Millisecond, now)
-			if err := take("rate", fs.Keys.Rate, false, keep, nil); err != nil {
-				return err
-			}
-			if slot.After(now) && slot.After(avail) {
-				avail = slot
-			}
-			rateKey, rateAt = fs.Keys.Rate, &slot
-		}
-		if d := flow.Debounce; d != nil {
-			if at := now.Add(time.Duration(d.PeriodMs) * time.Millisecond); at.After(avail) {
-				avail = at
-			}
-			debounceKey = fs.Keys.Debounce
-		}
-		held := false
-		if c := flow.Concurrency; c != nil {
-			active, lim, _, _, err := lock("concurrency", fs.Keys.Concurrency, c.Limit)
-			if err != nil {
-				return err
-			}
-			held = active >= lim
-			if err := take("concurrency", fs.Keys.Concurrency, !held, nil, nil); err != nil {
-				return err
-			}
-			concKey = fs.Keys.Concurrency
-		}
-		n.RetentionDays = store.RetentionDays(n.RetentionDays, wfRet, n.DefaultRetentionDays, n.MaxRetentionDays)
-		r, err := scanRun(tx.QueryRow(ctx, s.q("create_flow_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
-			jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel, avail, held, n.Deadline,
-			retryArg(n.Retry), n.Attempt, concKey, string(flowRaw), fs.Priority, rateKey, rateAt, debounceKey))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return errFlowKeyUsed
-		}
-		if err != nil {
-			return err
-		}
-		if flow.Debounce != nil {
-			if err := take("debounce", fs.Keys.Debounce, false, nil, r.ID); err != nil {
-				return err
-			}
-		}
-		run, created = r, true
-		return nil
+		var err error
+		run, created, ok, err = s.flowStart(ctx, tx, n, startHow{})
+		return err
 	})
 	if errors.Is(err, errFlowKeyUsed) {
 		run, err = s.existingRun(ctx, n, pgx.ErrNoRows)
@@ -156,6 +47,123 @@ func (s *Store) createFlowRun(ctx context.Context, n store.NewRun) (run store.Ru
 		return store.Run{}, false, true, fmt.Errorf("start %s under its flow control: %w", n.Workflow, err)
 	}
 	return run, created, ok, nil
+}
+
+// flowWorkflow resolves n's workflow as create_leased_run.sql does and returns n resolved, its
+// flow (nil: none), the workflow's retention and the transaction's time; ok is false when the
+// tenant has no such workflow.
+func (s *Store) flowWorkflow(ctx context.Context, tx pgx.Tx, n store.NewRun) (_ store.NewRun, flowRaw []byte, wfRet int, now time.Time, ok bool, err error) {
+	err = tx.QueryRow(ctx, s.q("flow_workflow"), n.TenantID, n.Workflow, n.Version).
+		Scan(&n.Workflow, &n.Version, &n.Digest, &wfRet, &flowRaw, &now)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return n, nil, 0, now, false, nil
+	}
+	return n, flowRaw, wfRet, now, err == nil, err
+}
+
+// flowStart creates n under its workflow's flow control in tx, as startHow allows: ok is
+// false, with nothing written, when the workflow is unknown or has none. A debounced start
+// answers the key's pending run, created false. errFlowKeyUsed: the idempotency key was taken
+// meanwhile, and tx must be rolled back (flow keys were taken for a run never inserted).
+func (s *Store) flowStart(ctx context.Context, tx pgx.Tx, n store.NewRun, how startHow) (run store.Run, created, ok bool, err error) {
+	n, flowRaw, wfRet, now, found, err := s.flowWorkflow(ctx, tx, n)
+	if err != nil || !found || flowRaw == nil {
+		return store.Run{}, false, false, err
+	}
+	var flow abi.Flow
+	if err := json.Unmarshal(flowRaw, &flow); err != nil {
+		return store.Run{}, false, true, fmt.Errorf("decode the flow of workflow %s: %w", n.Workflow, err)
+	}
+	if how.noDebounce {
+		flow.Debounce = nil
+	}
+	fs, err := store.FlowStartOf(flow, n)
+	if err != nil {
+		return store.Run{}, false, true, err
+	}
+	if n.IdempotencyKey != "" {
+		r, err := scanRun(tx.QueryRow(ctx, s.q("get_run_by_key"), n.TenantID, n.Workflow, n.IdempotencyKey))
+		if err == nil {
+			return r, false, true, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return store.Run{}, false, true, err
+		}
+	}
+	rows := pgFlowRows{ctx: ctx, tx: tx, q: s.q, tenant: n.TenantID, workflow: n.Workflow}
+	if d := flow.Debounce; d != nil {
+		row, err := rows.Lock("debounce", fs.Keys.Debounce, 0)
+		if err != nil {
+			return store.Run{}, false, true, err
+		}
+		if row.Pending != "" {
+			r, err := scanRun(tx.QueryRow(ctx, s.q("flow_debounce"), n.TenantID, row.Pending, jsonOrNull(n.Input), d.PeriodMs))
+			if err == nil {
+				return r, false, true, nil
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return store.Run{}, false, true, err
+			}
+		}
+	}
+	adm, err := store.AdmitFlow(fs, now, rows)
+	if err != nil {
+		return store.Run{}, false, true, err
+	}
+	n.RetentionDays = store.RetentionDays(n.RetentionDays, wfRet, n.DefaultRetentionDays, n.MaxRetentionDays)
+	if how.restart != nil {
+		// A restart's run is made by its own statement, with the journal it keeps; the flow
+		// then places it as create_flow_run.sql would have inserted it.
+		if run, err = how.restart(tx, n); err != nil {
+			return store.Run{}, false, true, err
+		}
+		if run, err = scanRun(tx.QueryRow(ctx, s.q("flow_place"), run.ID, adm.AvailableAt, adm.Held, adm.ConcurrencyKey, string(flowRaw), fs.Priority,
+			adm.RateKey, adm.RateAt, adm.DebounceKey, s.wakeChannel)); err != nil {
+			return store.Run{}, false, true, err
+		}
+	} else {
+		run, err = scanRun(tx.QueryRow(ctx, s.q("create_flow_run"), n.TenantID, n.Workflow, n.Version, n.Digest,
+			jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, s.wakeChannel, adm.AvailableAt, adm.Held, n.Deadline,
+			retryArg(n.Retry), n.Attempt, adm.ConcurrencyKey, string(flowRaw), fs.Priority, adm.RateKey, adm.RateAt, adm.DebounceKey, store.TriggerArg(n.Trigger)))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.Run{}, false, true, errFlowKeyUsed
+		}
+		if err != nil {
+			return store.Run{}, false, true, err
+		}
+	}
+	if flow.Debounce != nil {
+		if err := rows.Take("debounce", fs.Keys.Debounce, false, nil, run.ID); err != nil {
+			return store.Run{}, false, true, err
+		}
+	}
+	return run, true, true, nil
+}
+
+// pgFlowRows are a flow start's key rows in flow_keys, locked in its transaction tx
+// (store.FlowKeyRows).
+type pgFlowRows struct {
+	ctx              context.Context
+	tx               pgx.Tx
+	q                func(string) string
+	tenant, workflow string
+}
+
+func (r pgFlowRows) Lock(kind, key string, limit int) (row store.FlowKeyRow, err error) {
+	err = r.tx.QueryRow(r.ctx, r.q("flow_lock"), r.tenant, r.workflow, kind, key, limit).Scan(&row.Active, &row.Limit, &row.Starts, &row.Pending)
+	return row, err
+}
+
+func (r pgFlowRows) Take(kind, key string, slot bool, starts []time.Time, pendingRun string) error {
+	var startsArg, runArg any // NULL: unchanged (flow_take.sql)
+	if starts != nil {
+		startsArg = starts
+	}
+	if pendingRun != "" {
+		runArg = pendingRun
+	}
+	_, err := r.tx.Exec(r.ctx, r.q("flow_take"), r.tenant, r.workflow, kind, key, slot, startsArg, runArg)
+	return err
 }
 
 // RunFlow returns where the run stands under its workflow's flow control.

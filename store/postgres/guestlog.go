@@ -31,12 +31,7 @@ func (s *Store) AppendGuestLog(ctx context.Context, tenantID, runID string, line
 	if len(lines) == 0 {
 		return 0, nil
 	}
-	in := make([]guestLine, len(lines))
-	for i, l := range lines {
-		at := l.At.UTC()
-		in[i] = guestLine{At: &at, Level: l.Level, Message: l.Message, Stream: l.Stream, Step: l.Step}
-	}
-	doc, err := json.Marshal(in)
+	doc, err := guestLogDoc(lines)
 	if err != nil {
 		return 0, fmt.Errorf("append guest log of run %s: %w", runID, err)
 	}
@@ -49,6 +44,24 @@ func (s *Store) AppendGuestLog(ctx context.Context, tenantID, runID string, line
 		return 0, fmt.Errorf("append guest log of run %s: %w", runID, err)
 	}
 	return int(n), nil
+}
+
+// guestLogDoc is lines as guest_log_rows (migration 027) reads them: a JSON array, nil (SQL
+// NULL) for none.
+func guestLogDoc(lines []store.GuestLogLine) ([]byte, error) {
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	in := make([]guestLine, len(lines))
+	for i, l := range lines {
+		at := l.At.UTC()
+		in[i] = guestLine{At: &at, Level: l.Level, Message: l.Message, Stream: l.Stream, Step: l.Step}
+	}
+	doc, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("guest log lines: %w", err)
+	}
+	return doc, nil
 }
 
 // ListGuestLog returns a page of a run's guest log, batched after run_status as the lifecycle

@@ -38,6 +38,9 @@ func (s *Store) PutModule(ctx context.Context, m store.Module, workflows []store
 	if err != nil {
 		return nil, fmt.Errorf("put module: %w", err)
 	}
+	if err := s.markHookedAfterBind(ctx, m.TenantID, workflows); err != nil {
+		return nil, fmt.Errorf("put module: %w", err)
+	}
 	return out, nil
 }
 
@@ -158,17 +161,56 @@ func (s *Store) ListWorkflows(ctx context.Context, tenantID string) (_ []store.W
 	return out, workflows.AddRunCounts(out, counts)
 }
 
-// bindModuleHooks replaces the module hooks of the workflow version w (its onEnd).
+// markHookedAfterBind is the second pass of a bind that set module hooks (bindModuleHooks): a
+// run of a version with hooks whose insert read the version's gate before the bind committed
+// is marked hooked once the run inserts in flight are waited out, as PutHook's second pass
+// does (twoPasses). Without it, a run started while its version was rebound with hooks could
+// end without them.
+func (s *Store) markHookedAfterBind(ctx context.Context, tenant string, workflows []store.Workflow) error {
+	waited := false
+	for _, w := range workflows {
+		w.TenantID = tenant
+		if len(store.ModuleHooks(w)) == 0 {
+			continue
+		}
+		if !waited {
+			var n int
+			if err := s.pool.QueryRow(ctx, s.q("runs_writers_wait")).Scan(&n); err != nil {
+				return fmt.Errorf("wait for the starts in flight: %w", err)
+			}
+			waited = true
+		}
+		var marked int
+		if err := s.pool.QueryRow(ctx, s.q("mark_hooked_runs"), tenant, w.Name, w.Version).Scan(&marked); err != nil {
+			return fmt.Errorf("mark the open runs of %s version %s hooked: %w", w.Name, w.Version, err)
+		}
+	}
+	return nil
+}
+
+// bindModuleHooks replaces the module hooks of the workflow version w (its onEnd) and sets the
+// version's gate (026_run_gate.sql) from the pauses and hooks that name it: a version bound
+// after its workflow's pause or a tenant hook starts its runs paused or hooked. A version
+// rebound with hooks (a hotfix) marks its open runs hooked, as PutHook does, here and again
+// after the commit (markHookedAfterBind).
 func (s *Store) bindModuleHooks(ctx context.Context, tx pgx.Tx, tenant string, w store.Workflow) error {
 	if _, err := tx.Exec(ctx, s.q("delete_module_hooks"), tenant, w.Name, w.Version); err != nil {
 		return err
 	}
 	w.TenantID = tenant
-	for _, h := range store.ModuleHooks(w) {
+	hooks := store.ModuleHooks(w)
+	for _, h := range hooks {
 		if _, err := tx.Exec(ctx, s.q("insert_module_hook"), tenant, h.ID, h.Workflow, h.Version, statusStrings(h.When),
 			nullIfEmpty(h.StartWorkflow), startVersion(h), nullIfEmpty(h.URL)); err != nil {
 			return err
 		}
+	}
+	if err := s.refreshGates(ctx, tx, tenant, w.Name, w.Version); err != nil {
+		return err
+	}
+	if len(hooks) > 0 {
+		var marked int
+		return tx.QueryRow(ctx, s.q("mark_hooked_runs"), tenant, w.Name, w.Version).Scan(&marked)
 	}
 	return nil
 }

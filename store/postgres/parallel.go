@@ -50,9 +50,9 @@ func (s *Store) ForkBranches(ctx context.Context, l store.Lease, held *store.Ste
 			if b.IdempotencyKey == "" {
 				return fmt.Errorf("branch %d needs an id", i)
 			}
-			run, err := scanRun(tx.QueryRow(ctx, s.q("create_run"), b.TenantID, b.Workflow, b.Version, b.Digest,
-				jsonOrNull(b.Input), b.IdempotencyKey, b.RetentionDays, s.wakeChannel, b.Deadline,
-				retryArg(b.Retry), b.Attempt))
+			// A branch is a part of its parent's run, inside the slot the parent holds: it
+			// obeys no flow control (its fork's MaxConcurrent bounds it).
+			run, _, err := s.startRun(ctx, tx, b, startHow{noFlow: true})
 			if errors.Is(err, pgx.ErrNoRows) {
 				// The fork is journaled with its branches or not at all, so a taken id is
 				// another run's.

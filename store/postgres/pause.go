@@ -124,6 +124,9 @@ func (s *Store) PauseWorkflow(ctx context.Context, tenantID, workflow, version s
 			if _, err := tx.Exec(ctx, s.q("keep_workflow_pause"), tenantID, workflow, version); err != nil {
 				return err
 			}
+			if err := s.refreshGates(ctx, tx, tenantID, workflow, ""); err != nil {
+				return err
+			}
 		} else if err := tx.QueryRow(ctx, s.q("workflow_pause_kept"), tenantID, workflow, version).Scan(&kept); err != nil || !kept {
 			return err // lifted in between: the resume resumed what this pause paused
 		}
@@ -165,12 +168,20 @@ func (s *Store) ResumeWorkflow(ctx context.Context, tenantID, workflow, version 
 			return fmt.Errorf("%w: it is not paused", store.ErrNotFound)
 		}
 		n += resumed
-		return nil
+		return s.refreshGates(ctx, tx, tenantID, workflow, "")
 	}
 	if err := s.twoPasses(ctx, pass, func() { lifted = true }); err != nil {
 		return 0, fmt.Errorf("resume workflow %s: %w", workflow, err)
 	}
 	return n, nil
+}
+
+// refreshGates sets the gate flags (026_run_gate.sql) of the tenant's workflow ("" every one)
+// from the pauses and hooks tx now holds: every run insert reads them, in the same snapshot
+// as it would have read the pauses and hooks themselves.
+func (s *Store) refreshGates(ctx context.Context, tx pgx.Tx, tenantID, workflow, version string) error {
+	_, err := tx.Exec(ctx, s.q("refresh_workflow_gates"), tenantID, workflow, version)
+	return err
 }
 
 // twoPasses runs pass in a transaction, calls between, waits for every transaction writing

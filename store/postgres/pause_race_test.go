@@ -153,3 +153,54 @@ func TestTheSecondPassesCountNothingTwice(t *testing.T) {
 		t.Fatalf("resumed %d runs (%v), want 2", resumed, err)
 	}
 }
+
+// A start whose insert read its workflow's gate before a hook committed (not hooked) is marked
+// hooked by the hook's second pass, after the start commits, before PutHook returns: the hook
+// fires when the run ends, as for every run that ends after the hook is set.
+func TestAHookWaitsForAStartInFlight(t *testing.T) {
+	t.Parallel()
+	s, n := pauseFixture(t)
+	got := inFlight(t, s, n, store.StatusPending, func(ctx context.Context) (int, error) {
+		_, _, err := s.PutHook(ctx, store.Hook{TenantID: "acme", ID: "ops", Workflow: "w",
+			When: []store.RunStatus{store.StatusCompleted}, URL: "https://hooks.example.com/in"})
+		return 0, err
+	})
+	if ds, err := endOnlyRun(t, s, got.ID); err != nil || len(ds) != 1 || ds[0].HookID != "ops" {
+		t.Fatalf("deliveries of a run started while its hook was set: %+v, %v; want the hook's one", ds, err)
+	}
+}
+
+// A version rebound with completion hooks (its module's onEnd) while one of its runs is being
+// started marks that run hooked too: the bind's second pass waits out the start in flight, as
+// PutHook does, so the hook fires for the run that ends after the rebind.
+func TestARebindWithHooksWaitsForAStartInFlight(t *testing.T) {
+	t.Parallel()
+	s, n := pauseFixture(t)
+	b := []byte("module-v1-hotfix")
+	sum := sha256.Sum256(b)
+	m := store.Module{TenantID: "acme", Digest: hex.EncodeToString(sum[:]), Size: len(b), ABIVersion: abi.Version, Bytes: b}
+	hooked := store.Workflow{TenantID: "acme", Name: "w", Version: "v1", Digest: m.Digest,
+		OnEnd: []abi.Hook{{When: []string{"completed"}, Webhook: "https://hooks.example.com/in"}}}
+	got := inFlight(t, s, n, store.StatusPending, func(ctx context.Context) (int, error) {
+		_, err := s.PutModule(ctx, m, []store.Workflow{hooked}, true)
+		return 0, err
+	})
+	if ds, err := endOnlyRun(t, s, got.ID); err != nil || len(ds) != 1 || ds[0].HookID != store.ModuleHookID("w", "v1", 0) {
+		t.Fatalf("deliveries of a run started while its version was rebound with a hook: %+v, %v; want the module hook's one", ds, err)
+	}
+}
+
+// endOnlyRun claims the one claimable run, which must be runID, completes it, and returns the
+// hook deliveries its end wrote.
+func endOnlyRun(t *testing.T, s *postgres.Store, runID string) ([]store.HookDelivery, error) {
+	t.Helper()
+	ctx := t.Context()
+	claims, err := s.ClaimRuns(ctx, store.ClaimParams{Owner: "test", Limit: 10, LeaseFor: time.Minute})
+	if err != nil || len(claims) != 1 || claims[0].Run.ID != runID {
+		t.Fatalf("claim: %d claims, %v", len(claims), err)
+	}
+	if err := s.Finish(ctx, claims[0].Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s.ListDeliveries(ctx, "acme", store.DeliveryFilter{RunID: runID})
+}

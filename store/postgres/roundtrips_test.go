@@ -198,9 +198,9 @@ func TestRoundTrips(t *testing.T) {
 		must(err)
 	})
 	measure("Finish", 1, func() { r = newRun(); c = claim() }, func() {
-		must(s.Finish(ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+		must(s.Finish(ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	})
 	measure("CommitAndFinish", 1, func() { r = newRun(); c = claim(); seq = 0 }, func() {
-		must(s.CommitAndFinish(ctx, c.Lease, step(store.KindRun), store.StatusCompleted, json.RawMessage(`1`), nil))
+		must(s.CommitAndFinish(ctx, c.Lease, step(store.KindRun), store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	})
 }

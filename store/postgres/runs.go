@@ -13,24 +13,19 @@ import (
 	"github.com/wfhost/wfhost/store/internal/paging"
 )
 
-// CreateRun inserts a run, or returns the one its idempotency key already names.
+// CreateRun inserts a run through the gate (start.go), or returns the one its idempotency key
+// already names.
 func (s *Store) CreateRun(ctx context.Context, n store.NewRun) (_ store.Run, _ bool, err error) {
 	defer classify(&err)
-	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_run"), s.createRunArgs(n)...))
+	run, created, err := s.startRun(ctx, nil, n, startHow{})
 	if err == nil {
-		return run, true, nil
+		return run, created, nil
 	}
 	run, err = s.existingRun(ctx, n, err)
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("create run: %w", err)
 	}
 	return run, false, nil
-}
-
-// createRunArgs are create_run.sql's arguments for n.
-func (s *Store) createRunArgs(n store.NewRun) []any {
-	return []any{n.TenantID, n.Workflow, n.Version, n.Digest, jsonOrNull(n.Input), n.IdempotencyKey,
-		n.RetentionDays, s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt}
 }
 
 // existingRun is the run n's idempotency key names, when inserting n returned no row
@@ -61,7 +56,7 @@ func (s *Store) CreateLeasedRun(ctx context.Context, n store.NewRun, to store.Le
 	}
 	run, err := scanRun(s.pool.QueryRow(ctx, s.q("create_leased_run"), n.TenantID, n.Workflow, n.Version,
 		jsonOrNull(n.Input), n.IdempotencyKey, n.RetentionDays, n.DefaultRetentionDays, n.MaxRetentionDays,
-		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt, priority), &epoch)
+		to.Owner, to.TenantCap, to.Reserve, millis(to.LeaseFor), s.wakeChannel, n.Deadline, retryArg(n.Retry), n.Attempt, priority, store.TriggerArg(n.Trigger)), &epoch)
 	if err == nil {
 		c := store.Claim{Run: run}
 		if epoch > 0 {
@@ -241,10 +236,25 @@ func (s *Store) restartRun(ctx context.Context, verb, sourceID string, keep int,
 	}
 	var run store.Run
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var copied int
-		var err error
-		run, err = scanRunThen(tx.QueryRow(ctx, s.q("restart_run"), n.TenantID, sourceID, n.Workflow, n.Version, n.Digest,
-			jsonOrNull(n.Input), n.RetentionDays, n.Deadline, retryArg(n.Retry), keep, s.wakeChannel, live), &copied)
+		// A restart or a fork is a new run of its workflow, under its flow control (start.go):
+		// the flow path, when the workflow has one, places the run this statement inserts.
+		insert := func(tx pgx.Tx, n store.NewRun) (store.Run, error) {
+			var copied int
+			run, err := scanRunThen(tx.QueryRow(ctx, s.q("restart_run"), n.TenantID, sourceID, n.Workflow, n.Version, n.Digest,
+				jsonOrNull(n.Input), n.RetentionDays, n.Deadline, retryArg(n.Retry), keep, s.wakeChannel, live), &copied)
+			if err == nil && copied != keep {
+				err = fmt.Errorf("%w: the run's journal has %d ended entries before entry %d, not the %d to keep", store.ErrConflict, copied, keep, keep)
+			}
+			return run, err
+		}
+		var (
+			err error
+			ok  bool
+		)
+		run, _, ok, err = s.flowStart(ctx, tx, n, startHow{noDebounce: true, restart: insert})
+		if !ok && err == nil {
+			run, err = insert(tx, n)
+		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			var status string
 			if err := tx.QueryRow(ctx, s.q("run_status"), n.TenantID, sourceID).Scan(&status); err != nil {
@@ -252,16 +262,30 @@ func (s *Store) restartRun(ctx context.Context, verb, sourceID string, keep int,
 			}
 			return fmt.Errorf("%w: the run is %s; only an ended run is restarted", store.ErrConflict, status)
 		}
-		if err != nil {
-			return err
-		}
-		if copied != keep {
-			return fmt.Errorf("%w: the run's journal has %d ended entries before entry %d, not the %d to keep", store.ErrConflict, copied, keep, keep)
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return store.Run{}, fmt.Errorf("%s run %s: %w", verb, sourceID, err)
 	}
 	return run, nil
+}
+
+// RunTrigger returns what started one run of the tenant: one statement (run_trigger.sql).
+func (s *Store) RunTrigger(ctx context.Context, tenantID, runID string) (_ store.Trigger, err error) {
+	defer classify(&err)
+	if !validUUID(runID) {
+		return store.Trigger{}, fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+	}
+	var (
+		stored                                                            []byte
+		continuedFrom, restartedFrom, createdBy, parent, key, ended, hook string
+		attempt                                                           int
+		branch                                                            bool
+	)
+	err = s.pool.QueryRow(ctx, s.q("run_trigger"), tenantID, runID).
+		Scan(&stored, &continuedFrom, &attempt, &restartedFrom, &createdBy, &parent, &key, &branch, &ended, &hook)
+	if err != nil {
+		return store.Trigger{}, fmt.Errorf("trigger of run %s: %w", runID, notFound(err))
+	}
+	return store.TriggerOf(stored, continuedFrom, attempt, restartedFrom, createdBy, parent, key, branch, ended, hook), nil
 }

@@ -54,6 +54,9 @@ func (s *Store) UpgradeModule(ctx context.Context, m store.Module, workflows []s
 	if err != nil {
 		return nil, nil, fmt.Errorf("upgrade module: %w", err)
 	}
+	if err := s.markHookedAfterBind(ctx, m.TenantID, workflows); err != nil {
+		return nil, nil, fmt.Errorf("upgrade module: %w", err)
+	}
 	return out, moved, nil
 }
 

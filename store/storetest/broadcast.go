@@ -163,7 +163,7 @@ func testBroadcastRacesWait(t *testing.T, f *fixture) {
 		}
 		// Finish them so the next round's claim sees only its own runs.
 		for _, c := range claims {
-			err := f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nil, nil)
+			err := f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nil, nil, nil)
 			ok(t, err)
 		}
 	}

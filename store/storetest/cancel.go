@@ -45,7 +45,7 @@ func testRequestCancel(t *testing.T, f *fixture) {
 func testRequestCancelEnded(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, []byte(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, []byte(`1`), nil, nil))
 	_, err := f.s.RequestCancel(f.ctx, f.tenant, r.ID, f.now())
 	check(t, errors.Is(err, store.ErrConflict), "an ended run: %v, want ErrConflict", err)
 	_, err = f.s.RequestCancel(f.ctx, "someone-else", r.ID, f.now())

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/wfhost/wfhost/abi"
 	"github.com/wfhost/wfhost/store"
@@ -18,6 +19,7 @@ var childTests = []test{
 	{"DetachedAndRefused", testChildDetachedAndRefused},
 	{"Fenced", testChildFenced},
 	{"AnsweredStepIsLeftAlone", testChildAfterCancelledStep},
+	{"OrphanedByTheParentsEnd", testOrphanedChildren},
 }
 
 // childStep is a freshly reached child step at seq, as the engine hands it to StartChild.
@@ -69,7 +71,7 @@ func testChildCompletes(t *testing.T, f *fixture) {
 	equal(t, "the held step", f.step(parent.ID, "first").Status, store.StepCompleted)
 
 	cc := f.claim(child.ID, longLease) // the parent waits: only the child is runnable
-	ok(t, f.s.Finish(f.ctx, cc.Lease, store.StatusCompleted, json.RawMessage(`{"square":49}`), nil))
+	ok(t, f.s.Finish(f.ctx, cc.Lease, store.StatusCompleted, json.RawMessage(`{"square":49}`), nil, nil))
 	kid := f.step(parent.ID, "kid")
 	equal(t, "the step's status", kid.Status, store.StepCompleted)
 	equalJSON(t, "the step's output", kid.Output, `{"square":49}`)
@@ -83,7 +85,7 @@ func testChildFails(t *testing.T, f *fixture) {
 	parent, child := f.startAwaited()
 	cc := f.claim(child.ID, longLease)
 	info := &abi.ErrorInfo{Code: "child_boom", Message: "the child failed on 3"}
-	ok(t, f.s.CommitAndFinish(f.ctx, cc.Lease, f.runStep(child.ID, 0, "square"), store.StatusFailed, nil, info))
+	ok(t, f.s.CommitAndFinish(f.ctx, cc.Lease, f.runStep(child.ID, 0, "square"), store.StatusFailed, nil, info, nil))
 	kid := f.step(parent.ID, "kid")
 	equal(t, "the step's status", kid.Status, store.StepFailed)
 	want := store.ChildFailure(child.ID, wfName, store.StatusFailed, info)
@@ -111,14 +113,14 @@ func testChildCancelled(t *testing.T, f *fixture) {
 func testChildChain(t *testing.T, f *fixture) {
 	parent, child := f.startAwaited()
 	cc := f.claim(child.ID, longLease)
-	next, err := f.s.FinishAndContinue(f.ctx, cc.Lease, nil, store.StatusContinued, nil, nil, f.next(cc.Run, `{"turn":1}`, 1))
+	next, err := f.s.FinishAndContinue(f.ctx, cc.Lease, nil, store.StatusContinued, nil, nil, f.next(cc.Run, `{"turn":1}`, 1), nil)
 	ok(t, err)
 	equal(t, "the step after a continue-as-new", f.step(parent.ID, "kid").Status, store.StepWaiting)
 	link, found, err := f.s.ParentOf(f.ctx, f.tenant, next.ID)
 	ok(t, err)
 	check(t, found && link.ParentRunID == parent.ID && link.ParentKey == "kid" && link.Awaited, "the successor's link: %+v %v", link, found)
 	nc := f.claim(next.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, nc.Lease, store.StatusCompleted, json.RawMessage(`7`), nil))
+	ok(t, f.s.Finish(f.ctx, nc.Lease, store.StatusCompleted, json.RawMessage(`7`), nil, nil))
 	kid := f.step(parent.ID, "kid")
 	equal(t, "the step after the chain ended", kid.Status, store.StepCompleted)
 	equalJSON(t, "the step's output", kid.Output, `7`)
@@ -133,11 +135,11 @@ func testChildChain(t *testing.T, f *fixture) {
 func testChildChainRetried(t *testing.T, f *fixture) {
 	parent, child := f.startAwaited()
 	cc := f.claim(child.ID, longLease)
-	next, err := f.s.FinishAndContinue(f.ctx, cc.Lease, nil, store.StatusContinued, nil, nil, f.next(cc.Run, `{"turn":1}`, 1))
+	next, err := f.s.FinishAndContinue(f.ctx, cc.Lease, nil, store.StatusContinued, nil, nil, f.next(cc.Run, `{"turn":1}`, 1), nil)
 	ok(t, err)
 	nc := f.claim(next.ID, longLease)
-	retry, err := f.s.FinishAndContinue(f.ctx, nc.Lease, nil, store.StatusFailed, nil,
-		&abi.ErrorInfo{Code: "flaky", Message: "once"}, f.next(nc.Run, `{"turn":1}`, 2))
+	retry, err := f.s.FinishAndContinue(f.ctx, nc.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: "flaky", Message: "once"}, f.next(nc.Run, `{"turn":1}`, 2), nil)
+
 	ok(t, err)
 	equal(t, "the retry's attempt", retry.Attempt, 2)
 	equal(t, "the step while the chain goes on", f.step(parent.ID, "kid").Status, store.StepWaiting)
@@ -145,8 +147,7 @@ func testChildChainRetried(t *testing.T, f *fixture) {
 	ok(t, err)
 	check(t, found && link.ParentRunID == parent.ID && link.Awaited, "the retry's link: %+v %v", link, found)
 	rc := f.claim(retry.ID, longLease)
-	ok(t, f.s.CommitAndFinish(f.ctx, rc.Lease, f.runStep(retry.ID, 0, "again"), store.StatusFailed, nil,
-		&abi.ErrorInfo{Code: "flaky", Message: "twice", NonRetryable: true}))
+	ok(t, f.s.CommitAndFinish(f.ctx, rc.Lease, f.runStep(retry.ID, 0, "again"), store.StatusFailed, nil, &abi.ErrorInfo{Code: "flaky", Message: "twice", NonRetryable: true}, nil))
 	kid := f.step(parent.ID, "kid")
 	equal(t, "the step after the retry failed", kid.Status, store.StepFailed)
 	check(t, kid.Error != nil && kid.Error.Code == abi.CodeChildFailed, "the step's error %+v", kid.Error)
@@ -184,7 +185,7 @@ func testChildDetachedAndRefused(t *testing.T, f *fixture) {
 
 	// The detached child's end resolves nothing.
 	cc := f.claim(child.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, cc.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "x", Message: "y"}))
+	ok(t, f.s.Finish(f.ctx, cc.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "x", Message: "y"}, nil))
 	equal(t, "the detached step after the child failed", f.step(parent.ID, "audit").Status, store.StepCompleted)
 }
 
@@ -219,7 +220,49 @@ func testChildAfterCancelledStep(t *testing.T, f *fixture) {
 	ok(t, err)
 	equal(t, "the cancelled step", row.Status, store.StepCancelled)
 	ok(t, f.s.Suspend(f.ctx, pc.Lease, nil, nil))
-	ok(t, f.s.Finish(f.ctx, cc.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, cc.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	equal(t, "the cancelled step after the child ended", f.step(parent.ID, "kid").Status, store.StepCancelled)
 	f.noClaim()
+}
+
+// A parent's end leaves its live children whose parentClose is cancel to OrphanedChildren, the
+// sweep's list, until a cancel is asked of them; a child with abandon, a child that ended and
+// every child of a live parent are never listed. The list spans tenants and runs other tests
+// make: only this test's runs are looked at.
+func testOrphanedChildren(t *testing.T, f *fixture) {
+	parent := f.run()
+	c := f.claim(parent.ID, longLease)
+	start := func(seq int, key, close string) string {
+		t.Helper()
+		link := store.ChildLink{ParentRunID: parent.ID, ParentKey: key, ParentClose: close}
+		_, id, err := f.s.StartChild(f.ctx, c.Lease, nil, f.childStep(parent.ID, seq, key), f.childRun(parent.ID+":"+key), link, longLease)
+		ok(t, err)
+		return id
+	}
+	closed, abandoned, ended := start(0, "kid", abi.ParentCloseCancel), start(1, "free", abi.ParentCloseAbandon), start(2, "done", abi.ParentCloseCancel)
+	_, err := f.s.CancelRun(f.ctx, f.tenant, ended)
+	ok(t, err)
+	orphans := func() map[string]bool {
+		t.Helper()
+		refs, err := f.s.OrphanedChildren(f.ctx, 100000)
+		ok(t, err)
+		out := make(map[string]bool)
+		for _, r := range refs {
+			if r.TenantID == f.tenant {
+				equal(t, "an orphan's parent", r.ParentRunID, parent.ID)
+				out[r.RunID] = true
+			}
+		}
+		return out
+	}
+	check(t, len(orphans()) == 0, "orphans of a live parent: %v", orphans())
+
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`{}`), nil, nil))
+	got := orphans()
+	check(t, got[closed] && !got[abandoned] && !got[ended] && len(got) == 1,
+		"orphans %v after the parent ended: want only the cancel child %s (abandon %s, ended %s)", got, closed, abandoned, ended)
+
+	_, err = f.s.RequestCancel(f.ctx, f.tenant, closed, f.now().Add(time.Minute))
+	ok(t, err)
+	check(t, len(orphans()) == 0, "orphans %v after the cancel was asked", orphans())
 }

@@ -291,18 +291,18 @@ func testSuspendAndNextWakeup(t *testing.T, f *fixture) {
 func testFinish(t *testing.T, f *fixture) {
 	done := f.run()
 	c := f.claim(done.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`{"total":3}`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`{"total":3}`), nil, nil))
 	r := f.getRun(done.ID)
 	equal(t, "status", r.Status, store.StatusCompleted)
 	equalJSON(t, "output", r.Output, `{"total":3}`)
 	check(t, r.Error == nil && r.CompletedAt != nil && r.AvailableAt == nil, "completed run: %+v", r)
-	wantErr(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Message: "again"}), store.ErrLeaseLost)
+	wantErr(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Message: "again"}, nil), store.ErrLeaseLost)
 	equal(t, "status after a second finish", f.getRun(done.ID).Status, store.StatusCompleted)
 
 	failed := f.run()
 	c = f.claim(failed.ID, longLease)
 	info := &abi.ErrorInfo{Code: "boom", Message: "it broke", Details: json.RawMessage(`{"line":3}`)}
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, info))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, info, nil))
 	r = f.getRun(failed.ID)
 	equal(t, "status", r.Status, store.StatusFailed)
 	check(t, r.Error != nil && r.Error.Code == "boom" && r.Error.Message == "it broke", "error: %+v", r.Error)
@@ -311,7 +311,7 @@ func testFinish(t *testing.T, f *fixture) {
 
 	stuck := f.run()
 	c = f.claim(stuck.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "renamed"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "renamed"}, nil))
 	r = f.getRun(stuck.ID)
 	equal(t, "status", r.Status, store.StatusNondeterministic)
 	check(t, r.CompletedAt == nil && r.AvailableAt == nil, "a nondeterministic run waits for a hotfix: %+v", r)
@@ -366,7 +366,7 @@ func testCommitAndFinish(t *testing.T, f *fixture) {
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, first, longLease))
 	last := first
 	last.Seq, last.Key, last.Output = 1, "b", json.RawMessage(`{"v":2}`)
-	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, last, store.StatusCompleted, json.RawMessage(`{"sum":3}`), nil))
+	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, last, store.StatusCompleted, json.RawMessage(`{"sum":3}`), nil, nil))
 	got := f.getRun(r.ID)
 	equal(t, "status", got.Status, store.StatusCompleted)
 	equalJSON(t, "output", got.Output, `{"sum":3}`)
@@ -376,8 +376,9 @@ func testCommitAndFinish(t *testing.T, f *fixture) {
 
 	// Stale: neither the step nor the end is written.
 	wantErr(t, f.s.CommitAndFinish(f.ctx, c.Lease, store.Step{RunID: r.ID, Seq: 2, Key: "c", Kind: store.KindRun,
-		Status: store.StepCompleted, Output: json.RawMessage(`0`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())},
-		store.StatusFailed, nil, &abi.ErrorInfo{Message: "late"}), store.ErrLeaseLost)
+		Status: store.StepCompleted, Output: json.RawMessage(`0`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, store.StatusFailed, nil, &abi.ErrorInfo{Message: "late"}, nil),
+
+		store.ErrLeaseLost)
 	equal(t, "steps after a stale call", len(f.steps(r.ID)), 2)
 	equal(t, "status after a stale call", f.getRun(r.ID).Status, store.StatusCompleted)
 
@@ -386,7 +387,7 @@ func testCommitAndFinish(t *testing.T, f *fixture) {
 	c = f.claim(bad.ID, longLease)
 	failedStep := store.Step{RunID: bad.ID, Seq: 0, Key: "pay", Kind: store.KindRun, Status: store.StepFailed,
 		Error: &abi.ErrorInfo{Code: "declined", Message: "no"}, Attempt: 3, StartedAt: f.now(), CompletedAt: ptr(f.now())}
-	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, failedStep, store.StatusFailed, nil, &abi.ErrorInfo{Code: "declined", Message: "no"}))
+	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, failedStep, store.StatusFailed, nil, &abi.ErrorInfo{Code: "declined", Message: "no"}, nil))
 	equal(t, "failed run", f.getRun(bad.ID).Status, store.StatusFailed)
 	equalStep(t, f.steps(bad.ID)[0], failedStep)
 }

@@ -33,8 +33,8 @@ func testContinueHandsOn(t *testing.T, f *fixture) {
 	ok(t, err)
 	c := f.claim(r.ID, longLease)
 	check(t, !f.sendSignal(r.ID), "a signal to a run waiting for nothing was delivered")
-	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, ptr(f.runStep(r.ID, 0, "tick")), store.StatusContinued, nil, nil,
-		f.next(c.Run, `{"turn":1}`, 1))
+	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, ptr(f.runStep(r.ID, 0, "tick")), store.StatusContinued, nil, nil, f.next(c.Run, `{"turn":1}`, 1), nil)
+
 	ok(t, err)
 	ended := f.getRun(r.ID)
 	equal(t, "the ended run's status", ended.Status, store.StatusContinued)
@@ -76,7 +76,7 @@ func testContinueRetryWaits(t *testing.T, f *fixture) {
 	n := f.next(c.Run, `{"n":1}`, 2)
 	at := f.now().Add(time.Hour)
 	n.NotBefore = &at
-	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, nil, store.StatusFailed, nil, info, n)
+	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, nil, store.StatusFailed, nil, info, n, nil)
 	ok(t, err)
 	ended := f.getRun(r.ID)
 	equal(t, "the failed run's status", ended.Status, store.StatusFailed)
@@ -93,7 +93,7 @@ func testContinueFenced(t *testing.T, f *fixture) {
 	c := f.claim(r.ID, longLease)
 	stale := c.Lease
 	stale.Epoch--
-	_, err := f.s.FinishAndContinue(f.ctx, stale, nil, store.StatusContinued, nil, nil, f.next(c.Run, `{}`, 1))
+	_, err := f.s.FinishAndContinue(f.ctx, stale, nil, store.StatusContinued, nil, nil, f.next(c.Run, `{}`, 1), nil)
 	check(t, errors.Is(err, store.ErrLeaseLost), "a stale lease: %v, want ErrLeaseLost", err)
 	equal(t, "status", f.getRun(r.ID).Status, store.StatusRunning)
 	equal(t, "continued as", f.getRun(r.ID).ContinuedAs, "")

@@ -87,7 +87,7 @@ func testFaultsCountUntilProgress(t *testing.T, f *fixture) {
 	c = f.claimAfter(r.ID, func(l store.Lease) { ok(t, f.s.Fault(f.ctx, l, "third", f.now())) }, c.Lease)
 	equal(t, "faults after progress and one more fault", c.Faults, 1)
 	equal(t, "last fault after progress", c.LastFault, "third")
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 }
 
 // claimAfter ends the activation holding l with end, then claims the run again.
@@ -110,7 +110,7 @@ func testExpiredLeaseIsAFault(t *testing.T, f *fixture) {
 	f.pass(60 * time.Millisecond)
 	c = f.claim(r.ID, longLease)
 	equal(t, "faults after two leases ran out", c.Faults, 2)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 
 	lc, _ := f.leased("", store.LeaseTo{LeaseFor: 20 * time.Millisecond})
 	equal(t, "faults of a run started leased", lc.Faults, 0)
@@ -164,7 +164,7 @@ func testEveryJournalWriteIsProgress(t *testing.T, f *fixture) {
 	ok(t, err)
 	c = fault()
 	equal(t, "faults after a wait timed out and one more fault", c.Faults, 1)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 }
 
 // testRefusedValuesWriteNothing: a value the store cannot keep (here JSON with \u0000, which
@@ -186,9 +186,9 @@ func testRefusedValuesWriteNothing(t *testing.T, f *fixture) {
 	check(t, !errors.Is(err, store.ErrUnavailable), "a refused value is also reported unavailable: %v", err)
 	err = f.s.Suspend(f.ctx, c.Lease, &bad, ptr(f.now().Add(time.Hour)))
 	wantErr(t, err, store.ErrRefused)
-	err = f.s.CommitAndFinish(f.ctx, c.Lease, bad, store.StatusCompleted, json.RawMessage(`1`), nil)
+	err = f.s.CommitAndFinish(f.ctx, c.Lease, bad, store.StatusCompleted, json.RawMessage(`1`), nil, nil)
 	wantErr(t, err, store.ErrRefused)
-	err = f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nul, nil)
+	err = f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nul, nil, nil)
 	wantErr(t, err, store.ErrRefused)
 	equal(t, "journal after refused writes", len(f.steps(r.ID)), 0)
 	got := f.getRun(r.ID)
@@ -197,7 +197,7 @@ func testRefusedValuesWriteNothing(t *testing.T, f *fixture) {
 
 	// The activation still holds the run and records why it failed.
 	info := &abi.ErrorInfo{Code: abi.CodeStoreRefused, Message: "the store refused the step's output"}
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, info))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, info, nil))
 	got = f.getRun(r.ID)
 	equal(t, "status", got.Status, store.StatusFailed)
 	check(t, got.Error != nil && got.Error.Code == abi.CodeStoreRefused, "error %+v", got.Error)

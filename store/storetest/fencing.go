@@ -28,8 +28,8 @@ func fencedWrites(t *testing.T, f *fixture, l store.Lease, key string) {
 	wantErr(t, f.s.CommitStep(f.ctx, l, fresh, longLease), store.ErrLeaseLost)
 	wantErr(t, f.s.Suspend(f.ctx, l, nil, &wake), store.ErrLeaseLost)
 	wantErr(t, f.s.Suspend(f.ctx, l, &fresh, &wake), store.ErrLeaseLost)
-	wantErr(t, f.s.Finish(f.ctx, l, store.StatusCompleted, json.RawMessage(`"stale"`), nil), store.ErrLeaseLost)
-	wantErr(t, f.s.Finish(f.ctx, l, store.StatusFailed, nil, &abi.ErrorInfo{Message: "stale"}), store.ErrLeaseLost)
+	wantErr(t, f.s.Finish(f.ctx, l, store.StatusCompleted, json.RawMessage(`"stale"`), nil, nil), store.ErrLeaseLost)
+	wantErr(t, f.s.Finish(f.ctx, l, store.StatusFailed, nil, &abi.ErrorInfo{Message: "stale"}, nil), store.ErrLeaseLost)
 	wantErr(t, f.s.Release(f.ctx, l), store.ErrLeaseLost)
 	wantErr(t, f.s.Fault(f.ctx, l, "stale", wake), store.ErrLeaseLost)
 	resolved, err := f.s.ReachWait(f.ctx, l, f.waitStep(l.RunID, 8, "stale-wait", "go", "", nil), longLease)
@@ -77,7 +77,7 @@ func testStaleEpochWritesNothing(t *testing.T, f *fixture) {
 	ok(t, err)
 	check(t, got != nil, "the buffered event was lost to a fenced ReachWait")
 	equalJSON(t, "event payload", got.Output, `{"n":1}`)
-	ok(t, f.s.Finish(f.ctx, cur.Lease, store.StatusCompleted, json.RawMessage(`2`), nil))
+	ok(t, f.s.Finish(f.ctx, cur.Lease, store.StatusCompleted, json.RawMessage(`2`), nil, nil))
 }
 
 func testStaleEpochOnWaits(t *testing.T, f *fixture) {
@@ -113,7 +113,7 @@ func testEndedRunFencesEveryWrite(t *testing.T, f *fixture) {
 
 	completed := f.run()
 	c = f.claim(completed.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`"done"`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`"done"`), nil, nil))
 	fencedWrites(t, f, c.Lease, "a")
 	r := f.getRun(completed.ID)
 	equal(t, "status of a completed run", r.Status, store.StatusCompleted)
@@ -121,7 +121,7 @@ func testEndedRunFencesEveryWrite(t *testing.T, f *fixture) {
 
 	stuck := f.run()
 	c = f.claim(stuck.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "x"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "x"}, nil))
 	fencedWrites(t, f, c.Lease, "a")
 	equal(t, "status of a nondeterministic run", f.getRun(stuck.ID).Status, store.StatusNondeterministic)
 	f.noClaim()

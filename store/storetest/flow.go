@@ -15,8 +15,8 @@ import (
 	"github.com/wfhost/wfhost/store"
 )
 
-// Flow control (store/flow.go): concurrency, rate, debounce and priority of a workflow's runs
-// started by a client (CreateLeasedRun).
+// Flow control (store/flow.go): concurrency, rate, debounce and priority of a workflow's runs,
+// however they are started (a client's CreateLeasedRun; flow_starts.go: the others).
 var flowTests = []test{
 	{"ConcurrencyHoldsRunsPastTheLimit", testFlowConcurrencyHolds},
 	{"ConcurrencyKeyUnderConcurrentStarts", func(t *testing.T, f *fixture) { flowSharedKey(t, f, 1, f.s, f.s) }},
@@ -28,12 +28,15 @@ var flowTests = []test{
 	{"PriorityOrdersTheClaim", testFlowPriority},
 	{"HostileKeysAreRefused", testFlowHostileKeys},
 	{"WithoutFlowNothingChanges", testFlowNone},
+	{"EveryWayOfStartingObeysIt", testFlowEveryStart},
+	{"DebouncesTriggeredStarts", testFlowTriggerDebounced},
 }
 
-// flowWorkflow binds a workflow named name with flow to a module of its own.
-func (f *fixture) flowWorkflow(name string, flow abi.Flow) {
+// flowWorkflow binds a workflow named name with flow to a module of its own, and returns the
+// module's digest.
+func (f *fixture) flowWorkflow(name string, flow abi.Flow) string {
 	f.t.Helper()
-	f.putModule(f.tenant, []byte("flow module "+name), false, store.Workflow{Name: name, Version: "v1", Flow: &flow})
+	return f.putModule(f.tenant, []byte("flow module "+name), false, store.Workflow{Name: name, Version: "v1", Flow: &flow}).Digest
 }
 
 // startFlow starts a run of workflow name, as a client's start does, with no host to lease it.
@@ -95,7 +98,7 @@ func testFlowConcurrencyHolds(t *testing.T, f *fixture) {
 			first = c
 		}
 	}
-	ok(t, f.s.Finish(f.ctx, first.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, first.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	next := f.claimAll()
 	equal(t, "claimed after an end", strings.Join(claimIDs(next), ","), a[2].ID)
 	f.noClaim()
@@ -104,13 +107,13 @@ func testFlowConcurrencyHolds(t *testing.T, f *fixture) {
 	// A failed run frees its slot too.
 	for _, c := range claims {
 		if c.Run.ID == a[1].ID {
-			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "boom", Message: "boom"}))
+			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "boom", Message: "boom"}, nil))
 		}
 	}
 	last := f.claimAll()
 	equal(t, "claimed after a failure", strings.Join(claimIDs(last), ","), a[3].ID)
-	ok(t, f.s.Finish(f.ctx, next[0].Lease, store.StatusCompleted, nil, nil))
-	ok(t, f.s.Finish(f.ctx, last[0].Lease, store.StatusCompleted, nil, nil))
+	ok(t, f.s.Finish(f.ctx, next[0].Lease, store.StatusCompleted, nil, nil, nil))
+	ok(t, f.s.Finish(f.ctx, last[0].Lease, store.StatusCompleted, nil, nil, nil))
 	// With no run of the key left, the next start of it runs at once.
 	again, _ := startFlow(t, f, f.s, "fc", `{"customer":"a"}`, nil)
 	check(t, again.AvailableAt != nil, "a start of a free key is held")
@@ -128,7 +131,7 @@ func testFlowHeldRunCancelled(t *testing.T, f *fixture) {
 	// Cancelling a waiting run frees no slot.
 	f.noClaim()
 	check(t, !f.flowOf(waiting.ID).Concurrency.Held, "a cancelled run still waits")
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nil, nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nil, nil, nil))
 	f.claim(behind.ID, longLease)
 }
 
@@ -138,12 +141,13 @@ func testFlowContinuationKeepsTheSlot(t *testing.T, f *fixture) {
 	waiting, _ := startFlow(t, f, f.s, "fcont", `{"k":1}`, nil)
 	c := f.claim(first.ID, longLease)
 	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, nil, store.StatusContinued, nil, nil, store.NewRun{
-		TenantID: f.tenant, Workflow: "fcont", Version: "v1", Digest: first.Digest, Input: json.RawMessage(`{"k":1}`), RetentionDays: 7})
+		TenantID: f.tenant, Workflow: "fcont", Version: "v1", Digest: first.Digest, Input: json.RawMessage(`{"k":1}`), RetentionDays: 7}, nil)
+
 	ok(t, err)
 	// The continuation runs in its predecessor's slot; the waiting run still waits.
 	cn := f.claim(next.ID, longLease)
 	check(t, f.flowOf(waiting.ID).Concurrency.Held, "the continuation's start let a waiting run in")
-	ok(t, f.s.Finish(f.ctx, cn.Lease, store.StatusCompleted, nil, nil))
+	ok(t, f.s.Finish(f.ctx, cn.Lease, store.StatusCompleted, nil, nil, nil))
 	f.claim(waiting.ID, longLease)
 }
 
@@ -227,7 +231,7 @@ func flowSharedKey(t *testing.T, f *fixture, keys int, stores ...store.Store) {
 					mu.Lock()
 					perKey[key]--
 					mu.Unlock()
-					if err := s.Finish(f.ctx, cl.Lease, store.StatusCompleted, nil, nil); err != nil {
+					if err := s.Finish(f.ctx, cl.Lease, store.StatusCompleted, nil, nil, nil); err != nil {
 						t.Error(err)
 						return
 					}

@@ -14,12 +14,14 @@ import (
 var hookTests = []test{
 	{"CRUD", testHookCRUD},
 	{"StartHookStartsOnce", testStartHook},
-	{"RunWithoutHookWritesNothing", testUnhookedRun},
+	{"ReachesRunsOpenWhenSet", testHookReachesOpenRuns},
+	{"StartObeysTheFlowOfItsWorkflow", testStartHookUnderFlow},
 	{"UnknownWorkflowIsAFailedDelivery", testStartHookUnknownWorkflow},
 	{"ChainIsBounded", testHookChainBounded},
 	{"ContinuedRunFiresNothing", testHookContinued},
 	{"WebhookOutbox", testWebhookOutbox},
 	{"ClaimsNeverShareADelivery", testDeliveryClaimRace},
+	{"OutboxCounted", testOutboxCounted},
 	{"SigningSecret", testHookSecret},
 	{"ModuleHooks", testModuleHooks},
 	{"SweptWithTheRun", testDeliveriesSwept},
@@ -38,7 +40,7 @@ func (f *fixture) hook(h store.Hook) store.Hook {
 func (f *fixture) end(r store.Run, output string) {
 	f.t.Helper()
 	c := f.claim(r.ID, longLease)
-	ok(f.t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(output), nil))
+	ok(f.t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(output), nil, nil))
 }
 
 func (f *fixture) deliveries(filter store.DeliveryFilter) []store.HookDelivery {
@@ -111,18 +113,35 @@ func testStartHook(t *testing.T, f *fixture) {
 	equal(t, "deliveries of the started run", len(f.deliveries(store.DeliveryFilter{RunID: started.ID})), 0)
 	r2 := f.run()
 	c := f.claim(r2.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "boom", Message: "x"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "boom", Message: "x"}, nil))
 	equal(t, "deliveries of a failed run", len(f.deliveries(store.DeliveryFilter{RunID: r2.ID})), 0)
 }
 
-// A run created before its workflow had a hook pays nothing at its end and writes nothing:
-// the gate is set when a run is created.
-func testUnhookedRun(t *testing.T, f *fixture) {
-	f.putModule(f.tenant, []byte("module-next"), false, wf("next", "v1"))
-	before := f.run()
-	f.hook(store.Hook{ID: "then", When: []store.RunStatus{store.StatusCompleted}, StartWorkflow: "next"})
-	f.end(before, `1`)
-	equal(t, "deliveries of a run created before the hook", len(f.deliveries(store.DeliveryFilter{RunID: before.ID})), 0)
+// A hook reaches every run that ends after it is set: runs created before it, one running
+// (leased) and one pending, each fire it exactly once when they end, and setting it again
+// changes nothing for them. A run of a workflow the hook does not name writes nothing.
+func testHookReachesOpenRuns(t *testing.T, f *fixture) {
+	m := f.putModule(f.tenant, []byte("module-next"), false, wf("next", "v1"), wf("other", "v1"))
+	running := f.run()
+	cr := f.claim(running.ID, longLease)
+	other := f.runOf(f.tenant, "other", "v1", m.Digest, "")
+	co := f.claim(other.ID, longLease)
+	pending := f.run()
+	h := store.Hook{ID: "then", Workflow: wfName, When: []store.RunStatus{store.StatusCompleted}, StartWorkflow: "next"}
+	f.hook(h)
+	f.hook(h) // set again: the runs it marked stay marked once
+	f.end(pending, `2`)
+	ok(t, f.s.Finish(f.ctx, cr.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
+	ok(t, f.s.Finish(f.ctx, co.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
+	for _, r := range []store.Run{running, pending} {
+		ds := f.deliveries(store.DeliveryFilter{RunID: r.ID})
+		if len(ds) != 1 || ds[0].Status != store.DeliveryDelivered || ds[0].StartedRunID == "" {
+			t.Fatalf("deliveries of run %s, created before the hook: %+v, want one delivered start", r.ID, ds)
+		}
+		equal(t, "the started run's key", f.getRun(ds[0].StartedRunID).IdempotencyKey, "hook:"+r.ID+":then")
+	}
+	equal(t, "deliveries of a run the hook does not name", len(f.deliveries(store.DeliveryFilter{RunID: other.ID})), 0)
+	equal(t, "deliveries in all", len(f.deliveries(store.DeliveryFilter{})), 2)
 }
 
 // A start hook whose workflow does not exist is recorded failed; the run is unchanged.
@@ -167,7 +186,7 @@ func testHookContinued(t *testing.T, f *fixture) {
 	f.hook(store.Hook{ID: "w", When: []store.RunStatus{store.StatusFailed, store.StatusCompleted}, URL: "https://hooks.example.com/"})
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: "x", Message: "y"}, f.next(r, `{}`, 2))
+	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, nil, store.StatusFailed, nil, &abi.ErrorInfo{Code: "x", Message: "y"}, f.next(r, `{}`, 2), nil)
 	ok(t, err)
 	equal(t, "deliveries of the retried run", len(f.deliveries(store.DeliveryFilter{RunID: r.ID})), 0)
 	f.end(next, `2`)
@@ -239,6 +258,48 @@ func testWebhookOutbox(t *testing.T, f *fixture) {
 	check(t, len(ds) == 1 && ds[0].Status == store.DeliveryFailed && ds[0].LastError == "http_denied: no", "failed %+v", ds)
 }
 
+// pendingOf is the tenant's part of CountPendingDeliveries (zero when it has none).
+func (f *fixture) pendingOf() store.PendingDeliveries {
+	f.t.Helper()
+	all, err := f.s.CountPendingDeliveries(f.ctx)
+	ok(f.t, err)
+	for _, p := range all {
+		check(f.t, p.Pending > 0, "a tenant listed with no pending delivery: %+v", p)
+		if p.TenantID == f.tenant {
+			return p
+		}
+	}
+	return store.PendingDeliveries{}
+}
+
+// The outbox's count holds the pending webhooks only, and its earliest due time is the
+// earliest of their next attempts and leases' ends: a delivered or failed one leaves it.
+func testOutboxCounted(t *testing.T, f *fixture) {
+	f.hook(store.Hook{ID: "w", When: []store.RunStatus{store.StatusCancelled}, URL: "https://hooks.example.com/in"})
+	equal(t, "pending before any end", f.pendingOf().Pending, 0)
+	for range 2 {
+		_, err := f.s.CancelRun(f.ctx, f.tenant, f.run().ID)
+		ok(t, err)
+	}
+	p := f.pendingOf()
+	equal(t, "pending", p.Pending, 2)
+	check(t, !p.EarliestDue.IsZero() && !p.EarliestDue.After(f.now().Add(time.Second)), "earliest due %v, want about now (%v)", p.EarliestDue, f.now())
+
+	a, err := f.s.ClaimDeliveries(f.ctx, "a", time.Hour, 2)
+	ok(t, err)
+	check(t, len(a) == 2, "claimed %+v", a)
+	p = f.pendingOf()
+	equal(t, "pending while leased", p.Pending, 2)
+	check(t, p.EarliestDue.After(f.now().Add(50*time.Minute)), "earliest due %v while both are leased for an hour, want the lease's end", p.EarliestDue)
+
+	_, err = f.s.EndDeliveryAttempt(f.ctx, a[0].ID, "a", 1, store.DeliveryOutcome{Attempt: store.HookAttempt{At: f.now(), Status: 200}, Delivered: true})
+	ok(t, err)
+	equal(t, "pending after one delivered", f.pendingOf().Pending, 1)
+	_, err = f.s.EndDeliveryAttempt(f.ctx, a[1].ID, "a", 1, store.DeliveryOutcome{Attempt: store.HookAttempt{At: f.now(), Error: "http_denied: no"}})
+	ok(t, err)
+	equal(t, "pending after the other failed", f.pendingOf().Pending, 0)
+}
+
 // Dispatchers claiming at once never hold one delivery together.
 func testDeliveryClaimRace(t *testing.T, f *fixture) {
 	f.hook(store.Hook{ID: "w", When: []store.RunStatus{store.StatusCancelled}, URL: "https://hooks.example.com/in"})
@@ -293,6 +354,24 @@ func testHookSecret(t *testing.T, f *fixture) {
 	s3, _, err := f.s.HookSecret(f.ctx, f.tenant, nil)
 	ok(t, err)
 	sameBytes(t, "rotated secret", s3, []byte("rotated"))
+
+	// The compare-and-set the engine seals and rewraps with: it replaces the value it read,
+	// keeps the row's creation time, and loses to a rotation in between.
+	replaced, err := f.s.ReplaceHookSecret(f.ctx, f.tenant, []byte("rotated"), []byte("rotated, sealed"))
+	ok(t, err)
+	check(t, replaced, "replace the value read: not replaced")
+	s4, _, err := f.s.HookSecret(f.ctx, f.tenant, nil)
+	ok(t, err)
+	sameBytes(t, "replaced secret", s4, []byte("rotated, sealed"))
+	replaced, err = f.s.ReplaceHookSecret(f.ctx, f.tenant, []byte("rotated"), []byte("stale"))
+	ok(t, err)
+	check(t, !replaced, "a replace of a value no longer stored went through")
+	replaced, err = f.s.ReplaceHookSecret(f.ctx, "no-such-tenant", []byte("rotated, sealed"), []byte("x"))
+	ok(t, err)
+	check(t, !replaced, "a replace for a tenant with no secret went through")
+	s5, _, err := f.s.HookSecret(f.ctx, f.tenant, nil)
+	ok(t, err)
+	sameBytes(t, "secret after refused replaces", s5, []byte("rotated, sealed"))
 }
 
 // A workflow version's onEnd is kept as module hooks, bound and replaced with the version;
@@ -345,4 +424,57 @@ func testDeliveriesSwept(t *testing.T, f *fixture) {
 	ds, err := f.s.ClaimDeliveries(f.ctx, "a", time.Minute, 10)
 	ok(t, err)
 	equal(t, "claimable after the sweep", len(ds), 0)
+}
+
+// dispatchStarts does what the engine's dispatcher does with the due start deliveries (a
+// store may leave a start under flow control to it): StartHookDelivery each.
+func (f *fixture) dispatchStarts() {
+	f.t.Helper()
+	ds, err := f.s.ClaimDeliveries(f.ctx, "dispatcher", longLease, 100)
+	ok(f.t, err)
+	for _, d := range ds {
+		if d.Kind != store.HookKindStart {
+			continue
+		}
+		started, err := f.s.StartHookDelivery(f.ctx, d.ID, "dispatcher", d.Attempts)
+		ok(f.t, err)
+		check(f.t, started, "the dispatcher's own start delivery %s was not started", d.ID)
+		again, err := f.s.StartHookDelivery(f.ctx, d.ID, "dispatcher", d.Attempts)
+		ok(f.t, err)
+		check(f.t, !again, "a start delivery was started twice")
+	}
+}
+
+// A start hook's run obeys its workflow's flow control: past the key's limit it is held, as a
+// client's start would be, and made once; a hook whose input names no key of its workflow is
+// a failed delivery, and the ended run is unchanged.
+func testStartHookUnderFlow(t *testing.T, f *fixture) {
+	f.flowWorkflow("hf", abi.Flow{Concurrency: &abi.FlowConcurrency{Key: "$.workflow", Limit: 1}})
+	f.flowWorkflow("hg", abi.Flow{Concurrency: &abi.FlowConcurrency{Key: "$.no.such.field", Limit: 1}})
+	first, _ := startFlow(t, f, f.s, "hf", `{"workflow":"`+wfName+`"}`, nil)
+	f.claim(first.ID, longLease) // holds key wfName's one slot
+	f.hook(store.Hook{ID: "then", Workflow: wfName, When: []store.RunStatus{store.StatusCompleted}, StartWorkflow: "hf"})
+	f.hook(store.Hook{ID: "nokey", Workflow: wfName, When: []store.RunStatus{store.StatusCompleted}, StartWorkflow: "hg"})
+	r := f.run()
+	f.end(r, `1`)
+	f.dispatchStarts()
+	byHook := map[string]store.HookDelivery{}
+	for _, d := range f.deliveries(store.DeliveryFilter{RunID: r.ID}) {
+		byHook[d.HookID] = d
+	}
+	then, nokey := byHook["then"], byHook["nokey"]
+	equal(t, "the start's status", then.Status, store.DeliveryDelivered)
+	started := f.getRun(then.StartedRunID)
+	equal(t, "the started run's key", started.IdempotencyKey, "hook:"+r.ID+":then")
+	check(t, started.AvailableAt == nil && f.flowOf(started.ID).Concurrency.Held, "a hook's start is claimable past its key's limit: %+v", started)
+	f.noClaim()
+	equal(t, "a start whose input names no key", nokey.Status, store.DeliveryFailed)
+	check(t, nokey.StartedRunID == "" && strings.Contains(nokey.LastError, "flow_key"), "the failed start: %+v", nokey)
+	equal(t, "the ended run", f.getRun(r.ID).Status, store.StatusCompleted)
+	// A delivery not held, unknown, malformed or hostile starts nothing.
+	for _, id := range []string{then.ID, "00000000-0000-0000-0000-000000000000", "not-a-uuid", "'; DROP TABLE runs; --", ""} {
+		started, err := f.s.StartHookDelivery(f.ctx, id, "dispatcher", 1)
+		ok(t, err)
+		check(t, !started, "StartHookDelivery(%q) started a run", id)
+	}
 }

@@ -50,8 +50,7 @@ func testLeasedRunIsHeld(t *testing.T, f *fixture) {
 	// claimed one: the run's step and end commit under it.
 	f.noClaim()
 	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, store.Step{RunID: c.Run.ID, Key: "a", Kind: store.KindRun,
-		Status: store.StepCompleted, Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())},
-		store.StatusCompleted, json.RawMessage(`{"ok":true}`), nil))
+		Status: store.StepCompleted, Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, store.StatusCompleted, json.RawMessage(`{"ok":true}`), nil, nil))
 	got := f.getRun(c.Run.ID)
 	equal(t, "status after finishing", got.Status, store.StatusCompleted)
 	equalJSON(t, "output", got.Output, `{"ok":true}`)

@@ -83,11 +83,11 @@ func testVersionConflict(t *testing.T, f *fixture) {
 func testReplaceRebindsLiveRuns(t *testing.T, f *fixture) {
 	completed := f.run()
 	c := f.claim(completed.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 
 	stuck := f.run()
 	c = f.claim(stuck.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "step 0 differs"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "step 0 differs"}, nil))
 
 	sleeping := f.run()
 	c = f.claim(sleeping.ID, longLease)
@@ -158,7 +158,7 @@ func testListWorkflows(t *testing.T, f *fixture) {
 	f.putModule(f.tenant, []byte("module-v2"), false, wf(wfName, "v2"), wf("idle", "1"))
 	done := f.run()
 	c := f.claim(done.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nil, nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nil, nil, nil))
 	f.run()
 	f.run()
 

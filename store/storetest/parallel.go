@@ -109,7 +109,7 @@ func testForkCopiesTheJournal(t *testing.T, f *fixture) {
 	claims := f.claimSet(ids[0], ids[1]) // branch 2 is held; the parent waits
 	equal(t, "a claimed branch's journal", len(claims[ids[0]].Journal), 2)
 	// A branch's end frees its slot for the held one, in the same transaction.
-	ok(t, f.s.Finish(f.ctx, claims[ids[0]].Lease, store.StatusCompleted, json.RawMessage(`{"sq":0}`), nil))
+	ok(t, f.s.Finish(f.ctx, claims[ids[0]].Lease, store.StatusCompleted, json.RawMessage(`{"sq":0}`), nil, nil))
 	f.claimSet(ids[2])
 	equal(t, "the step, undecided", f.step(parent.ID, "fan").Status, store.StepWaiting)
 }
@@ -120,7 +120,7 @@ func testJoinAllCompletes(t *testing.T, f *fixture) {
 	parent, ids := f.fork(3, abi.JoinAll, 3)
 	claims := f.claimSet(ids...)
 	for _, i := range []int{2, 0, 1} {
-		ok(t, f.s.Finish(f.ctx, claims[ids[i]].Lease, store.StatusCompleted, json.RawMessage(fmt.Sprintf(`{"sq":%d}`, i*i)), nil))
+		ok(t, f.s.Finish(f.ctx, claims[ids[i]].Lease, store.StatusCompleted, json.RawMessage(fmt.Sprintf(`{"sq":%d}`, i*i)), nil, nil))
 	}
 	r := f.parallelResult(parent.ID)
 	equal(t, "first", r.First, 2)
@@ -136,7 +136,7 @@ func testJoinAllCompletes(t *testing.T, f *fixture) {
 func testJoinAllFails(t *testing.T, f *fixture) {
 	parent, ids := f.fork(3, abi.JoinAll, 2)
 	claims := f.claimSet(ids[0], ids[1])
-	ok(t, f.s.CommitAndFinish(f.ctx, claims[ids[1]].Lease, f.runStep(ids[1], 2, "square"), store.StatusFailed, nil, boom))
+	ok(t, f.s.CommitAndFinish(f.ctx, claims[ids[1]].Lease, f.runStep(ids[1], 2, "square"), store.StatusFailed, nil, boom, nil))
 	s := f.step(parent.ID, "fan")
 	equal(t, "the step's status", s.Status, store.StepFailed)
 	want := store.BranchFailure(1, ids[1], store.StatusFailed, boom)
@@ -144,7 +144,7 @@ func testJoinAllFails(t *testing.T, f *fixture) {
 		"the step's error %+v, want %+v", s.Error, want)
 	equalJSON(t, "the error's details", s.Error.Details, string(want.Details))
 	f.claimSet(parent.ID) // woken; branch 2 stays held
-	ok(t, f.s.Finish(f.ctx, claims[ids[0]].Lease, store.StatusCompleted, json.RawMessage(`{"sq":0}`), nil))
+	ok(t, f.s.Finish(f.ctx, claims[ids[0]].Lease, store.StatusCompleted, json.RawMessage(`{"sq":0}`), nil, nil))
 	equal(t, "the step after a late end", f.step(parent.ID, "fan").Error.Message, want.Message)
 }
 
@@ -153,10 +153,10 @@ func testJoinAllFails(t *testing.T, f *fixture) {
 func testJoinFirst(t *testing.T, f *fixture) {
 	parent, ids := f.fork(3, abi.JoinFirst, 2)
 	claims := f.claimSet(ids[0], ids[1])
-	ok(t, f.s.Finish(f.ctx, claims[ids[0]].Lease, store.StatusFailed, nil, boom))
+	ok(t, f.s.Finish(f.ctx, claims[ids[0]].Lease, store.StatusFailed, nil, boom, nil))
 	equal(t, "the step after a failure", f.step(parent.ID, "fan").Status, store.StepWaiting)
 	f.claimSet(ids[2]) // released into branch 0's slot
-	ok(t, f.s.Finish(f.ctx, claims[ids[1]].Lease, store.StatusCompleted, json.RawMessage(`{"sq":1}`), nil))
+	ok(t, f.s.Finish(f.ctx, claims[ids[1]].Lease, store.StatusCompleted, json.RawMessage(`{"sq":1}`), nil, nil))
 	r := f.parallelResult(parent.ID)
 	equal(t, "first", r.First, 1)
 	equal(t, "statuses", fmt.Sprint(statuses(r)), "[failed completed cancelled]")
@@ -168,7 +168,7 @@ func testJoinFirst(t *testing.T, f *fixture) {
 func testJoinFirstAllFail(t *testing.T, f *fixture) {
 	parent, ids := f.fork(2, abi.JoinFirst, 2)
 	claims := f.claimSet(ids...)
-	ok(t, f.s.Finish(f.ctx, claims[ids[0]].Lease, store.StatusFailed, nil, boom))
+	ok(t, f.s.Finish(f.ctx, claims[ids[0]].Lease, store.StatusFailed, nil, boom, nil))
 	_, err := f.s.CancelRun(f.ctx, f.tenant, ids[1])
 	ok(t, err)
 	s := f.step(parent.ID, "fan")
@@ -186,10 +186,10 @@ func testJoinAllSettled(t *testing.T, f *fixture) {
 	for i, id := range ids {
 		c := f.claimSet(id)[id] // one at a time: each end releases the next
 		if i == 1 {
-			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, boom))
+			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, boom, nil))
 			continue
 		}
-		ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(fmt.Sprintf(`{"sq":%d}`, i*i)), nil))
+		ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(fmt.Sprintf(`{"sq":%d}`, i*i)), nil, nil))
 	}
 	r := f.parallelResult(parent.ID)
 	equal(t, "first", r.First, 0)

@@ -169,7 +169,7 @@ func testHoldAlways(t *testing.T, f *fixture) {
 func testPauseEnded(t *testing.T, f *fixture) {
 	r := f.run()
 	c := f.claim(r.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, []byte(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, []byte(`1`), nil, nil))
 	_, err := f.s.PauseRun(f.ctx, f.tenant, r.ID)
 	check(t, errors.Is(err, store.ErrConflict), "pause an ended run: %v, want ErrConflict", err)
 	_, err = f.s.UnpauseRun(f.ctx, f.tenant, r.ID, nil)
@@ -271,7 +271,7 @@ func testCreatedPaused(t *testing.T, f *fixture) {
 	equal(t, "its lease", lc.Lease, store.Lease{})
 	sw := f.signalWithStart("k1", "go", `{}`, "")
 	equal(t, "a signal-with-start", sw.Run.Status, store.StatusPaused)
-	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, nil, store.StatusContinued, json.RawMessage(`1`), nil, f.next(prev, `{"n":2}`, 1))
+	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, nil, store.StatusContinued, json.RawMessage(`1`), nil, f.next(prev, `{"n":2}`, 1), nil)
 	ok(t, err)
 	equal(t, "a continue-as-new", next.Status, store.StatusPaused)
 	f.noClaim()

@@ -29,7 +29,7 @@ func testRestartCopies(t *testing.T, f *fixture) {
 	for i, key := range []string{"a", "b", "c"} {
 		ok(t, f.s.CommitStep(f.ctx, c.Lease, f.runStep(r.ID, i, key), longLease))
 	}
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, nil, nil))
 	next, err := f.s.RestartRun(f.ctx, r.ID, 2, restartOf(c.Run, `{"n":2}`))
 	ok(t, err)
 	equal(t, "status", next.Status, store.StatusPending)
@@ -57,7 +57,7 @@ func testRestartRefuses(t *testing.T, f *fixture) {
 	_, err := f.s.RestartRun(f.ctx, live.ID, 0, restartOf(live, `{}`))
 	check(t, errors.Is(err, store.ErrConflict), "a live source: %v, want ErrConflict", err)
 	c := f.claim(live.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, []byte(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, []byte(`1`), nil, nil))
 	_, err = f.s.RestartRun(f.ctx, live.ID, 1, restartOf(live, `{}`))
 	check(t, errors.Is(err, store.ErrConflict), "keeping more entries than the source has: %v, want ErrConflict", err)
 	other := restartOf(live, `{}`)
@@ -100,7 +100,7 @@ func testForkALiveRun(t *testing.T, f *fixture) {
 	ended := f.run()
 	ec := f.claim(ended.ID, longLease)
 	ok(t, f.s.CommitStep(f.ctx, ec.Lease, f.runStep(ended.ID, 0, "a"), longLease))
-	ok(t, f.s.Finish(f.ctx, ec.Lease, store.StatusCompleted, []byte(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, ec.Lease, store.StatusCompleted, []byte(`1`), nil, nil))
 	again, err := f.s.ForkRun(f.ctx, ended.ID, 1, restartOf(ended, `{}`))
 	ok(t, err)
 	equal(t, "a fork of an ended run keeps its entry", len(f.steps(again.ID)), 1)

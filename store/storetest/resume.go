@@ -124,7 +124,7 @@ func testResumeRespectsTheTenantCap(t *testing.T, f *fixture) {
 	_, resumed, err := f.s.ResumeRun(f.ctx, resumeParams(parked.ID, 0))
 	ok(t, err)
 	check(t, !resumed, "a run was resumed past its tenant's cap of 1")
-	ok(t, f.s.Finish(f.ctx, busyClaim.Lease, store.StatusCompleted, json.RawMessage(`null`), nil))
+	ok(t, f.s.Finish(f.ctx, busyClaim.Lease, store.StatusCompleted, json.RawMessage(`null`), nil, nil))
 	_, resumed, err = f.s.ResumeRun(f.ctx, resumeParams(parked.ID, 0))
 	ok(t, err)
 	check(t, resumed, "a run was not resumed with its tenant's slot free")

@@ -35,7 +35,7 @@ func testSweepTakesAllOfARun(t *testing.T, f *fixture) {
 			Host: "api.example.com", Path: "/", Status: 200, At: f.now()}))
 		check(t, !f.sendSignal(c.Run.ID), "a signal to a run that waits for nothing was delivered")
 		ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, store.Step{RunID: c.Run.ID, Key: "s", Kind: store.KindRun, Status: store.StepCompleted,
-			Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, store.StatusCompleted, json.RawMessage(`1`), nil))
+			Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	}
 	f.pass(2 * time.Millisecond) // expiry is "before now": let now move past it
 	n, err = f.s.SweepExpired(f.ctx, 100)

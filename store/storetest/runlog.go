@@ -23,6 +23,7 @@ var runLogTests = []test{
 	{"AppendOnlyAndSweptWithTheRun", testLogAppendOnlyAndSwept},
 	{"OneRowForALeasedOneStepRun", testLogOneRow},
 	{"GuestLogKeptApartBoundedAndSwept", testGuestLog},
+	{"GuestLogKeptWithTheEnd", testGuestLogWithTheEnd},
 }
 
 // LogRows is what a store's test build gives the RunLog tests, to look at its run_log table
@@ -132,7 +133,7 @@ func testLogKinds(t *testing.T, f *fixture) {
 	c = f.claim(r.ID, longLease)
 	_, err = f.s.RequestCancel(f.ctx, f.tenant, r.ID, f.now().Add(time.Minute))
 	ok(t, err)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 
 	log := f.logOf(r.ID)
 	equal(t, "log", kinds(t, log), "created claimed step_retrying suspended claimed step_failed suspended claimed suspended "+
@@ -183,8 +184,7 @@ func testLogLeasedStart(t *testing.T, f *fixture) {
 		store.LeaseTo{Owner: "host-a", LeaseFor: longLease, Reserve: 1})
 	ok(t, err)
 	check(t, created && c.Lease.Epoch == 1, "created %v, lease %+v", created, c.Lease)
-	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, runStep(c.Run.ID, 0, "only", store.StepCompleted, 1, f.now()),
-		store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, runStep(c.Run.ID, 0, "only", store.StepCompleted, 1, f.now()), store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	log := f.logOf(c.Run.ID)
 	equal(t, "log", kinds(t, log), "created ended")
 	equal(t, "created host", log[0].Host, "host-a")
@@ -206,7 +206,7 @@ func testLogLeasedStart(t *testing.T, f *fixture) {
 func testLogEnds(t *testing.T, f *fixture) {
 	failed := f.run()
 	c := f.claim(failed.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "E_BOOM", Message: "boom"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "E_BOOM", Message: "boom"}, nil))
 	log := f.logOf(failed.ID)
 	equal(t, "failed run's log", kinds(t, log), "created claimed ended")
 	d := detail(t, log[2])
@@ -227,7 +227,7 @@ func testLogEnds(t *testing.T, f *fixture) {
 
 	nd := f.run()
 	c = f.claim(nd.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: "E_NONDET", Message: "step order changed"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: "E_NONDET", Message: "step order changed"}, nil))
 	f.putModule(f.tenant, []byte("module-v1-hotfix"), true, wf(wfName, "v1"))
 	log = f.logOf(nd.ID)
 	equal(t, "nondeterministic run's log", kinds(t, log), "created claimed nondeterministic upgraded")
@@ -237,11 +237,11 @@ func testLogEnds(t *testing.T, f *fixture) {
 
 	// Continue-as-new: the old run ends continued, the new one's log starts naming it.
 	c = f.claim(nd.ID, longLease) // the revived run, claimable again, out of the way
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	loop := f.run()
 	c = f.claim(loop.ID, longLease)
-	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, ptr(f.runStep(loop.ID, 0, "tick")), store.StatusContinued, nil, nil,
-		f.next(c.Run, `{"turn":1}`, 1))
+	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, ptr(f.runStep(loop.ID, 0, "tick")), store.StatusContinued, nil, nil, f.next(c.Run, `{"turn":1}`, 1), nil)
+
 	ok(t, err)
 	log = f.logOf(loop.ID)
 	equal(t, "continued run's log", kinds(t, log), "created claimed ended")
@@ -277,7 +277,7 @@ func testLogRestart(t *testing.T, f *fixture) {
 	failed.Error, failed.CompletedAt = &abi.ErrorInfo{Code: "E", Message: "no"}, ptr(f.now())
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, runStep(src.ID, 0, "a", store.StepCompleted, 1, f.now()), longLease))
 	ok(t, f.s.CommitStep(f.ctx, c.Lease, failed, longLease))
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "E", Message: "no"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "E", Message: "no"}, nil))
 	next, err := f.s.RestartRun(f.ctx, src.ID, 2, store.NewRun{TenantID: f.tenant, Workflow: wfName, Version: "v1", Digest: f.digest,
 		Input: json.RawMessage(`{}`), RetentionDays: 7})
 	ok(t, err)
@@ -334,7 +334,7 @@ func testLogAppendOnlyAndSwept(t *testing.T, f *fixture) {
 	ok(t, err)
 	equal(t, "claims", len(claims), 2)
 	for _, c := range claims {
-		ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+		ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	}
 	err = rows.TamperRunLog(f.ctx, gone.ID)
 	check(t, err != nil && strings.Contains(err.Error(), "append-only"), "an UPDATE of run_log: %v, want it refused", err)
@@ -364,8 +364,7 @@ func testLogOneRow(t *testing.T, f *fixture) {
 		store.LeaseTo{Owner: "host-a", LeaseFor: longLease})
 	ok(t, err)
 	check(t, created, "not created")
-	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, runStep(c.Run.ID, 0, "only", store.StepCompleted, 1, f.now()),
-		store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, runStep(c.Run.ID, 0, "only", store.StepCompleted, 1, f.now()), store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	n, err := rows.RunLogRows(f.ctx, c.Run.ID)
 	ok(t, err)
 	equal(t, "run_log rows of a leased 1-step run", n, 1)
@@ -471,7 +470,7 @@ func testGuestLog(t *testing.T, f *fixture) {
 	ok(t, err)
 	equal(t, "claims", len(claims), 2)
 	for _, c := range claims {
-		ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+		ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	}
 	f.pass(2 * time.Millisecond)
 	_, err = f.s.SweepExpired(f.ctx, 100)
@@ -479,4 +478,76 @@ func testGuestLog(t *testing.T, f *fixture) {
 	left, err := rows.RunLogRows(f.ctx, big.ID)
 	ok(t, err)
 	equal(t, "log rows of a swept run", left, 0)
+}
+
+// A run's end keeps the lines its activation's guest logged in the same write, with the
+// guest log's bounds, on every end (Finish, CommitAndFinish, FinishAndContinue); an end the
+// fence refuses keeps none, and an end with no lines keeps nothing.
+func testGuestLogWithTheEnd(t *testing.T, f *fixture) {
+	at := f.now().Truncate(time.Microsecond)
+	line := func(msg string) store.GuestLogLine {
+		return store.GuestLogLine{At: at, Level: "info", Message: msg, Step: "a#1"}
+	}
+	messages := func(runID string) []string {
+		t.Helper()
+		got, err := f.s.ListGuestLog(f.ctx, f.tenant, runID, 0, store.MaxLogPage)
+		ok(t, err)
+		out := []string{}
+		for _, l := range got {
+			out = append(out, l.Message)
+		}
+		return out
+	}
+
+	// CommitAndFinish: after the lines already kept, in order, with their fields.
+	r := f.run()
+	c := f.claim(r.ID, longLease)
+	kept, err := f.s.AppendGuestLog(f.ctx, f.tenant, r.ID, []store.GuestLogLine{line("before")})
+	ok(t, err)
+	equal(t, "kept before the end", kept, 1)
+	// A stale lease's end keeps no line, and changes nothing.
+	stale := c.Lease
+	stale.Epoch--
+	wantErr(t, f.s.CommitAndFinish(f.ctx, stale, f.runStep(r.ID, 0, "a"), store.StatusCompleted, json.RawMessage(`1`), nil,
+		[]store.GuestLogLine{line("stale")}), store.ErrLeaseLost)
+	wantErr(t, f.s.Finish(f.ctx, stale, store.StatusCompleted, json.RawMessage(`1`), nil, []store.GuestLogLine{line("stale")}), store.ErrLeaseLost)
+	equal(t, "lines after stale ends", strings.Join(messages(r.ID), ","), "before")
+	end := []store.GuestLogLine{line("one ünïcode"), {At: at.Add(time.Millisecond), Level: "warn", Message: "two", Stream: "stderr"}}
+	ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, f.runStep(r.ID, 0, "a"), store.StatusCompleted, json.RawMessage(`1`), nil, end))
+	got, err := f.s.ListGuestLog(f.ctx, f.tenant, r.ID, 0, 10)
+	ok(t, err)
+	equal(t, "lines with the end", len(got), 3)
+	for i, l := range got[1:] {
+		check(t, l.At.Equal(end[i].At), "line %d at %v, want %v", i, l.At, end[i].At)
+		l.Seq, l.At = 0, end[i].At
+		equal(t, "line", l, end[i])
+	}
+	run, err := f.s.GetRun(f.ctx, f.tenant, r.ID)
+	ok(t, err)
+	equal(t, "status", run.Status, store.StatusCompleted)
+
+	// Finish with no lines keeps none; Finish with lines past the bound keeps those that fit.
+	r = f.run()
+	c = f.claim(r.ID, longLease)
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Code: "boom", Message: "x"}, nil))
+	equal(t, "lines of an end that logged none", len(messages(r.ID)), 0)
+	r = f.run()
+	c = f.claim(r.ID, longLease)
+	many := make([]store.GuestLogLine, store.MaxGuestLogLines+5)
+	for i := range many {
+		many[i] = line(fmt.Sprintf("line %d", i))
+	}
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, many))
+	all := messages(r.ID)
+	equal(t, "lines kept up to the bound", len(all), store.MaxGuestLogLines)
+	equal(t, "the last kept", all[len(all)-1], fmt.Sprintf("line %d", store.MaxGuestLogLines-1))
+
+	// FinishAndContinue: the ended run keeps them, the new run starts with none.
+	r = f.run()
+	c = f.claim(r.ID, longLease)
+	next, err := f.s.FinishAndContinue(f.ctx, c.Lease, nil, store.StatusContinued, nil, nil, f.next(c.Run, `{}`, 1),
+		[]store.GuestLogLine{line("last words")})
+	ok(t, err)
+	equal(t, "lines of the continued run", strings.Join(messages(r.ID), ","), "last words")
+	equal(t, "lines of the run continuing it", len(messages(next.ID)), 0)
 }

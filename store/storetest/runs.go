@@ -13,6 +13,7 @@ import (
 
 var runTests = []test{
 	{"CreateAndGet", testCreateAndGet},
+	{"TriggeredBy", testTriggeredBy},
 	{"DeadlineIsKept", testDeadlineIsKept},
 	{"Idempotency", testIdempotency},
 	{"ConcurrentIdempotency", testConcurrentIdempotency},
@@ -209,7 +210,7 @@ func testCancel(t *testing.T, f *fixture) {
 	err = f.s.CommitStep(f.ctx, c.Lease, store.Step{RunID: running.ID, Key: "late", Kind: store.KindRun,
 		Status: store.StepCompleted, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease)
 	wantErr(t, err, store.ErrLeaseLost)
-	wantErr(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil), store.ErrLeaseLost)
+	wantErr(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil), store.ErrLeaseLost)
 	equal(t, "journal after a cancelled commit", len(f.steps(running.ID)), 0)
 	r = f.getRun(running.ID)
 	equal(t, "status after a late finish", r.Status, store.StatusCancelled)
@@ -219,7 +220,7 @@ func testCancel(t *testing.T, f *fixture) {
 	// A nondeterministic run is not terminal: it can be cancelled.
 	stuck := f.run()
 	c = f.claim(stuck.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "x"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "x"}, nil))
 	r, err = f.s.CancelRun(f.ctx, f.tenant, stuck.ID)
 	ok(t, err)
 	equal(t, "cancelled nondeterministic run", r.Status, store.StatusCancelled)
@@ -227,7 +228,7 @@ func testCancel(t *testing.T, f *fixture) {
 	// Terminal runs of every kind refuse a cancel.
 	done := f.run()
 	c = f.claim(done.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Message: "boom"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, &abi.ErrorInfo{Message: "boom"}, nil))
 	_, err = f.s.CancelRun(f.ctx, f.tenant, done.ID)
 	wantErr(t, err, store.ErrConflict)
 	equal(t, "a failed run stays failed", f.getRun(done.ID).Status, store.StatusFailed)

@@ -24,11 +24,11 @@ func testRunStatesCounted(t *testing.T, f *fixture) {
 
 	paused := f.run()
 	c = f.claim(paused.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "renamed"}))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "renamed"}, nil))
 
 	done := f.run()
 	c = f.claim(done.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nil, nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, nil, nil, nil))
 
 	running := f.run()
 	f.claim(running.ID, longLease)

@@ -60,7 +60,7 @@ func testSignalWithStartSignalsTheOpenRun(t *testing.T, f *fixture) {
 func testSignalWithStartAfterTheRunEnded(t *testing.T, f *fixture) {
 	old := f.runOf(f.tenant, wfName, "v1", f.digest, "order-3")
 	c := f.claim(old.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`"done"`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`"done"`), nil, nil))
 	res := f.signalWithStart("order-3", "paid", `{"amount":5}`, "")
 	check(t, res.Created && res.Run.ID != old.ID, "no new run for an ended one: %+v", res)
 	equal(t, "the new run's key", res.Run.IdempotencyKey, "order-3")

@@ -213,7 +213,7 @@ func testSnapshotStaleLeaseWritesNothing(t *testing.T, f *fixture) {
 	equal(t, "journal claimed", len(rc.Journal), 1)
 
 	// A lease on an ended run fences them too, and an unknown run's.
-	ok(t, f.s.Finish(f.ctx, rc.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, rc.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	wantErr(t, f.s.SaveSnapshot(f.ctx, rc.Lease, nil, snapshot(r.ID, 1, "s0", []byte("late")), longLease), store.ErrLeaseLost)
 	_, _, err = f.s.JournalPage(f.ctx, rc.Lease, 0, 1)
 	wantErr(t, err, store.ErrLeaseLost)
@@ -227,13 +227,13 @@ func testSnapshotStaleLeaseWritesNothing(t *testing.T, f *fixture) {
 func testSnapshotEndsDeleteIt(t *testing.T, f *fixture) {
 	ends := map[string]func(c store.Claim){
 		"Finish": func(c store.Claim) {
-			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 		},
 		"Finish nondeterministic": func(c store.Claim) {
-			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "x"}))
+			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "x"}, nil))
 		},
 		"CommitAndFinish": func(c store.Claim) {
-			ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, f.runStep(c.Run.ID, 2, "s2"), store.StatusFailed, nil, &abi.ErrorInfo{Message: "no"}))
+			ok(t, f.s.CommitAndFinish(f.ctx, c.Lease, f.runStep(c.Run.ID, 2, "s2"), store.StatusFailed, nil, &abi.ErrorInfo{Message: "no"}, nil))
 		},
 		"CancelRun": func(c store.Claim) {
 			_, err := f.s.CancelRun(f.ctx, f.tenant, c.Run.ID)

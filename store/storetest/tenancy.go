@@ -41,7 +41,9 @@ func testTenantsAndTokens(t *testing.T, f *fixture) {
 
 	got, err := f.s.Authenticate(f.ctx, hash(id+"-secret"))
 	ok(t, err)
-	equal(t, "authenticated tenant", got, id)
+	equal(t, "authenticated tenant", got.TenantID, id)
+	equal(t, "authenticated token", got.ID, "tok-"+id)
+	equal(t, "authenticated token's name", got.Name, "first")
 	_, err = f.s.Authenticate(f.ctx, hash("nobody"))
 	isErr(t, "unknown token", err, store.ErrNotFound)
 
@@ -99,7 +101,7 @@ func testTokensAreScopedToTheirTenant(t *testing.T, f *fixture) {
 	isErr(t, "revoking another tenant's token", err, store.ErrNotFound)
 	got, err := f.s.Authenticate(f.ctx, hash(a))
 	ok(t, err)
-	equal(t, "a's token still works", got, a)
+	equal(t, "a's token still works", got.TenantID, a)
 	tokens, err := f.s.ListTokens(f.ctx, b)
 	ok(t, err)
 	equal(t, "b sees only its token", len(tokens), 1)
@@ -137,7 +139,7 @@ func testClaimsRespectTenantConcurrency(t *testing.T, f *fixture) {
 	var relCapped, relOwn bool
 	for _, c := range first {
 		if c.Run.TenantID == capped && !relCapped {
-			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 			relCapped = true
 		}
 		if c.Run.TenantID == f.tenant && !relOwn {
@@ -176,11 +178,11 @@ func testSweepDeletesOnlyExpiredTerminalRuns(t *testing.T, f *fixture) {
 		case expiredDone.ID, kept.ID:
 			ok(t, f.s.CommitStep(f.ctx, c.Lease, store.Step{RunID: c.Run.ID, Key: "s", Kind: store.KindRun, Status: store.StepCompleted,
 				Output: json.RawMessage(`1`), Attempt: 1, StartedAt: f.now(), CompletedAt: ptr(f.now())}, longLease))
-			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 		case expiredFailed.ID:
-			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, errInfo("boom")))
+			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusFailed, nil, errInfo("boom"), nil))
 		case nondet.ID:
-			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, errInfo("replay diverged")))
+			ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, errInfo("replay diverged"), nil))
 		}
 	}
 	_, err = f.s.CancelRun(f.ctx, f.tenant, expiredCancelled.ID)

@@ -29,11 +29,11 @@ func (f *fixture) openRuns() openRuns {
 	var o openRuns
 	o.completed = f.run()
 	c := f.claim(o.completed.ID, longLease)
-	ok(f.t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(f.t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 
 	o.stuck = f.run()
 	c = f.claim(o.stuck.ID, longLease)
-	ok(f.t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "step 0 differs"}))
+	ok(f.t, f.s.Finish(f.ctx, c.Lease, store.StatusNondeterministic, nil, &abi.ErrorInfo{Code: abi.CodeNondeterministic, Message: "step 0 differs"}, nil))
 
 	o.sleeping = f.run()
 	c = f.claim(o.sleeping.ID, longLease)

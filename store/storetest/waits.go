@@ -359,7 +359,7 @@ func testSignalIDDeliversOnce(t *testing.T, f *fixture) {
 	check(t, got != nil, "the event sent after the repeats was lost")
 	equalJSON(t, "the third wait's output", got.Output, `8`)
 
-	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, c.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	equal(t, "a repeat after the run ended", sendWithID(t, f, r.ID, "e", `1`, "sig-1"), store.SignalResult{Delivered: true, Duplicate: true})
 	_, err := f.s.Signal(f.ctx, store.SignalParams{TenantID: f.tenant, RunID: r.ID, Event: "e", SignalID: "sig-2", MaxBuffered: 100})
 	wantErr(t, err, store.ErrConflict)

@@ -87,7 +87,7 @@ func testWindowSizes(t *testing.T, f *fixture) {
 		ok(t, f.s.Release(f.ctx, c.Lease))
 	}
 	done := f.claim(r.ID, longLease)
-	ok(t, f.s.Finish(f.ctx, done.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, done.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	// A window on a first activation: no journal, nothing more.
 	n := f.run()
 	c := f.claimWindow(n.ID, 2)
@@ -228,7 +228,7 @@ func testWindowPageUnderAStaleLease(t *testing.T, f *fixture) {
 	equal(t, "current lease: entries", len(page), 2)
 	equal(t, "current lease: more", more, false)
 	// A lease on an ended run, and on an unknown run.
-	ok(t, f.s.Finish(f.ctx, cur.Lease, store.StatusCompleted, json.RawMessage(`1`), nil))
+	ok(t, f.s.Finish(f.ctx, cur.Lease, store.StatusCompleted, json.RawMessage(`1`), nil, nil))
 	_, _, err = f.s.JournalPage(f.ctx, cur.Lease, 0, 2)
 	wantErr(t, err, store.ErrLeaseLost)
 	unknown := store.Lease{RunID: "00000000-0000-4000-8000-000000000000", Epoch: 1}

@@ -94,6 +94,8 @@ test('start a run from the console and watch it complete on the timeline', async
   await page.waitForFunction(() => document.querySelectorAll('ol.steps > li').length === 5);
   assert.deepEqual(await steps.locator('.key').allTextContents(), ['s', 'pause', 's#1', 'pause#1', 's#2']);
   assert.match(await page.getByRole('figure', { name: 'Output' }).textContent(), /"sum": 3/);
+  // The console's start is a client's (its triggeredBy).
+  assert.match(await page.locator('dl.facts').first().locator('div', { hasText: 'Triggered by' }).textContent(), /Triggered bya client/);
 
   // A step opens to its output, formatted.
   await steps.first().locator('summary').click();
@@ -140,7 +142,13 @@ test('the lifecycle log panel shows what happened to the run, and grows while it
   assert.equal(kinds[0], 'created');
   assert.equal(kinds[kinds.length - 1], 'ended');
   for (const k of ['step_retrying', 'suspended', 'event_delivered', 'woken']) assert.ok(kinds.includes(k), `no ${k} in ${kinds}`);
-  assert.equal(new Set(await log.locator('tbody tr td:first-child').allTextContents()).size > 1, true, 'entries have their times');
+  // Each entry carries its own time. The exact times (the datetime attribute) are compared, not
+  // the shown text: a run that is created, signalled and ended within one second shows one
+  // second on every row.
+  const times = await log.locator('tbody tr td:first-child time').evaluateAll((els) => els.map((e) => e.getAttribute('datetime')));
+  assert.equal(times.length, kinds.length, `every entry has its time: ${times}`);
+  assert.ok(times.every((t) => !Number.isNaN(Date.parse(t))), `times that do not parse: ${times}`);
+  assert.ok(new Set(times).size > 1, `the entries have their own times, not one repeated: ${times}`);
 });
 
 test('a failed run shows its attempts and the error that ended it', async () => {
@@ -556,6 +564,9 @@ test('a child run links to its parent, and the parent\'s child step to the child
   await link.click();
   await page.waitForURL(new RegExp(`#/runs/child/${child.id}$`));
   await runStatus().filter({ hasText: 'completed' }).waitFor();
+  const trigger = page.locator('dl.facts').first().locator('div', { hasText: 'Triggered by' });
+  assert.match(await trigger.textContent(), new RegExp(`a child step of ${parent.id} at step square`));
+  assert.equal(await trigger.getByRole('link').textContent(), parent.id);
   const fact = page.locator('dl.facts').first().locator('div', { hasText: 'Parent' });
   assert.match(await fact.textContent(), /at step square/);
   await fact.getByRole('link').click();

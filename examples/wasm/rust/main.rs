@@ -3,12 +3,14 @@
 //! transcripts of both. onboarding (steps, a sleep, retries, a wait for an event with a match and
 //! a timeout), order-saga (compensation), poll (a repeated step name), relay (an event sent from a step), steps (N steps, for
 //! crash tests and benchmarks), ticker (a loop by continue-as-new), timeouts (attempts the host stops at their timeout),
-//! charge-or-pause (a step that pauses its run when its attempts run out), parent and child (child workflows)
-//! and parallel (a fan-out of branches joined as one step).
+//! charge-or-pause (a step that pauses its run when its attempts run out), parent and child (child workflows),
+//! parallel (a fan-out of branches joined as one step) and digest (flow control and completion
+//! hooks in its declaration).
 //!
 //! Build: testdata/build-rust.sh (builds guest-sdk/rust as an rlib and links it with --extern).
 
 mod children;
+mod digest;
 mod onboarding;
 mod parallel;
 mod pausing;
@@ -32,5 +34,6 @@ wfhost::workflows![
     pausing::workflow(),
     children::child_workflow(),
     children::parent_workflow(),
-    parallel::workflow()
+    parallel::workflow(),
+    digest::workflow()
 ];

@@ -25,10 +25,12 @@ export {
   WaitResult,
   WorkflowFn,
   WorkflowOptions,
+  checkWorkflow,
   register,
   log,
   warn,
 } from "./wf";
+export { Concurrency, Debounce, Flow, Hook, HookStart, Rate, RunEnd } from "./flow";
 export { BranchResult, BranchStatus, Join, ParallelResult } from "./parallel";
 export { nowMs, random, randomBytes } from "./clock";
 export { EventResult, HttpRequest, HttpResponse, HttpResult, SecretResult, base64Encode, base64Decode } from "./capabilities";

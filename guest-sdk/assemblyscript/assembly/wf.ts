@@ -9,6 +9,7 @@ import { enterStep, leaveStep } from "./state";
 import { takeReply } from "./reply";
 import { EventResult, eventSend, HttpRequest, HttpResult, httpRequest, SecretResult, secretGet } from "./capabilities";
 import { branchIndex, parallelRequest } from "./parallel";
+import { checkName, Flow, Hook, MAX_HOOKS } from "./flow";
 
 /** Backoff names how the delay between a step's attempts grows. */
 export namespace Backoff {
@@ -97,6 +98,10 @@ export class WorkflowOptions {
   retry: RetryPolicy | null = null;
   /** triggers are event names whose broadcast starts a run with the event's payload as input. */
   triggers: string[] = [];
+  /** flow is the workflow's flow control (concurrency, rate, debounce per key, priority); null: none. */
+  flow: Flow | null = null;
+  /** onEnd are the workflow's completion hooks (at most 16): what starts, or which webhook is called, when a run ends. */
+  onEnd: Hook[] = [];
 }
 
 /**
@@ -148,22 +153,51 @@ class Registered {
 const workflows = new Array<Registered>();
 
 /**
- * register adds a workflow to the module; call it at the top level of the entry file. A name of
- * 1 to 200 bytes without '#' and a non-empty version are required; anything else aborts the
- * module's initialisation, so the upload fails with the reason.
+ * register adds a workflow to the module; call it at the top level of the entry file. A
+ * declaration the host would refuse at upload (checkWorkflow), or a name registered twice,
+ * aborts the module's initialisation, so the upload fails with the reason.
  */
 export function register(name: string, version: string, run: WorkflowFn, opts: WorkflowOptions | null = null): void {
-  const n = String.UTF8.byteLength(name);
-  if (n == 0 || n > 200 || name.includes("#")) {
-    throw new Error("wfhost: workflow name " + quote(name) + " must be 1 to 200 bytes without '#'");
-  }
-  if (version.length == 0 || String.UTF8.byteLength(version) > 200) {
-    throw new Error("wfhost: workflow " + name + " needs a version of 1 to 200 bytes");
-  }
+  const fault = checkWorkflow(name, version, opts);
+  if (fault.length > 0) throw new Error("wfhost: " + fault);
   for (let i = 0; i < workflows.length; i++) {
     if (workflows[i].name == name) throw new Error("wfhost: workflow " + name + " is registered twice");
   }
   workflows.push(new Registered(name, version, run, opts));
+}
+
+/**
+ * checkWorkflow applies the host's rules for a description (abi/ABI.md §7) to a workflow's
+ * declaration: its name and version, its triggers' names, its flow and its hooks. It returns
+ * the fault, worded as the host's, or "" for none. register calls it; a test may too. (A retry
+ * policy's bounds, and what Go's URL parser refuses in a webhook, are the host's alone.)
+ */
+export function checkWorkflow(name: string, version: string, opts: WorkflowOptions | null): string {
+  let e = checkName("workflow", name);
+  if (e.length > 0) return e;
+  const within = "workflow " + quote(name) + ": ";
+  if (version.length == 0) return within + "version is empty";
+  const n = String.UTF8.byteLength(version);
+  if (n > 200) return within + "not storable: version is " + n.toString() + " bytes, the limit is 200";
+  if (version.includes("\0")) return within + "not storable: version contains a NUL character";
+  if (opts == null) return "";
+  for (let i = 0; i < opts.triggers.length; i++) {
+    e = checkName("trigger event", opts.triggers[i]);
+    if (e.length > 0) return within + e;
+  }
+  const f = opts.flow;
+  if (f != null) {
+    e = f.check();
+    if (e.length > 0) return within + e;
+  }
+  if (opts.onEnd.length > MAX_HOOKS) {
+    return within + "onEnd has " + opts.onEnd.length.toString() + " hooks, the limit is " + MAX_HOOKS.toString();
+  }
+  for (let i = 0; i < opts.onEnd.length; i++) {
+    e = opts.onEnd[i].check();
+    if (e.length > 0) return within + "onEnd[" + i.toString() + "]: " + e;
+  }
+  return "";
 }
 
 /** describeJSON is the module's Description (abi/ABI.md §7). */
@@ -181,6 +215,13 @@ export function describeJSON(): string {
         const t = Value.array();
         for (let k = 0; k < o.triggers.length; k++) t.push(Value.string(o.triggers[k]));
         d.set("triggers", t);
+      }
+      const f = o.flow;
+      if (f != null) d.set("flow", f.toJSON());
+      if (o.onEnd.length > 0) {
+        const h = Value.array();
+        for (let k = 0; k < o.onEnd.length; k++) h.push(o.onEnd[k].toJSON());
+        d.set("onEnd", h);
       }
     }
     list.push(d);

@@ -12,6 +12,7 @@
 mod capabilities;
 mod children;
 mod error;
+mod flow;
 mod host;
 pub mod json;
 mod parallel;
@@ -22,6 +23,7 @@ use std::time::Duration;
 pub use capabilities::{HttpRequest, HttpResponse};
 pub use children::ChildOptions;
 pub use error::{Error, StepError};
+pub use flow::{Concurrency, Debounce, Flow, Hook, HookTarget, Rate, RunEnd};
 pub use json::{FromJson, Map, RawJson, ToJson, Value};
 pub use parallel::{Branch, BranchStatus, Join, ParallelOptions, ParallelResult};
 
@@ -198,6 +200,8 @@ pub struct Workflow {
     retention_days: u32,
     retry: Option<RetryPolicy>,
     triggers: Vec<String>,
+    flow: Option<Flow>,
+    on_end: Vec<Hook>,
     run: RunFn,
 }
 
@@ -216,6 +220,8 @@ impl Workflow {
             retention_days: 0,
             retry: None,
             triggers: Vec::new(),
+            flow: None,
+            on_end: Vec::new(),
             run: Box::new(move |ctx, raw| {
                 let raw = if raw.is_empty() { &b"null"[..] } else { raw };
                 let input = I::from_json_text(raw).map_err(|e| {
@@ -248,6 +254,40 @@ impl Workflow {
         self
     }
 
+    /// flow sets the workflow's flow control: concurrency, rate and debounce per key, and the
+    /// default priority of its runs (abi/ABI.md §7).
+    pub fn flow(mut self, flow: Flow) -> Workflow {
+        self.flow = Some(flow);
+        self
+    }
+
+    /// on_end adds a completion hook (at most 16): a workflow to start, or a webhook to call,
+    /// when one of the workflow's runs ends with a status the hook names.
+    pub fn on_end(mut self, hook: Hook) -> Workflow {
+        self.on_end.push(hook);
+        self
+    }
+
+    /// check applies the host's rules for a description (abi/ABI.md §7) to this workflow: its
+    /// name and version, its triggers' names, its flow and its hooks. The host refuses an
+    /// upload that breaks them; a native `#[test]` that calls check finds out first, and
+    /// `wfhost_describe` traps with the reason. (A retry policy's bounds are the host's alone.)
+    pub fn check(&self) -> Result<(), String> {
+        flow::check_name("workflow", &self.name)?;
+        let within = |e: String| format!("workflow {:?}: {}", self.name, e);
+        if self.version.is_empty() {
+            return Err(within("version is empty".to_string()));
+        }
+        flow::check_text("version", &self.version, 200).map_err(within)?;
+        for t in &self.triggers {
+            flow::check_name("trigger event", t).map_err(within)?;
+        }
+        if let Some(f) = &self.flow {
+            f.check().map_err(within)?;
+        }
+        flow::check_hooks(&self.on_end).map_err(within)
+    }
+
     fn decl(&self) -> Value {
         let mut m = Map::new();
         m.insert("name".into(), self.name.to_json());
@@ -260,6 +300,12 @@ impl Workflow {
         }
         if !self.triggers.is_empty() {
             m.insert("triggers".into(), self.triggers.to_json());
+        }
+        if let Some(f) = &self.flow {
+            m.insert("flow".into(), f.to_json());
+        }
+        if !self.on_end.is_empty() {
+            m.insert("onEnd".into(), self.on_end.to_json());
         }
         Value::Object(m)
     }
@@ -650,7 +696,14 @@ pub mod __export {
     }
 
     pub fn describe(workflows: fn() -> Vec<Workflow>) -> u64 {
-        let decls: Vec<Value> = workflows().iter().map(Workflow::decl).collect();
+        let all = workflows();
+        if let Err(e) = check_all(&all) {
+            // The host refuses such a description anyway; trapping here puts the SDK's reason
+            // on stderr, which the host quotes in the upload's error.
+            host::stderr(&format!("wfhost: {}\n", e));
+            std::process::abort();
+        }
+        let decls: Vec<Value> = all.iter().map(Workflow::decl).collect();
         // features: this SDK hands a cancellation to the workflow (abi/ABI.md §4.15) and
         // answers queries (§4.17).
         let text = object! { "workflows" => decls, "features" => vec!["cancel".to_string(), "query".to_string()] }
@@ -661,6 +714,20 @@ pub mod __export {
             let d = d.borrow();
             (d.as_ptr() as usize as u64) << 32 | d.len() as u64
         })
+    }
+
+    /// check_all is Workflow::check of each workflow, and each (name, version) declared once.
+    pub fn check_all(all: &[Workflow]) -> Result<(), String> {
+        for (i, w) in all.iter().enumerate() {
+            w.check()?;
+            if all[..i].iter().any(|o| o.name == w.name && o.version == w.version) {
+                return Err(format!(
+                    "workflow {:?} version {:?} is declared twice",
+                    w.name, w.version
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// take_buffer removes and returns the first `len` bytes of the buffer alloc returned at `ptr`.
@@ -751,5 +818,62 @@ mod retry_tests {
             r#"{"attempts":2,"baseMs":250,"onExhausted":"pause"}"#
         );
         assert_eq!(RetryPolicy::new().to_json().to_json_string(), "{}");
+    }
+}
+
+#[cfg(test)]
+mod describe_tests {
+    use super::*;
+
+    fn body(_: &Context, _: Value) -> Result<Value, Error> {
+        Ok(Value::Null)
+    }
+
+    // The declaration the host reads: flow and onEnd beside the other fields, left out when
+    // the workflow has none.
+    #[test]
+    fn decl_carries_flow_and_on_end() {
+        let w = Workflow::new("digest", "1", body)
+            .flow(Flow::new().concurrency("$.customerId", 1).priority(-30))
+            .on_end(Hook::start(&[RunEnd::Completed], "steps").version("1"))
+            .on_end(Hook::webhook(&[RunEnd::Failed, RunEnd::Cancelled], "https://ops.example.com/x"));
+        assert_eq!(w.check(), Ok(()));
+        assert_eq!(
+            w.decl().to_json_string(),
+            r#"{"flow":{"concurrency":{"key":"$.customerId","limit":1},"priority":-30},"name":"digest","onEnd":[{"start":{"version":"1","workflow":"steps"},"when":["completed"]},{"webhook":"https://ops.example.com/x","when":["failed","cancelled"]}],"version":"1"}"#
+        );
+        assert_eq!(
+            Workflow::new("plain", "1", body).decl().to_json_string(),
+            r#"{"name":"plain","version":"1"}"#
+        );
+    }
+
+    // A declaration the host would refuse is refused by check, naming the workflow and the fault.
+    #[test]
+    fn check_refuses_what_the_host_refuses() {
+        let cases = vec![
+            (Workflow::new("", "1", body), "workflow name is empty".to_string()),
+            (Workflow::new("a/b", "1", body), r#"workflow name "a/b" contains "/""#.to_string()),
+            (Workflow::new("w", "", body), r#"workflow "w": version is empty"#.to_string()),
+            (Workflow::new("w", "1\0", body), r#"workflow "w": not storable: version contains a NUL character"#.to_string()),
+            (Workflow::new("w", "1", body).trigger("a#b"), r##"workflow "w": trigger event name "a#b" contains "#", which marks repeated steps"##.to_string()),
+            (
+                Workflow::new("w", "1", body).flow(Flow::new().rate("$.k", 5, Duration::from_secs(8 * 24 * 3600))),
+                r#"workflow "w": flow.rate.periodMs 691200000 out of range 1..604800000"#.to_string(),
+            ),
+            (
+                Workflow::new("w", "1", body).on_end(Hook::webhook(&[RunEnd::Failed], "gopher://x")),
+                r#"workflow "w": onEnd[0]: webhook URL "gopher://x": the scheme must be http or https"#.to_string(),
+            ),
+        ];
+        for (w, want) in cases {
+            assert_eq!(w.check(), Err(want));
+        }
+        let twice = vec![Workflow::new("w", "1", body), Workflow::new("w", "2", body), Workflow::new("w", "1", body)];
+        assert_eq!(
+            __export::check_all(&twice),
+            Err(r#"workflow "w" version "1" is declared twice"#.to_string())
+        );
+        assert_eq!(__export::check_all(&twice[..2]), Ok(()));
     }
 }

@@ -1,6 +1,7 @@
 -- suspend.sql for a suspension that journaled a step (a sleep, a retry, a wait reached): journal
 -- progress, so the run's fault count starts again. ?1 run, ?2 epoch, ?3 available at, ?4 now.
-UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, available_at = ?3, updated_at = ?4,
+UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, available_at = CASE WHEN cancel_requested_at IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM steps c WHERE c.run_id = runs.id AND c.status = 'cancelled') THEN ?4 ELSE ?3 END, updated_at = ?4,
     faults = 0, last_fault = NULL
 WHERE id = ?1 AND lease_epoch = ?2 AND status = 'running'
 RETURNING tenant_id

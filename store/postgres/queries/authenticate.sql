@@ -1,1 +1,1 @@
-SELECT tenant_id FROM tokens WHERE hash = $1 AND revoked_at IS NULL
+SELECT id, tenant_id, name FROM tokens WHERE hash = $1 AND revoked_at IS NULL

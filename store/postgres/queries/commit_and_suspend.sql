@@ -4,7 +4,8 @@
 -- $1 run, $2 lease epoch, $3 wake time (null: only an event wakes it).
 WITH fence AS (
     UPDATE runs
-    SET lease_owner = NULL, lease_expires_at = NULL, available_at = $3, updated_at = now(),
+    SET lease_owner = NULL, lease_expires_at = NULL, available_at = CASE WHEN cancel_requested_at IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM steps c WHERE c.run_id = runs.id AND c.status = 'cancelled') THEN now() ELSE $3 END, updated_at = now(),
         faults = 0, last_fault = NULL
     WHERE id = $1 AND lease_epoch = $2 AND status = 'running'
     RETURNING id, tenant_id

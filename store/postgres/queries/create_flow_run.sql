@@ -1,17 +1,19 @@
 -- Inserts a pending run under flow control with its run_flow row, available at $9, or held
--- (no available_at) when $10, and wakes the hosts when it is not held. A run of a paused
--- workflow or version is inserted paused, as create_run.sql does (021_pause.sql says why
--- reading workflow_pauses here cannot miss a pause); a held one keeps no available_at either
--- way. No row: the idempotency key is already used.
+-- (no available_at) when $10, and wakes the hosts when it is not held. It passes the gate
+-- create_run.sql reads (026_run_gate.sql): a run of a paused workflow or version is inserted
+-- paused (021_pause.sql says why reading the pause here cannot miss it), a held one keeping no
+-- available_at either way, and hooked when a hook names it. No row: the idempotency key is
+-- already used.
 -- $1 tenant, $2 workflow, $3 version, $4 digest, $5 input, $6 idempotency key, $7 retention
 -- days, $8 wake channel, $9 available at, $10 held, $11 deadline, $12 retry, $13 attempt,
 -- $14 concurrency key or null, $15 flow, $16 priority, $17 rate key or null, $18 rate slot,
--- $19 debounce key or null.
+-- $19 debounce key or null, $20 trigger or null.
 WITH ins AS (
-    INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days, available_at, deadline, retry, attempt, flow_key, paused_at)
+    INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days, available_at, deadline, retry, attempt, flow_key, paused_at, hooked, trigger)
     SELECT $1, $2, $3, $4, CASE WHEN paused THEN 'paused' ELSE 'pending' END, $5, nullif($6, ''), $7, CASE WHEN $10 THEN NULL ELSE $9::timestamptz END,
-            $11, $12, greatest($13::integer, 1), $14, CASE WHEN paused THEN now() END
-    FROM (SELECT EXISTS (SELECT 1 FROM workflow_pauses p WHERE p.tenant_id = $1 AND p.workflow = $2 AND p.version IN ('', $3)) AS paused) AS pause
+            $11, $12, greatest($13::integer, 1), $14, CASE WHEN paused THEN now() END, hooked, $20::jsonb
+    FROM (SELECT coalesce(w.paused, false) AS paused, coalesce(w.hooked, false) AS hooked
+          FROM (SELECT 1) AS one LEFT JOIN workflows w ON w.tenant_id = $1 AND w.name = $2 AND w.version = $3) AS gate
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING *
 ), flow AS (

@@ -10,14 +10,14 @@
 -- $1 tenant, $2 workflow, $3 version ('' for the latest), $4 input, $5 idempotency key,
 -- $6 requested retention days, $7 default retention days, $8 retention ceiling, $9 owner,
 -- $10 tenant cap, $11 host reserve, $12 lease ms, $13 wake channel, $14 deadline or null, $15 retry policy or null, $16 attempt,
--- $17 priority in seconds (a pending run is available that much earlier).
--- A run of a paused workflow or version is inserted paused, not leased, and wakes nobody
--- (021_pause.sql says why reading workflow_pauses here cannot miss a pause).
+-- $17 priority in seconds (a pending run is available that much earlier), $18 trigger or null.
+-- The gate (026_run_gate.sql) is the workflow row this statement resolves: a run of a paused
+-- workflow or version is inserted paused, not leased, and wakes nobody (021_pause.sql says why
+-- reading the pause here cannot miss it); a run a hook names is inserted hooked.
 -- A workflow with flow control inserts nothing here (no row): its starts take CreateLeasedRun's
 -- flow path (flow.go), so a start without flow control pays only the read of a null column.
 WITH wf AS (
-    SELECT name, version, digest, retention_days, flow,
-        EXISTS (SELECT 1 FROM workflow_pauses p WHERE p.tenant_id = $1 AND p.workflow = w.name AND p.version IN ('', w.version)) AS paused
+    SELECT name, version, digest, retention_days, flow, paused, hooked
     FROM workflows w
     WHERE tenant_id = $1 AND name = $2 AND ($3 = '' OR version = $3)
     ORDER BY bound_seq DESC
@@ -31,7 +31,7 @@ WITH wf AS (
 ), ins AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, idempotency_key, retention_days,
                       available_at, lease_owner, lease_epoch, lease_expires_at, started_at, activations, deadline, retry, attempt,
-                      paused_at, created_by)
+                      paused_at, created_by, hooked, trigger)
     SELECT $1, wf.name, wf.version, wf.digest,
         CASE WHEN leased THEN 'running' WHEN paused THEN 'paused' ELSE 'pending' END, $4, nullif($5, ''),
         least(coalesce(nullif($6::integer, 0), nullif(wf.retention_days, 0), $7::integer),
@@ -43,7 +43,7 @@ WITH wf AS (
         CASE WHEN leased THEN now() END,
         CASE WHEN leased THEN 1 ELSE 0 END,
         $14::timestamptz, $15::jsonb, greatest($16::integer, 1), CASE WHEN paused THEN now() END,
-        CASE WHEN leased THEN $9 END
+        CASE WHEN leased THEN $9 END, wf.hooked, $18::jsonb
     FROM lease AS wf
     WHERE wf.flow IS NULL
     ON CONFLICT (tenant_id, workflow, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING

@@ -1,5 +1,6 @@
 -- Creates the run that restarts an ended one (RestartRun) or forks one (ForkRun, $12: a live
--- source too), pending and claimable now (paused when its workflow or version is: 021_pause.sql), with the source's ended journal entries before $10
+-- source too), pending and claimable now, past the gate create_run.sql reads (026_run_gate.sql:
+-- paused when its workflow or version is, hooked when a hook names it), with the source's ended journal entries before $10
 -- copied, and wakes the hosts. No row: the source is not the tenant's, or is live and $12 is
 -- false. The last column counts the entries copied: fewer than $10 when the source has fewer,
 -- or one of them has not ended.
@@ -10,10 +11,11 @@ WITH source AS (
     WHERE tenant_id = $1 AND id = $2 AND ($12 OR status IN ('completed', 'failed', 'cancelled', 'continued'))
 ), ins AS (
     INSERT INTO runs (tenant_id, workflow, version, digest, status, input, retention_days, available_at,
-                      deadline, retry, attempt, restarted_from, paused_at)
+                      deadline, retry, attempt, restarted_from, paused_at, hooked)
     SELECT $1, $3, $4, $5, CASE WHEN paused THEN 'paused' ELSE 'pending' END, $6, $7, now(), $8, $9, 1, source.id,
-        CASE WHEN paused THEN now() END
-    FROM source, (SELECT EXISTS (SELECT 1 FROM workflow_pauses p WHERE p.tenant_id = $1 AND p.workflow = $3 AND p.version IN ('', $4)) AS paused) AS pause
+        CASE WHEN paused THEN now() END, hooked
+    FROM source, (SELECT coalesce(w.paused, false) AS paused, coalesce(w.hooked, false) AS hooked
+                  FROM (SELECT 1) AS one LEFT JOIN workflows w ON w.tenant_id = $1 AND w.name = $3 AND w.version = $4) AS gate
     RETURNING *
 ), copied AS (
     INSERT INTO steps (run_id, tenant_id, seq, key, kind, status, output, error, attempt, wake_at, event, match, event_id, started_at, completed_at)

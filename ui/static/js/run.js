@@ -167,6 +167,7 @@ function renderHeader(el, run, steps, base, reload) {
     fact('Activations', String(run.activations)),
     run.lease ? fact('Held by', h('code', { class: 'mono', text: run.lease.owner }),
       h('span', { class: 'muted' }, ' until ', when(run.lease.expiresAt))) : null,
+    run.triggeredBy ? fact('Triggered by', ...triggerFacts(run)) : null,
     run.attempt > 1 ? fact('Attempt', String(run.attempt)) : null,
     run.continuedFrom ? fact(run.attempt > 1 ? 'Retry of' : 'Continues', runLink(run.workflow, run.continuedFrom)) : null,
     run.continuedAs ? fact(run.status === 'failed' ? 'Retried as' : 'Continued as', runLink(run.workflow, run.continuedAs)) : null,
@@ -265,6 +266,31 @@ function renderHeader(el, run, steps, base, reload) {
       h('h1', { id: 'run-title' }, h('span', { class: 'muted', text: `${run.workflow} · ` }), h('span', { class: 'mono', text: run.id })),
       h('div', { class: 'actions', role: 'group', 'aria-label': 'Run actions' }, signalBtn, pauseBtn, resumeBtn, cancelBtn, terminateBtn)),
     dl);
+}
+
+// triggerFacts says what started run (its triggeredBy), as text and links, never markup. A run
+// of another workflow links only when the run view names that workflow (a parent does; a hook's
+// ended run does not, and shows as its id).
+function triggerFacts(run) {
+  const t = run.triggeredBy;
+  const muted = (text) => h('span', { class: 'muted', text });
+  const code = (text) => h('code', { class: 'mono', text });
+  switch (t.kind) {
+    case 'api': return ['a client',
+      ...(t.tokenId ? [muted(' with token '), code(t.tokenId)] : []),
+      ...(t.host ? [muted(' (created on host '), code(t.host), muted(')')] : [])];
+    case 'schedule': return ['schedule ', code(t.scheduleId), muted(' for its fire time '), when(t.fireAt)];
+    case 'event': return ['event ', code(t.event), ...(t.eventId ? [muted(' id '), code(t.eventId)] : [])];
+    case 'signalWithStart': return ['signal-with-start of ', code(t.event)];
+    case 'parent':
+    case 'branch': return [t.kind === 'branch' ? 'a branch of ' : 'a child step of ',
+      run.parentWorkflow ? runLink(run.parentWorkflow, t.runId) : code(t.runId), muted(' at step '), code(t.key)];
+    case 'hook': return ['hook ', code(t.hookId), muted(' when run '), code(t.runId), muted(' ended')];
+    case 'retry': return ['its retry policy, after ', runLink(run.workflow, t.runId)];
+    case 'continueAsNew': return ['its predecessor continuing as new: ', runLink(run.workflow, t.runId)];
+    case 'restart': return ['a restart of ', runLink(run.workflow, t.runId)];
+    default: return [String(t.kind)];
+  }
 }
 
 // runLink links to a run of the same workflow (continue-as-new and retries keep the workflow).

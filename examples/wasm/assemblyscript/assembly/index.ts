@@ -10,6 +10,7 @@ import "./timeouts";
 import "./pausing"; // as the Go module registers it: charge-or-pause, then child and parent
 import "./children";
 import "./parallel"; // workflows_parallel.go, after workflows_children.go
+import "./digest"; // workflows_with_flow.go
 
 // The ABI's exports (abi/ABI.md §3) come from the SDK.
 export * from "wfhost-as/exports";

@@ -1,11 +1,19 @@
 // A second AssemblyScript module, built into testdata/capabilities_as.wasm: the workflows of
 // examples/wasm/go/capabilities (outbound HTTP, secrets, a secret that tries to leak) and a few
-// that exercise the SDK's edges (JSON round trips, aborts, non-retryable codes) for the tests
-// in host/as_bench_test.go. It is its own module so the examples stay the same four as Go's.
+// that exercise the SDK's edges (JSON round trips, aborts, non-retryable codes, its verdict on
+// a workflow's declaration) for the tests in host/as_sdk_test.go and host/describe_flow_test.go. It is its own module so the examples stay the same four as Go's.
 
 import {
   Backoff,
+  Concurrency,
   Context,
+  Debounce,
+  Flow,
+  Hook,
+  HookStart,
+  Rate,
+  WorkflowOptions,
+  checkWorkflow,
   Failure,
   Fields,
   HttpRequest,
@@ -127,4 +135,56 @@ register("clock", "1", (ctx: Context, input: Value): Result => {
   });
   if (!inStep.ok) return inStep;
   return Result.ok(Value.object().set("body", body).set("step", inStep.value));
+});
+
+// check-declaration builds the workflow declaration its input describes, as a description's
+// workflow entry ({"name", "version", "flow", "onEnd"}), and returns {"fault"}: what
+// checkWorkflow (register's check) says of it, "" for nothing, so that a test can hold the
+// SDK's verdict against the host's on the same declaration.
+register("check-declaration", "1", (ctx: Context, input: Value): Result => {
+  const f = new Fields(input, "workflow input");
+  const name = f.string("name");
+  const version = f.string("version");
+  const opts = new WorkflowOptions();
+  const fv = input.get("flow");
+  if (fv != null) {
+    const ff = new Fields(fv, "flow");
+    const flow = new Flow();
+    flow.priority = <i32>ff.int("priority");
+    const c = fv.get("concurrency");
+    if (c != null) {
+      const cf = new Fields(c, "concurrency");
+      flow.concurrency = new Concurrency(cf.string("key"), <i32>cf.int("limit"));
+    }
+    const r = fv.get("rate");
+    if (r != null) {
+      const rf = new Fields(r, "rate");
+      flow.rate = new Rate(rf.string("key"), <i32>rf.int("limit"), rf.int("periodMs"));
+    }
+    const d = fv.get("debounce");
+    if (d != null) {
+      const df = new Fields(d, "debounce");
+      flow.debounce = new Debounce(df.string("key"), df.int("periodMs"));
+    }
+    opts.flow = flow;
+  }
+  const hooks = input.get("onEnd");
+  if (hooks != null) {
+    for (let i = 0; i < hooks.length; i++) {
+      const hv = hooks.at(i)!;
+      const h = new Hook();
+      const when = hv.get("when");
+      if (when != null) for (let k = 0; k < when.length; k++) h.when.push(when.at(k)!.asString());
+      const s = hv.get("start");
+      if (s != null) {
+        const sf = new Fields(s, "start");
+        h.start = new HookStart(sf.string("workflow"), sf.string("version"));
+      }
+      const w = hv.get("webhook");
+      if (w != null) h.webhook = w.asString();
+      opts.onEnd.push(h);
+    }
+  }
+  if (f.error != null) return Result.err(f.error!);
+  return Result.ok(Value.object().setString("fault", checkWorkflow(name, version, opts)));
 });

@@ -13,7 +13,12 @@ export function wfhost_abi_version(): i32 {
 
 export function wfhost_describe(): i32 {
   const decls: string[] = [];
-  for (let i = 0; i < workflows.length; i++) decls.push(workflows[i].toJSON());
+  for (let i = 0; i < workflows.length; i++) {
+    // A declaration the host would refuse traps here, naming the fault in the log.
+    const fault = workflows[i].check();
+    if (fault.length > 0) abort("wfhost: " + fault, null, 0, 0);
+    decls.push(workflows[i].toJSON());
+  }
   // features: these workflows handle a cancellation (abi/ABI.md §4.15) and answer queries (§4.17).
   Host.output(Uint8Array.wrap(String.UTF8.encode('{"workflows":[' + decls.join(",") + '],"features":["cancel","query"]}')));
   return 0;

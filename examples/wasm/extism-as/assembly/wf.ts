@@ -5,6 +5,10 @@
 
 import { alloc, free, length, load_u64, load_u8, store_u64, store_u8 } from "@extism/as-pdk/lib/env";
 import { NUMBER, parse, quote, stringifyValue, Obj, Value } from "./json";
+// Flow control and completion hooks are the AssemblyScript SDK's own classes, with its JSON and
+// its copy of the host's rules: this door's description then says what the SDK's would.
+import { Flow, Hook, MAX_HOOKS } from "../../../../guest-sdk/assemblyscript/assembly/flow";
+import { stringify as sdkStringify, Value as SDKValue } from "../../../../guest-sdk/assemblyscript/assembly/json";
 
 @external("extism:host/user", "step_run")
 declare function host_step_run(name: u64, opts: u64): u64;
@@ -381,6 +385,8 @@ export class Workflow {
   retentionDays: i32;
   triggers: string[];
   run: (input: Value) => Result;
+  flow: Flow | null = null;
+  onEnd: Hook[] = [];
 
   constructor(name: string, version: string, retentionDays: i32, triggers: string[], run: (input: Value) => Result) {
     this.name = name;
@@ -398,7 +404,43 @@ export class Workflow {
       for (let i = 0; i < this.triggers.length; i++) quoted.push(quote(this.triggers[i]));
       o.raw("triggers", "[" + quoted.join(",") + "]");
     }
+    const f = this.flow;
+    if (f != null) o.raw("flow", sdkStringify(f.toJSON()));
+    if (this.onEnd.length > 0) {
+      const hooks = SDKValue.array();
+      for (let i = 0; i < this.onEnd.length; i++) hooks.push(this.onEnd[i].toJSON());
+      o.raw("onEnd", sdkStringify(hooks));
+    }
     return o.toString();
+  }
+
+  // withFlow declares the workflow's flow control (abi/ABI.md §7).
+  withFlow(f: Flow): Workflow {
+    this.flow = f;
+    return this;
+  }
+
+  // withOnEnd declares the workflow's completion hooks (abi/ABI.md §7).
+  withOnEnd(hooks: Hook[]): Workflow {
+    this.onEnd = hooks;
+    return this;
+  }
+
+  // check is the SDK's rules for flow and onEnd; "" when the declaration has no fault.
+  check(): string {
+    const f = this.flow;
+    if (f != null) {
+      const e = f.check();
+      if (e.length > 0) return "workflow " + quote(this.name) + ": " + e;
+    }
+    if (this.onEnd.length > MAX_HOOKS) {
+      return "workflow " + quote(this.name) + ": onEnd has " + this.onEnd.length.toString() + " hooks, the limit is " + MAX_HOOKS.toString();
+    }
+    for (let i = 0; i < this.onEnd.length; i++) {
+      const e = this.onEnd[i].check();
+      if (e.length > 0) return "workflow " + quote(this.name) + ": onEnd[" + i.toString() + "]: " + e;
+    }
+    return "";
   }
 }
 

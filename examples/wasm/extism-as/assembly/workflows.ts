@@ -1,11 +1,12 @@
 // The example workflows of examples/wasm/go, step for step: onboarding, order-saga, poll,
-// relay, steps, ticker, timeouts, charge-or-pause, child, parent and parallel, with the same
-// names, versions, step keys, inputs, outputs and errors.
+// relay, steps, ticker, timeouts, charge-or-pause, child, parent, parallel and digest, with
+// the same names, versions, step keys, inputs, outputs, errors, flow control and hooks.
 
 // The AssemblyScript example's SHA-256: the same user ids as every other example.
 import { hex, sha256 } from "../../assemblyscript/assembly/sha256";
 import { ARRAY, NUMBER, Obj, Value, quote, stringifyValue } from "./json";
 import { ErrorInfo, Result, Retry, Workflow, continueAsNew, log, onQuery, parallel, runChild, sendEvent, sleep, step, waitForEvent } from "./wf";
+import { Concurrency, Debounce, Flow, Hook, Rate, RunEnd } from "../../../../guest-sdk/assemblyscript/assembly/flow";
 
 // The onboarding run's stage and user, which the query "status" reads (abi/ABI.md §4.17).
 let onboardingStage = "";
@@ -27,7 +28,38 @@ export const workflows: Workflow[] = [
   new Workflow("child", "1", 0, [], child),
   new Workflow("parent", "1", 0, [], parent),
   new Workflow("parallel", "1", 0, [], parallelWorkflow),
+  new Workflow("digest", "1", 0, [], digest).withFlow(digestFlow()).withOnEnd(digestHooks()),
 ];
+
+// digestFlow is the digest workflow's flow control, per customer: one digest at a time, at
+// most ten a minute, a burst of starts within five seconds makes one run, and digests yield to
+// other work by 30 seconds (examples/wasm/go/workflows_with_flow.go).
+function digestFlow(): Flow {
+  const f = new Flow();
+  f.concurrency = new Concurrency("$.customerId", 1);
+  f.rate = new Rate("$.customerId", 10, 60000);
+  f.debounce = new Debounce("$.customerId", 5000);
+  f.priority = -30;
+  return f;
+}
+
+// digestHooks: a sent digest starts a follow-up run (the steps example stands in for one); a
+// digest that failed or was cancelled is posted to the operators' webhook.
+function digestHooks(): Hook[] {
+  return [
+    Hook.start([RunEnd.Completed], "steps", "1"),
+    Hook.webhook([RunEnd.Failed, RunEnd.Cancelled], "https://ops.example.com/wfhost/digest"),
+  ];
+}
+
+// digest sends a customer's digest in one step; its declarations are the point of it.
+function digest(input: Value): Result {
+  const customerId = input.getString("customerId");
+  const s = step("send-digest");
+  if (s.mustRun()) s.ok(new Obj().str("customerId", customerId).bool("sent", true).toString());
+  if (s.failed()) return Result.failedStep(s);
+  return Result.ok(stringifyValue(s.output!));
+}
 
 // chargeOrPause charges with two attempts and pauses the run when both fail (onExhausted
 // "pause"), for an operator to fix the cause and resume it: the resume tries the charge once

@@ -1,0 +1,3 @@
+-- The workflow of a run: a child's parent's, read only when the child's workflow has flow
+-- control (runs.go, startRun). ?1 run.
+SELECT workflow FROM runs WHERE id = ?1

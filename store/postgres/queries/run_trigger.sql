@@ -1,0 +1,11 @@
+-- What a run's origin is read from (store.TriggerOf): its trigger column, its predecessor, its
+-- restart source, the host it was created leased to, its parent link (a branch's too), and the
+-- hook delivery that started it. $1 tenant, $2 run.
+SELECT r.trigger, coalesce(r.continued_from::text, ''), r.attempt, coalesce(r.restarted_from::text, ''),
+    coalesce(r.created_by, ''), coalesce(p.parent_run_id::text, ''), coalesce(p.parent_key, ''),
+    EXISTS (SELECT 1 FROM run_branches b WHERE b.run_id = r.id),
+    coalesce(d.run_id::text, ''), coalesce(d.hook_id, '')
+FROM runs r
+LEFT JOIN run_parents p ON p.run_id = r.id
+LEFT JOIN LATERAL (SELECT run_id, hook_id FROM hook_deliveries WHERE started_run_id = r.id LIMIT 1) d ON true
+WHERE r.tenant_id = $1 AND r.id = $2
