@@ -66,13 +66,17 @@ func TestPausedRunStaysPausedAcrossARestart(t *testing.T) {
 	h := setup(t, harnessOptions{noStart: true})
 	h.deploy("examples.wasm", false)
 	first := newEngine(t, h)
-	run, _, err := first.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: []byte(`{"n":2,"sleepMs":200}`)})
+	// The sleep is long enough that the pause lands inside it on a loaded machine: a pause
+	// asked after the wake-up, of a host that took the run back, is only asked (CI once took
+	// longer than a 200 ms sleep between seeing the sleep and pausing).
+	run, _, err := first.StartRun(context.Background(), store.DefaultTenant, engine.StartRequest{Workflow: "steps", Input: []byte(`{"n":2,"sleepMs":3000}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.awaitStep(run.ID, "pause", store.StepSleeping, settle)
 	if r, err := first.PauseRun(context.Background(), store.DefaultTenant, run.ID); err != nil || r.Status != store.StatusPaused {
-		t.Fatalf("pause a sleeping run: %s %v, want paused at once", r.Status, err)
+		t.Fatalf("pause a sleeping run: %s %v, want paused at once (the sleep wakes at %v, now %v)",
+			r.Status, err, h.step(run.ID, "pause").WakeAt, time.Now())
 	}
 	first.Stop()
 	second := newEngine(t, h)
