@@ -53,7 +53,9 @@ func TestOnboardingTimesOutAndNudges(t *testing.T) {
 	t.Parallel()
 	h := setup(t, harnessOptions{})
 	h.deploy("examples.wasm", false)
-	run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 10, "verifyTimeoutMs": 200})
+	// The wait must be seen waiting before it times out: 2 s leaves a loaded machine room
+	// (the wait's window is what the poll has to land in).
+	run := h.start("onboarding", map[string]any{"email": "bob@example.com", "delayMs": 10, "verifyTimeoutMs": 2000})
 	h.awaitStep(run.ID, "await-verify", store.StepWaiting, settle)
 	// A signal that does not match the wait's match stays buffered and resolves nothing.
 	res, err := h.engine.Signal(context.Background(), store.DefaultTenant, engine.SignalRequest{RunID: run.ID, Event: "verify", Payload: json.RawMessage(`{"userId":"someone-else"}`)})
