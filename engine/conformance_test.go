@@ -353,7 +353,9 @@ var conformanceScenarios = []conformanceScenario{
 		r := h.await(resumed.ID, settle)
 		tr := h.transcript(r)
 		wantTranscript(t, tr, store.StatusCompleted, "reserve-inventory", "charge-payment", "ship-order")
-		if kept, src := h.steps(resumed.ID)[0], h.steps(failed.ID)[0]; !kept.StartedAt.Equal(src.StartedAt) || string(kept.Output) != string(src.Output) {
+		// A step run again would be written again: its completion time would be the rerun's.
+		if kept, src := h.steps(resumed.ID)[0], h.steps(failed.ID)[0]; !kept.StartedAt.Equal(src.StartedAt) || string(kept.Output) != string(src.Output) ||
+			kept.CompletedAt == nil || src.CompletedAt == nil || !kept.CompletedAt.Equal(*src.CompletedAt) {
 			t.Fatalf("the kept reservation %+v is not the failed run's %+v: it ran again", kept, src)
 		}
 		if r.RestartedFrom != failed.ID || fresh.RestartedFrom != failed.ID || !reflect.DeepEqual(tr.Output, again.Output) {

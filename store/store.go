@@ -352,6 +352,13 @@ type Run struct {
 	PausedAt *time.Time
 }
 
+// ClaimReadsJournal reports whether a claim of the run (as the claim returns it, this
+// activation counted) reads its journal: a run past its first activation has one, and so does
+// a restarted or forked run from its first (RestartedFrom), which starts with the entries it
+// kept. A fresh run's first claim reads nothing: it cannot have a journal yet. (A branch is
+// created with one activation counted, for the same reason.)
+func (r Run) ClaimReadsJournal() bool { return r.Activations > 1 || r.RestartedFrom != "" }
+
 // StepKind is the verb that made a journal entry.
 type StepKind string
 

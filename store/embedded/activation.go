@@ -127,8 +127,7 @@ func (w *wtx) claim(p store.ClaimParams) ([]store.Claim, error) {
 			return nil, fmt.Errorf("claim run %s: %w", o.id, err)
 		}
 		c.Run, c.Lease.RunID = run, run.ID
-		// A first activation cannot have a journal (or a snapshot) yet.
-		if run.Activations > 1 {
+		if run.ClaimReadsJournal() {
 			if err := w.loadJournal(&c, p.JournalWindow); err != nil {
 				return nil, err
 			}

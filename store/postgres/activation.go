@@ -17,7 +17,7 @@ import (
 )
 
 // ClaimRuns leases runnable runs and loads their journals: two round trips for any number, one
-// when every claimed run is on its first activation (it cannot have a journal yet).
+// when no claimed run has a journal to read (store.Run.ClaimReadsJournal).
 func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.Claim, err error) {
 	defer classify(&err)
 	if p.Limit < 1 {
@@ -42,7 +42,7 @@ func (s *Store) ClaimRuns(ctx context.Context, p store.ClaimParams) (_ []store.C
 	ids := make([]string, 0, len(claims))
 	byID := make(map[string]int, len(claims))
 	for i, c := range claims {
-		if c.Run.Activations > 1 {
+		if c.Run.ClaimReadsJournal() {
 			ids = append(ids, c.Run.ID)
 			byID[c.Run.ID] = i
 		}

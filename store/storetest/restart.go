@@ -44,7 +44,10 @@ func testRestartCopies(t *testing.T, f *fixture) {
 	}
 	equal(t, "the source's journal", len(src), 3)
 	equal(t, "the source's status", f.getRun(r.ID).Status, store.StatusFailed)
-	f.claim(next.ID, longLease)
+	// The restart's first claim reads the kept entries: its pass replays them, never runs
+	// them again.
+	first := f.claim(next.ID, longLease)
+	equal(t, "the kept entries its first claim reads", len(first.Journal), 2)
 	fromScratch, err := f.s.RestartRun(f.ctx, r.ID, 0, restartOf(c.Run, `{}`))
 	ok(t, err)
 	equal(t, "a restart from scratch keeps nothing", len(f.steps(fromScratch.ID)), 0)
@@ -96,7 +99,7 @@ func testForkALiveRun(t *testing.T, f *fixture) {
 	check(t, !src.Status.Terminal(), "the source ended: %s", src.Status)
 	equal(t, "the source's journal", len(f.steps(r.ID)), 3)
 	equal(t, "the source's wait", f.step(r.ID, "approval").Status, store.StepWaiting)
-	f.claim(fork.ID, longLease)
+	equal(t, "the kept entries the fork's first claim reads", len(f.claim(fork.ID, longLease).Journal), 2)
 	ended := f.run()
 	ec := f.claim(ended.ID, longLease)
 	ok(t, f.s.CommitStep(f.ctx, ec.Lease, f.runStep(ended.ID, 0, "a"), longLease))
