@@ -27,7 +27,7 @@ import (
 // and errors and every journal, is compared.
 func init() {
 	langs := []string{"go", "extism-go", "tinygo", "assemblyscript", "rust", "extism-as"}
-	for _, name := range []string{"ParallelAllComplete", "ParallelAllFails", "ParallelAllSettled", "ParallelFirst", "ParallelCrashAndReplay"} {
+	for _, name := range []string{"ParallelAllComplete", "ParallelAllFails", "ParallelAllSettled", "ParallelFirst", "ParallelCrashAndReplay", "ParallelReplayChecksTheFork"} {
 		scenarioLangs[name] = langs
 	}
 	conformanceScenarios = append(conformanceScenarios,
@@ -69,6 +69,44 @@ func init() {
 			tr := parallelCase(t, h, st, run.ID, `{"sum":5}`)
 			if faulty.forks.Load() < 2 || faulty.ends.Load() < 2 {
 				t.Fatalf("%d forks and %d ends tried: the faults were not injected", faulty.forks.Load(), faulty.ends.Load())
+			}
+			return tr
+		}},
+		conformanceScenario{"ParallelReplayChecksTheFork", func(t *testing.T, h *harness, st store.Store) transcript {
+			// The parallel step keeps the request it forked, and a replay that reaches it asking
+			// another number of branches or another join is nondeterministic: here a restart
+			// that keeps the step and gives the workflow an input that asks otherwise (the
+			// workflow takes n and join from its input), as changed code would.
+			run := h.start("parallel", map[string]any{"n": 2, "join": "all"})
+			tr := parallelCase(t, h, st, run.ID, `{"sum":1}`)
+			var kept abi.Parallel
+			if err := json.Unmarshal(h.steps(run.ID)[0].Match, &kept); err != nil || kept != (abi.Parallel{Branches: 2, Join: abi.JoinAll, MaxConcurrent: 2}) {
+				t.Fatalf("the fan step keeps the request %s (%v), want the one forked, defaults filled in", h.steps(run.ID)[0].Match, err)
+			}
+			for _, c := range []struct{ input, message string }{
+				{`{"n":3,"join":"all"}`, `parallel "fan": the journal forked 2 branches joined "all" but the workflow asks 3 joined "all"`},
+				{`{"n":2,"join":"allSettled"}`, `parallel "fan": the journal forked 2 branches joined "all" but the workflow asks 2 joined "allSettled"`},
+			} {
+				again, err := h.engine.RestartRun(context.Background(), store.DefaultTenant, engine.RestartRequest{RunID: run.ID, FromStep: "sum", Input: json.RawMessage(c.input)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := h.await(again.ID, settle)
+				if r.Status != store.StatusNondeterministic || r.Error == nil || !strings.Contains(r.Error.Message, c.message) {
+					t.Fatalf("restarted with %s: %s %+v, want nondeterministic: %s", c.input, r.Status, r.Error, c.message)
+				}
+				if kids := h.children(st, again.ID); len(kids) != 0 {
+					t.Fatalf("restarted with %s: %d branches forked again", c.input, len(kids))
+				}
+				tr.Chain = append(tr.Chain, fmt.Sprintf("restarted with %s: %s %s", c.input, r.Status, errorString(r.Error)))
+			}
+			// The same input replays the kept step and goes on.
+			same, err := h.engine.RestartRun(context.Background(), store.DefaultTenant, engine.RestartRequest{RunID: run.ID, FromStep: "sum"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := h.await(same.ID, settle); r.Status != store.StatusCompleted || decode[map[string]any](t, r.Output)["sum"] != float64(1) {
+				t.Fatalf("restarted with its own input: %s %s %+v", r.Status, r.Output, r.Error)
 			}
 			return tr
 		}},

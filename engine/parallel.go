@@ -38,6 +38,11 @@ func (p *pass) runParallel(ctx context.Context, name string, req abi.Parallel) (
 		p.advance(s.CompletedAt)
 		return host.Reply{Status: abi.StatusBranch, Data: s.Output}, nil
 	}
+	if s != nil {
+		if d := checkParallel(seq, s, req); d != nil {
+			return host.Reply{}, d.failure()
+		}
+	}
 	if s != nil && s.Status == store.StepCancelled {
 		return p.replayCancelled(s), nil
 	}
@@ -91,7 +96,7 @@ func (p *pass) runParallel(ctx context.Context, name string, req abi.Parallel) (
 func (p *pass) fork(ctx context.Context, key string, seq int, req abi.Parallel) error {
 	x := p.caps.exec
 	t := p.now()
-	row := store.Step{RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindParallel, StartedAt: t, WakeAt: p.byDeadline(nil)}
+	row := store.Step{RunID: p.run.ID, Seq: seq, Key: key, Kind: store.KindParallel, Match: forkRequest(req), StartedAt: t, WakeAt: p.byDeadline(nil)}
 	f := store.Fork{Join: req.Join, MaxConcurrent: req.MaxConcurrent, Branches: make([]store.NewRun, req.Branches)}
 	for i := range f.Branches {
 		// The branch's id is its idempotency key: the parent's run id and the branch's parent
@@ -110,6 +115,14 @@ func (p *pass) fork(ctx context.Context, key string, seq int, req abi.Parallel) 
 	x.wake()
 	p.log.Info("branches forked", "step", key, "branches", len(ids), "join", req.Join, "max_concurrent", req.MaxConcurrent)
 	return parallelSuspended(key, row.WakeAt)
+}
+
+// forkRequest is what the journal keeps of a fork's request, in its step's Match, for a replay
+// to compare the call it reaches with (checkParallel): the request as the host decoded it,
+// defaults filled in.
+func forkRequest(req abi.Parallel) json.RawMessage {
+	b, _ := json.Marshal(req) // ints and a string: cannot fail
+	return b
 }
 
 // parallelSuspended is the suspension of a parent at its parallel step: the join's decision

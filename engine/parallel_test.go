@@ -154,3 +154,34 @@ func TestParallelParentCancelReachesTheBranches(t *testing.T) {
 		}
 	}
 }
+
+// A dry replay (the upgrade gate's check) compares a parallel step's request as a live pass
+// does: the journal of a run that forked two branches replays on its own input, and diverges
+// at the step on an input that asks for three.
+func TestDryReplayChecksAParallelStepsRequest(t *testing.T) {
+	t.Parallel()
+	h := setup(t, harnessOptions{})
+	h.deploy("examples.wasm", false)
+	parent, replay := finishedRun(t, h, "parallel", map[string]any{"n": 2})
+	if rep := dryReplay(t, "examples.wasm", replay); rep.Verdict != engine.ReplayCompatible || !rep.Ended {
+		t.Fatalf("its own input: %+v, want compatible", rep)
+	}
+	// A branch's journal (the parent's entries before the fork, then its branch entry) replays
+	// too: the call answers BRANCH and the branch ends as it did.
+	kids, err := h.store.ChildrenOf(context.Background(), store.DefaultTenant, parent.ID)
+	if err != nil || len(kids) != 2 {
+		t.Fatalf("branches %+v %v", kids, err)
+	}
+	branch := h.await(kids[0].RunID, settle)
+	rep := dryReplay(t, "examples.wasm", engine.Replay{Workflow: "parallel", Input: branch.Input, RunID: branch.ID, CreatedAt: branch.CreatedAt, Journal: h.steps(branch.ID)})
+	if rep.Verdict != engine.ReplayCompatible || !rep.Ended || !jsonEqual(t, rep.Output, branch.Output) {
+		t.Fatalf("a branch's journal: %+v, want compatible, ended with %s", rep, branch.Output)
+	}
+	replay.Input = json.RawMessage(`{"n":3}`)
+	rep = dryReplay(t, "examples.wasm", replay)
+	d := rep.Divergence
+	if rep.Verdict != engine.ReplayDiverged || d == nil || d.Seq != 0 || d.Expected.Key != "fan" || d.Reached == nil || d.Reached.Kind != store.KindParallel ||
+		!strings.Contains(d.Message, `the journal forked 2 branches joined "all" but the workflow asks 3 joined "all"`) {
+		t.Fatalf("another number of branches: %+v (divergence %+v), want diverged at fan", rep, d)
+	}
+}

@@ -20,7 +20,8 @@ import (
 // return their recorded results, nothing executes or commits, and the pass stops at the first
 // step the journal does not have. It answers "would this module replay that run?" offline
 // (wfhost replay) and is what an upgrade gate checks runs in flight with. It checks each step
-// by the same rules as a live pass (stepKey, checkReached, checkWaitEvent, finishedEarly), so
+// by the same rules as a live pass (stepKey, checkReached, checkWaitEvent, checkParallel,
+// finishedEarly), so
 // a dry replay that says compatible is one a live pass would not mark nondeterministic.
 
 // Replay is the run a dry replay replays: what a pass is claimed with, minus the store.
@@ -111,6 +112,32 @@ func checkWaitEvent(seq int, s *store.Step, event string) *Divergence {
 	}
 }
 
+// checkParallel compares the request of a parallel step a pass reached with the one the
+// journal's step s forked (its Match, engine.forkRequest): a different number of branches or
+// join would hand the guest a result shaped for other code. Only the parent's own entry holds
+// the request: a branch's entry (KindBranch), a parallel step the cancellation reached before
+// it forked, and one journaled before the request was kept are not compared.
+func checkParallel(seq int, s *store.Step, req abi.Parallel) *Divergence {
+	if s.Kind != store.KindParallel || len(s.Match) == 0 {
+		return nil
+	}
+	var forked abi.Parallel
+	if err := json.Unmarshal(s.Match, &forked); err != nil {
+		return &Divergence{
+			Seq: seq, Expected: StepRef{Key: s.Key, Kind: s.Kind}, Reached: &StepRef{Key: s.Key, Kind: store.KindParallel},
+			Message: fmt.Sprintf("parallel %q: the journal's request %s cannot be read: %v", s.Key, s.Match, err),
+		}
+	}
+	if forked.Branches == req.Branches && forked.Join == req.Join {
+		return nil
+	}
+	return &Divergence{
+		Seq: seq, Expected: StepRef{Key: s.Key, Kind: s.Kind}, Reached: &StepRef{Key: s.Key, Kind: store.KindParallel},
+		Message: fmt.Sprintf("parallel %q: the journal forked %d branches joined %q but the workflow asks %d joined %q",
+			s.Key, forked.Branches, forked.Join, req.Branches, req.Join),
+	}
+}
+
 // finishedEarly is the divergence of a workflow that ended after reached steps while the
 // journal holds next after them.
 func finishedEarly(reached int, next *store.Step) *Divergence {
@@ -180,8 +207,11 @@ func CheckReplayJournal(steps []store.Step) error {
 			ok = s.Status == store.StepCompleted || s.Status == store.StepSleeping || s.Status == store.StepCancelled
 		case store.KindWait:
 			ok = s.Status == store.StepCompleted || s.Status == store.StepTimedOut || s.Status == store.StepWaiting || s.Status == store.StepCancelled
-		case store.KindChild:
+		case store.KindChild, store.KindParallel:
 			ok = s.Status == store.StepCompleted || s.Status == store.StepFailed || s.Status == store.StepWaiting || s.Status == store.StepCancelled
+		case store.KindBranch:
+			// A branch's own entry at its fork: written completed, as the fork wrote it.
+			ok = s.Status == store.StepCompleted
 		default:
 			return fmt.Errorf("%w: journal entry %d: unknown kind %q", ErrInvalid, i, s.Kind)
 		}
@@ -408,7 +438,7 @@ var _ host.ParallelRunner = (*dryPass)(nil)
 // RunParallel answers a parallel step from the journal: its result, its failure, where the
 // cancellation reached it, or, in a branch's journal, StatusBranch. One still waiting for its
 // join stops the pass.
-func (d *dryPass) RunParallel(_ context.Context, name string, _ abi.Parallel) (host.Reply, error) {
+func (d *dryPass) RunParallel(_ context.Context, name string, req abi.Parallel) (host.Reply, error) {
 	s, err := d.next(name, store.KindParallel)
 	if err != nil {
 		return host.Reply{}, err
@@ -416,6 +446,10 @@ func (d *dryPass) RunParallel(_ context.Context, name string, _ abi.Parallel) (h
 	if s.Kind == store.KindBranch {
 		d.advance(s.CompletedAt)
 		return host.Reply{Status: abi.StatusBranch, Data: s.Output}, nil
+	}
+	if dv := checkParallel(s.Seq, s, req); dv != nil {
+		d.cursor = s.Seq
+		return host.Reply{}, &dryEnd{divergence: dv}
 	}
 	return d.ended(s)
 }

@@ -166,12 +166,14 @@ func TestDryReplayRefusesInvalidJournals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, j := range map[string][]store.Step{
-		"seq out of order": {{Seq: 1, Key: "a", Kind: store.KindRun, Status: store.StepCompleted}},
-		"empty key":        {{Seq: 0, Kind: store.KindRun, Status: store.StepCompleted}},
-		"non-UTF-8 key":    {{Seq: 0, Key: "a\xff", Kind: store.KindRun, Status: store.StepCompleted}},
-		"unknown kind":     {{Seq: 0, Key: "a", Kind: "fork", Status: store.StepCompleted}},
-		"wrong status":     {{Seq: 0, Key: "a", Kind: store.KindSleep, Status: store.StepFailed}},
-		"output not JSON":  {{Seq: 0, Key: "a", Kind: store.KindRun, Status: store.StepCompleted, Output: json.RawMessage("{")}},
+		"seq out of order":         {{Seq: 1, Key: "a", Kind: store.KindRun, Status: store.StepCompleted}},
+		"empty key":                {{Seq: 0, Kind: store.KindRun, Status: store.StepCompleted}},
+		"non-UTF-8 key":            {{Seq: 0, Key: "a\xff", Kind: store.KindRun, Status: store.StepCompleted}},
+		"unknown kind":             {{Seq: 0, Key: "a", Kind: "fork", Status: store.StepCompleted}},
+		"wrong status":             {{Seq: 0, Key: "a", Kind: store.KindSleep, Status: store.StepFailed}},
+		"a parallel step retrying": {{Seq: 0, Key: "a", Kind: store.KindParallel, Status: store.StepRetrying}},
+		"a branch's entry waiting": {{Seq: 0, Key: "a", Kind: store.KindBranch, Status: store.StepWaiting}},
+		"output not JSON":          {{Seq: 0, Key: "a", Kind: store.KindRun, Status: store.StepCompleted, Output: json.RawMessage("{")}},
 	} {
 		_, err := engine.DryReplay(context.Background(), rt, mod, engine.Replay{Workflow: "steps", Input: json.RawMessage(`{"n":1}`), Journal: j})
 		if !errors.Is(err, engine.ErrInvalid) {

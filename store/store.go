@@ -426,16 +426,19 @@ const (
 
 // Step is one journal entry of a run, keyed by (RunID, Key) and ordered by Seq.
 type Step struct {
-	RunID       string
-	Seq         int // 0-based position in the pass order
-	Key         string
-	Kind        StepKind
-	Status      StepStatus
-	Output      json.RawMessage
-	Error       *abi.ErrorInfo
-	Attempt     int        // run steps: attempts made so far
-	WakeAt      *time.Time // sleeping: until; retrying: next attempt; waiting: timeout
-	Event       string     // wait steps: event name
+	RunID   string
+	Seq     int // 0-based position in the pass order
+	Key     string
+	Kind    StepKind
+	Status  StepStatus
+	Output  json.RawMessage
+	Error   *abi.ErrorInfo
+	Attempt int        // run steps: attempts made so far
+	WakeAt  *time.Time // sleeping: until; retrying: next attempt; waiting: timeout
+	Event   string     // wait steps: event name
+	// Match is a wait step's filter (events whose payload contains it resolve the wait), and a
+	// parallel step's request as forked ({"branches", "join", "maxConcurrent"}), which a
+	// replay compares with the call it reaches (ABI.md §4.18).
 	Match       json.RawMessage
 	EventID     *int64 // wait steps: the event that resolved it
 	StartedAt   time.Time

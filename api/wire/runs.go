@@ -222,7 +222,7 @@ type Step struct {
 	Error       *abi.ErrorInfo  `json:"error,omitempty"`
 	WakeAt      *time.Time      `json:"wakeAt,omitempty"`
 	Event       string          `json:"event,omitempty"`
-	Match       json.RawMessage `json:"match,omitempty"`
+	Match       json.RawMessage `json:"match,omitempty"` // a wait's filter; a parallel step's request as forked
 	StartedAt   time.Time       `json:"startedAt"`
 	CompletedAt *time.Time      `json:"completedAt,omitempty"`
 	DurationMs  *float64        `json:"durationMs,omitempty"`

@@ -34,11 +34,18 @@ func (f *fixture) fork(n int, join string, max int) (store.Run, []string) {
 		fk.Branches = append(fk.Branches, store.NewRun{TenantID: f.tenant, Workflow: wfName, Version: "v1", Digest: f.digest,
 			Input: parent.Input, IdempotencyKey: fmt.Sprintf("%s:fan[%d]", parent.ID, i), RetentionDays: 7})
 	}
-	row, ids, err := f.s.ForkBranches(f.ctx, c.Lease, &held, store.Step{RunID: parent.ID, Seq: 1, Key: "fan", Kind: store.KindParallel, StartedAt: f.now()}, fk, longLease)
+	row, ids, err := f.s.ForkBranches(f.ctx, c.Lease, &held, store.Step{RunID: parent.ID, Seq: 1, Key: "fan", Kind: store.KindParallel,
+		Match: forkRequest(n, join, max), StartedAt: f.now()}, fk, longLease)
 	ok(f.t, err)
 	equal(f.t, "the parallel step's status", row.Status, store.StepWaiting)
 	equal(f.t, "the branches", len(ids), n)
 	return parent, ids
+}
+
+// forkRequest is the request the engine keeps in a parallel step's Match (ABI.md §4.18), which
+// the store must keep as it is, through the join's decision, for a replay to compare.
+func forkRequest(n int, join string, max int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"branches":%d,"join":%q,"maxConcurrent":%d}`, n, join, max))
 }
 
 // claimSet claims the runnable runs, which must be exactly ids, by id.
@@ -66,6 +73,9 @@ func (f *fixture) parallelResult(parentID string) abi.ParallelResult {
 	equal(f.t, "the parallel step's status", s.Status, store.StepCompleted)
 	var r abi.ParallelResult
 	ok(f.t, json.Unmarshal(s.Output, &r))
+	var req abi.Parallel
+	ok(f.t, json.Unmarshal(s.Match, &req))
+	equal(f.t, "the decided step's request: its branches", req.Branches, len(r.Branches))
 	return r
 }
 
@@ -106,6 +116,7 @@ func testForkCopiesTheJournal(t *testing.T, f *fixture) {
 	}
 	equal(t, "the parent's journal", len(f.steps(parent.ID)), 2)
 	equal(t, "the parent's step", f.step(parent.ID, "fan").Kind, store.KindParallel)
+	equalJSON(t, "the parent's step's request", f.step(parent.ID, "fan").Match, string(forkRequest(3, abi.JoinAll, 2)))
 	claims := f.claimSet(ids[0], ids[1]) // branch 2 is held; the parent waits
 	equal(t, "a claimed branch's journal", len(claims[ids[0]].Journal), 2)
 	// A branch's end frees its slot for the held one, in the same transaction.

@@ -573,6 +573,21 @@ test('a child run links to its parent, and the parent\'s child step to the child
   await page.waitForURL(new RegExp(`#/runs/parent/${parent.id}$`));
 });
 
+test('a parallel step says how many branches it forked and how they join', async () => {
+  const run = await daemon.api('POST', '/workflows/parallel/runs', { input: { n: 3, join: 'allSettled' } });
+  const done = await daemon.api('GET', `/workflows/parallel/runs/${run.id}?wait=10`);
+  assert.equal(done.status, 'completed');
+  await signIn();
+  await page.goto(`${daemon.url}/ui/#/runs/parallel/${run.id}`);
+  await runStatus().filter({ hasText: 'completed' }).waitFor();
+  const step = page.locator('details.step', { hasText: 'fan' });
+  assert.match(await step.locator('summary').textContent(), /3 branches, join allSettled/);
+  await step.locator('summary').click();
+  const captions = page.locator('details.step[open] figcaption');
+  await captions.filter({ hasText: /^Request$/ }).waitFor();
+  assert.equal(await captions.filter({ hasText: /^Match$/ }).count(), 0);
+});
+
 test('a run that continued as new links to the runs before and after it', async () => {
   const first = await daemon.api('POST', '/workflows/ticker/runs', { input: { turns: 3, ticks: 2 } });
   // Follow the chain through the API to its last run.

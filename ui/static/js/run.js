@@ -485,6 +485,9 @@ function describe(s, now) {
     if (until) parts.push(s.status === 'sleeping' ? `until ${until}` : `was until ${until}`);
   } else if (s.kind === 'child') {
     if (s.status === 'waiting') parts.push('waiting for its child run to end');
+  } else if (s.kind === 'parallel') {
+    if (s.match && s.match.branches) parts.push(`${s.match.branches} branch${s.match.branches === 1 ? '' : 'es'}, join ${s.match.join}`);
+    if (s.status === 'waiting') parts.push('waiting for its join');
   } else if (s.kind === 'wait') {
     let what = `for event “${s.event}”`;
     if (s.match && Object.keys(s.match).length) what += ` matching ${JSON.stringify(s.match)}`;
@@ -502,7 +505,8 @@ function stepDetails(s, child, attempts) {
     s.attempt ? fact('Attempts', String(s.attempt)) : null,
     s.event ? fact('Event', h('code', { text: s.event })) : null);
   kids.push(facts);
-  if (s.match !== undefined) kids.push(jsonBlock('Match', s.match));
+  // A parallel step's match is the request it forked (ABI.md §4.18), not an event filter.
+  if (s.match !== undefined) kids.push(jsonBlock(s.kind === 'parallel' ? 'Request' : 'Match', s.match));
   if (s.output !== undefined) kids.push(jsonBlock(s.kind === 'wait' ? 'Event payload' : 'Output', s.output));
   if (attempts) kids.push(attemptsTable(s, attempts));
   if (s.error) kids.push(jsonBlock(s.status === 'retrying' ? 'Last error' : 'Error', s.error));
