@@ -184,4 +184,14 @@ func TestDryReplayChecksAParallelStepsRequest(t *testing.T) {
 		!strings.Contains(d.Message, `the journal forked 2 branches joined "all" but the workflow asks 3 joined "all"`) {
 		t.Fatalf("another number of branches: %+v (divergence %+v), want diverged at fan", rep, d)
 	}
+	// A journal given to a dry replay is untrusted: a request that is not one is a divergence
+	// that says so, not a fault of the host.
+	replay.Input = json.RawMessage(`{"n":2}`)
+	for _, bad := range []string{`[1,2]`, `"all"`, `{"branches":"two"}`} {
+		replay.Journal[0].Match = json.RawMessage(bad)
+		rep = dryReplay(t, "examples.wasm", replay)
+		if d := rep.Divergence; rep.Verdict != engine.ReplayDiverged || d == nil || !strings.Contains(d.Message, "cannot be read") {
+			t.Fatalf("request %s: %+v (divergence %+v), want diverged: cannot be read", bad, rep, d)
+		}
+	}
 }
