@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wfhost/wfhost/engine"
+	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
 )
 
@@ -193,5 +195,41 @@ func TestDryReplayChecksAParallelStepsRequest(t *testing.T) {
 		if d := rep.Divergence; rep.Verdict != engine.ReplayDiverged || d == nil || !strings.Contains(d.Message, "cannot be read") {
 			t.Fatalf("request %s: %+v (divergence %+v), want diverged: cannot be read", bad, rep, d)
 		}
+	}
+}
+
+// A query of a run holding a parallel step replays it: the parent waiting at its join is
+// answered at the parallel step, and a branch at the step its callback is running, past its
+// own branch entry. The query names no handler the workflow has, so each answer is
+// ErrUnknownQuery; before dry passes took parallel journals, both were refused as invalid.
+func TestAQueryReplaysParallelSteps(t *testing.T) {
+	t.Parallel()
+	// Two branches, each in its step, on a request the server holds until the test ends.
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		fmt.Fprint(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // first: the server's Close waits for its handlers
+	h := setup(t, harnessOptions{concurrency: 8, allowPrivateHosts: true,
+		limits: store.Limits{AllowedHosts: []string{"http://" + strings.TrimPrefix(srv.URL, "http://")}}})
+	h.deploy("capabilities.wasm", false)
+	run := h.start("parallel-fetch", map[string]any{"n": 2, "url": srv.URL + "/held"})
+	ctx := context.Background()
+	var kids []store.ChildRef
+	testenv.Await(t, settle, func() error {
+		var err error
+		if kids, err = h.store.ChildrenOf(ctx, store.DefaultTenant, run.ID); err != nil || len(kids) != 2 {
+			return fmt.Errorf("branches %d %v", len(kids), err)
+		}
+		return nil
+	})
+	h.awaitStep(run.ID, "fetch-all", store.StepWaiting, settle)
+	if _, err := h.engine.QueryRun(ctx, store.DefaultTenant, run.ID, "nope", nil); !errors.Is(err, engine.ErrUnknownQuery) {
+		t.Fatalf("a query of the parent waiting at its join: %v, want ErrUnknownQuery", err)
+	}
+	if _, err := h.engine.QueryRun(ctx, store.DefaultTenant, kids[0].RunID, "nope", nil); !errors.Is(err, engine.ErrUnknownQuery) {
+		t.Fatalf("a query of a branch: %v, want ErrUnknownQuery", err)
 	}
 }
