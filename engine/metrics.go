@@ -52,6 +52,7 @@ type metrics struct {
 	wasmCompile     *prometheus.HistogramVec
 	wasmInstantiate *prometheus.HistogramVec
 	wasmMemory      *prometheus.HistogramVec
+	wasmDiscarded   *prometheus.CounterVec
 	guestFaults     *prometheus.CounterVec
 	// stalled counts runs failed because they could not move on (store_refused, no_progress).
 	runsStalled *prometheus.CounterVec
@@ -142,6 +143,10 @@ func newMetrics(reg prometheus.Registerer, cfg Config) *metrics {
 			Name: "wfhost_wasm_memory_bytes", Help: "An instance's linear memory when its activation ended.",
 			Buckets: prometheus.ExponentialBuckets(64<<10, 4, 8), // 64 KiB .. 1 GiB
 		}, []string{"tenant"}),
+		wasmDiscarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wfhost_wasm_instances_discarded_total",
+			Help: "Instances closed after their activation instead of kept idle for the next, by reason: faulted, closed, not_poolable, memory_grown, pool_full, interrupted (host.Stats.Discarded). Each costs a later activation a fresh instance.",
+		}, []string{"tenant", "reason"}),
 		guestFaults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wfhost_wasm_guest_faults_total", Help: "Runs ended by the guest's fault, by cause (trap, deadline_exceeded, abi_violation, ...).",
 		}, []string{"tenant", "cause"}),
@@ -193,7 +198,7 @@ func newMetrics(reg prometheus.Registerer, cfg Config) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.runsStarted, m.runsEnded, m.runsInFlight, m.runDuration,
 			m.stepDuration, m.stepRetries, m.signals, m.timerLateness, m.activations, m.activationSec,
-			m.scheduleFires, m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.guestFaults, m.runsStalled, m.guestLogsDropped,
+			m.scheduleFires, m.retentionSwept, m.broadcastsPruned, m.wasmCompile, m.wasmInstantiate, m.wasmMemory, m.wasmDiscarded, m.guestFaults, m.runsStalled, m.guestLogsDropped,
 			m.storeCommit, m.claimBatch, m.parks, m.parkResumes, m.parkEvictions,
 			m.snapshots, m.snapshotBytes, m.snapshotRestores, m.snapshotFailures, oldest,
 			buildInfo(cfg.Version), newRunStates(cfg.Store, clk, cfg.RunStatesInterval),
@@ -236,6 +241,9 @@ func (m *metrics) tenantSeen(tenant string) {
 	}
 	for _, cause := range []string{abi.CodeStoreRefused, abi.CodeNoProgress} {
 		m.runsStalled.WithLabelValues(tenant, cause)
+	}
+	for _, reason := range host.DiscardReasons {
+		m.wasmDiscarded.WithLabelValues(tenant, reason)
 	}
 	m.guestLogsDropped.WithLabelValues(tenant)
 	m.hooks.tenantSeen(tenant)
@@ -354,6 +362,9 @@ func (m *metrics) wasmStats(tenant string, s host.Stats) {
 	if s.MemoryBytes > 0 {
 		m.wasmInstantiate.WithLabelValues(tenant).Observe(s.Instantiate.Seconds())
 		m.wasmMemory.WithLabelValues(tenant).Observe(float64(s.MemoryBytes))
+	}
+	if s.Discarded != "" {
+		m.wasmDiscarded.WithLabelValues(tenant, s.Discarded).Inc()
 	}
 }
 

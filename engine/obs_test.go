@@ -174,6 +174,7 @@ func TestMetricsAfterScenario(t *testing.T) {
 		"wfhost_timer_lateness_seconds_count{kind=retry}":                                            4,
 		"wfhost_activation_oldest_seconds{}":                                                         0,
 		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":                                  0, // nothing trapped, and the series is there from the start
+		"wfhost_wasm_instances_discarded_total{reason=faulted,tenant=default}":                       0, // likewise
 		"wfhost_store_commit_seconds_count{op=reach_wait}":                                           2,
 	}
 	var bad []string
@@ -223,6 +224,8 @@ func TestGuestFaultMetrics(t *testing.T) {
 		"wfhost_wasm_guest_faults_total{cause=trap,tenant=default}":              1,
 		"wfhost_wasm_guest_faults_total{cause=deadline_exceeded,tenant=default}": 1,
 		"wfhost_runs_ended_total{status=failed,tenant=default,workflow=trap}":    1,
+		// Both instances are closed, not kept: a fault may have left one's stack grown.
+		"wfhost_wasm_instances_discarded_total{reason=faulted,tenant=default}": 2,
 	} {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)

@@ -66,7 +66,7 @@ func (r *Runtime) Activate(ctx context.Context, m *Module, a Activation) (res Re
 		// stack lives with the instance (RATIONALE.md, "Memory after hostile guests").
 		var ge *GuestError
 		pooled.faulted = errors.As(err, &ge) || st.interrupted
-		cm.release(context.WithoutCancel(ctx), pooled)
+		stats.Discarded = cm.release(context.WithoutCancel(ctx), pooled)
 	}()
 	code, base := "", []byte(nil)
 	if cp, ok := a.Handler.(Checkpointer); ok && pooled.guest != nil {

@@ -350,7 +350,7 @@ func (r *Runtime) activateExtism(ctx context.Context, m *Module, a Activation, s
 		}
 		var ge *GuestError
 		inst.faulted = errors.As(err, &ge) || st.interrupted // as natively (Activate)
-		p.release(context.WithoutCancel(ctx), gctx, inst)
+		stats.Discarded = p.release(context.WithoutCancel(ctx), gctx, inst)
 	}()
 	inst.plug.SetLogger(func(level extism.LogLevel, msg string) { st.extismLog(gctx, level, msg) })
 	inst.plug.Config = map[string]string{ExtismConfigWorkflow: a.Workflow}

@@ -91,14 +91,19 @@ func (p *extismPlugin) take(ctx context.Context, st *state) (*extismInstance, ti
 	return inst, time.Since(began), nil
 }
 
-// release puts the instance back to the snapshot and keeps it, or closes it. An activation
-// whose context ended (deadline, cancel) may have left the kernel closed mid-call: its
-// instance is not kept.
-func (p *extismPlugin) release(ctx, gctx context.Context, inst *extismInstance) {
+// release puts the instance back to the snapshot and keeps it, or closes it and says why. An
+// activation whose context ended (deadline, cancel) may have left the kernel closed mid-call:
+// its instance is not kept.
+func (p *extismPlugin) release(ctx, gctx context.Context, inst *extismInstance) (discarded string) {
 	inst.io.st = nil
-	if gctx.Err() != nil || !p.keep(inst, &inst.instance) {
+	discarded = DiscardInterrupted
+	if gctx.Err() == nil {
+		discarded = p.keep(inst, &inst.instance)
+	}
+	if discarded != "" {
 		_ = inst.plug.Close(ctx)
 	}
+	return discarded
 }
 
 // closeIdle closes every idle instance.

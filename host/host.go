@@ -120,7 +120,25 @@ type Stats struct {
 	Instantiate time.Duration
 	// MemoryBytes is the instance's linear memory size when the activation ended.
 	MemoryBytes uint64
+	// Discarded is "" when the instance went back to the idle pool after the activation, or
+	// why it was closed instead (a Discard reason); both are also "" for an activation that
+	// never had an instance.
+	Discarded string
 }
+
+// Why an instance was closed after its activation instead of kept idle (Stats.Discarded).
+// Every one costs the next activation a fresh instance.
+const (
+	DiscardFaulted     = "faulted"      // the activation ended in a guest fault: a trap may have left the instance's stack grown
+	DiscardClosed      = "closed"       // the guest or the host closed the module (proc_exit, an interrupted call)
+	DiscardNotPoolable = "not_poolable" // no reset: no memory, mutable globals it does not export, or pooling off (MaxIdleInstances < 0)
+	DiscardMemoryGrown = "memory_grown" // the guest grew its memory past the reset image
+	DiscardPoolFull    = "pool_full"    // the idle pool held its limit (Config.MaxIdleInstances)
+	DiscardInterrupted = "interrupted"  // an Extism activation whose context ended mid-call
+)
+
+// DiscardReasons are every Stats.Discarded value but "".
+var DiscardReasons = []string{DiscardFaulted, DiscardClosed, DiscardNotPoolable, DiscardMemoryGrown, DiscardPoolFull, DiscardInterrupted}
 
 // Result is how a pass that ran to its end finished: exactly one of Output, Error and Continue
 // is set.

@@ -163,12 +163,14 @@ type takeError struct {
 	err   error
 }
 
-// release puts the instance back to the snapshot and keeps it, or closes it.
-func (c *compiledModule) release(ctx context.Context, inst *instance) {
+// release puts the instance back to the snapshot and keeps it, or closes it and says why
+// (keep's reasons).
+func (c *compiledModule) release(ctx context.Context, inst *instance) (discarded string) {
 	inst.io.st = nil
-	if !c.keep(inst, inst) {
+	if discarded = c.keep(inst, inst); discarded != "" {
 		_ = inst.mod.Close(ctx)
 	}
+	return discarded
 }
 
 // takeIdle takes an idle instance, if there is one.
@@ -223,21 +225,34 @@ func (p *resetPool[T]) adopt(inst *instance) {
 }
 
 // keep puts t, whose instance is inst, back to the snapshot and among the idle ones, and
-// reports whether it did. One it does not keep (not poolable, ended in a guest fault, closed,
-// its memory grown past what the snapshot describes, or no room) the caller closes.
-func (p *resetPool[T]) keep(t T, inst *instance) bool {
+// returns "", or returns why it did not (a Discard reason: ended in a guest fault, closed, not
+// poolable, its memory grown past what the snapshot describes, or no room), and the caller
+// closes it.
+func (p *resetPool[T]) keep(t T, inst *instance) (discarded string) {
 	p.mu.Lock()
 	snap, room := p.snap, len(p.idle) < p.maxIdle
 	p.mu.Unlock()
-	if snap == nil || !room || !inst.poolable || inst.faulted || inst.mod.IsClosed() || !hasMemory(inst.mod) ||
-		inst.mod.Memory().Size() != uint32(len(snap.memory)) {
-		return false
+	// In this order: an instance that is not poolable may have no module to look at (an
+	// Extism plug-in's, with pooling off).
+	switch {
+	case inst.faulted:
+		return DiscardFaulted
+	case snap == nil || !inst.poolable:
+		return DiscardNotPoolable
+	case inst.mod.IsClosed():
+		return DiscardClosed
+	case !hasMemory(inst.mod):
+		return DiscardNotPoolable
+	case inst.mod.Memory().Size() != uint32(len(snap.memory)):
+		return DiscardMemoryGrown
+	case !room:
+		return DiscardPoolFull
 	}
 	inst.restore(snap)
 	p.mu.Lock()
 	p.idle = append(p.idle, t)
 	p.mu.Unlock()
-	return true
+	return ""
 }
 
 // drain empties the idle list and returns what was in it, for the caller to close.

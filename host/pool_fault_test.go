@@ -51,22 +51,50 @@ func TestFaultedInstancesAreNotKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	activate := func(m *Module, workflow string) error {
+	activate := func(m *Module, workflow string) (Stats, error) {
+		var stats Stats
 		_, err := r.Activate(ctx, m, Activation{Workflow: workflow, RunID: "r", Handler: stubHandler{},
-			Limits: Limits{MemoryPages: 64, WallTime: 2 * time.Minute}, Logger: slog.New(slog.DiscardHandler)})
-		return err
+			Limits: Limits{MemoryPages: 64, WallTime: 2 * time.Minute}, Logger: slog.New(slog.DiscardHandler), Stats: &stats})
+		return stats, err
 	}
-	done := make(chan error)
+	type ended struct {
+		stats Stats
+		err   error
+	}
+	done := make(chan ended)
 	for range 4 {
-		go func() { done <- activate(deep, "w") }()
+		go func() {
+			stats, err := activate(deep, "w")
+			done <- ended{stats, err}
+		}()
 	}
 	for range 4 {
-		if err := <-done; err == nil {
+		e := <-done
+		if e.err == nil {
 			t.Fatal("unbounded recursion did not trap")
 		}
+		// The stats say why the instance went (the engine counts it by reason).
+		if e.stats.Discarded != DiscardFaulted {
+			t.Fatalf("a trapped activation's instance: discarded %q, want %q", e.stats.Discarded, DiscardFaulted)
+		}
 	}
-	if err := activate(good, "good"); err != nil {
+	if stats, err := activate(good, "good"); err != nil || stats.Discarded != "" {
+		t.Fatalf("the well-behaved activation: %v, its instance discarded %q, want kept", err, stats.Discarded)
+	}
+	// With pooling off, a well-behaved activation's instance goes too, and says so.
+	off, err := NewRuntime(ctx, Config{MaxIdleInstances: -1})
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer off.Close(ctx)
+	goodOff, err := off.Load(ctx, wasmgen.Workflow{Name: "good"}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offStats Stats
+	if _, err := off.Activate(ctx, goodOff, Activation{Workflow: "good", RunID: "r", Handler: stubHandler{},
+		Limits: Limits{MemoryPages: 64, WallTime: time.Minute}, Logger: slog.New(slog.DiscardHandler), Stats: &offStats}); err != nil || offStats.Discarded != DiscardNotPoolable {
+		t.Fatalf("with pooling off: %v, discarded %q, want %q", err, offStats.Discarded, DiscardNotPoolable)
 	}
 	if n := r.idleInstances(deep, 64); n != 0 {
 		t.Fatalf("%d instances that trapped are kept idle", n)
