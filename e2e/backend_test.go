@@ -78,6 +78,28 @@ func (b *postgresBackend) liveRuns(t *testing.T) int {
 	return b.count(t, "SELECT count(*) FROM "+b.table("runs")+" WHERE status IN ('pending','running')")
 }
 
+// endedBy maps each run that ended to the hosts its lifecycle log's "ended" events name
+// (one per event: a run that ended twice would show two).
+func (b *postgresBackend) endedBy(t *testing.T) map[string][]string {
+	t.Helper()
+	rows, err := b.conn.Query(context.Background(), "SELECT run_id::text, host FROM "+b.table("run_log")+" WHERE kind = 'ended' ORDER BY run_id, seq")
+	if err != nil {
+		t.Fatalf("run log: %v", err)
+	}
+	out := map[string][]string{}
+	for rows.Next() {
+		var id, host string
+		if err := rows.Scan(&id, &host); err != nil {
+			t.Fatalf("run log: %v", err)
+		}
+		out[id] = append(out[id], host)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("run log: %v", err)
+	}
+	return out
+}
+
 func (b *postgresBackend) leasedRuns(t *testing.T) int {
 	return b.count(t, "SELECT count(*) FROM "+b.table("runs")+" WHERE lease_expires_at > now() AND status IN ('pending','running')")
 }
