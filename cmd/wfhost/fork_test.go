@@ -52,7 +52,10 @@ func TestRunsFork(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range 3 {
-				if kept[i].Key != src[i].Key || !kept[i].StartedAt.Equal(src[i].StartedAt) || string(kept[i].Output) != string(src[i].Output) {
+				// A rerun keeps the start time and may write the same output; it writes its own
+				// completion time.
+				if kept[i].Key != src[i].Key || !kept[i].StartedAt.Equal(src[i].StartedAt) || string(kept[i].Output) != string(src[i].Output) ||
+					kept[i].CompletedAt == nil || src[i].CompletedAt == nil || !kept[i].CompletedAt.Equal(*src[i].CompletedAt) {
 					t.Fatalf("fork entry %d %+v, want the source's %+v (replayed, not run again)", i, kept[i], src[i])
 				}
 			}
