@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,19 +68,13 @@ func (h hookMetrics) attempt(dl store.HookDelivery, outcome string, took time.Du
 }
 
 // hookOutbox serves the outbox gauges: pending webhook deliveries by tenant, and how long the
-// most overdue one has waited past its due time, over the whole store. As wfhost_runs
-// (runStates), it counts at most once per interval whoever scrapes, and a failed count keeps
-// the last. The count reads the pending rows only (store.CountPendingDeliveries). Safe for
-// concurrent use.
+// most overdue one has waited past its due time, over the whole store, counted at most once
+// per interval as wfhost_runs is (storeCount). The count reads the pending rows only
+// (store.CountPendingDeliveries).
 type hookOutbox struct {
 	pending, overdue *prometheus.Desc
-	store            store.Store
 	clock            clock.Clock
-	interval         time.Duration
-
-	mu     sync.Mutex // held across a count, so concurrent scrapes share it
-	at     time.Time
-	counts map[string]store.PendingDeliveries
+	counts           *storeCount[store.PendingDeliveries]
 }
 
 func newHookOutbox(st store.Store, clk clock.Clock, interval time.Duration) *hookOutbox {
@@ -92,7 +85,19 @@ func newHookOutbox(st store.Store, clk clock.Clock, interval time.Duration) *hoo
 		overdue: prometheus.NewDesc("wfhost_hook_outbox_overdue_seconds",
 			"How long the tenant's most overdue pending webhook delivery has been due without a dispatcher taking it (0: none is overdue); it grows when no host dispatches.",
 			[]string{"tenant"}, nil),
-		store: st, clock: clk, interval: interval,
+		clock: clk,
+		counts: &storeCount[store.PendingDeliveries]{clock: clk, interval: interval,
+			count: func(ctx context.Context) (map[string]store.PendingDeliveries, error) {
+				rows, err := st.CountPendingDeliveries(ctx)
+				if err != nil {
+					return nil, err
+				}
+				out := make(map[string]store.PendingDeliveries, len(rows))
+				for _, p := range rows {
+					out[p.TenantID] = p
+				}
+				return out, nil
+			}},
 	}
 }
 
@@ -101,10 +106,11 @@ func (o *hookOutbox) Describe(ch chan<- *prometheus.Desc) {
 	ch <- o.overdue
 }
 
-// Collect serves every tenant with pending deliveries, every tenant that had some (at zero)
-// and the default tenant, so an alert over the gauges has data from the first scrape.
+// Collect serves every tenant counted (the default tenant's too, and at zero those that had
+// deliveries pending). An overdue age is measured now, so it grows between counts as it does
+// in the store.
 func (o *hookOutbox) Collect(ch chan<- prometheus.Metric) {
-	counts, now := o.current()
+	counts, now := o.counts.current(), o.clock.Now()
 	for tenant, p := range counts {
 		overdue := 0.0
 		if p.Pending > 0 && now.After(p.EarliestDue) {
@@ -113,32 +119,4 @@ func (o *hookOutbox) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(o.pending, prometheus.GaugeValue, float64(p.Pending), tenant)
 		ch <- prometheus.MustNewConstMetric(o.overdue, prometheus.GaugeValue, overdue, tenant)
 	}
-}
-
-// current is the counts, made again when the last are older than the interval, and the time
-// the overdue ages are measured at (now: an age grows between counts, as it does in the store).
-func (o *hookOutbox) current() (map[string]store.PendingDeliveries, time.Time) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	now := o.clock.Now()
-	if o.at.IsZero() || now.Sub(o.at) >= o.interval {
-		o.at = now
-		ctx, cancel := context.WithTimeout(context.Background(), runStatesTimeout)
-		rows, err := o.store.CountPendingDeliveries(ctx)
-		cancel()
-		if err == nil {
-			counts := map[string]store.PendingDeliveries{store.DefaultTenant: {}}
-			for tenant := range o.counts {
-				counts[tenant] = store.PendingDeliveries{}
-			}
-			for _, p := range rows {
-				counts[p.TenantID] = p
-			}
-			o.counts = counts
-		}
-	}
-	if o.counts == nil {
-		return map[string]store.PendingDeliveries{store.DefaultTenant: {}}, now
-	}
-	return o.counts, now
 }
