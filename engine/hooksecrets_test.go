@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +19,6 @@ import (
 	"github.com/wfhost/wfhost/internal/envelope"
 	"github.com/wfhost/wfhost/internal/testenv"
 	"github.com/wfhost/wfhost/store"
-	"github.com/wfhost/wfhost/store/embedded"
-	"github.com/wfhost/wfhost/store/postgres"
 )
 
 // hookSecretsBackend is a store with raw SQL on its hook_secrets table: to see what is at
@@ -37,34 +34,8 @@ type hookSecretsBackend struct {
 
 func hookSecretsBackends(t *testing.T) []hookSecretsBackend {
 	ctx := context.Background()
-	schema := testenv.Schema(t, "wfhost_hooksec")
-	pg, err := postgres.Open(ctx, postgres.Config{URL: testenv.DatabaseURL(), Schema: schema, MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pg.Close)
-	if err := pg.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, testenv.DatabaseURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	if _, err := conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{schema}.Sanitize(), pgx.QueryExecModeSimpleProtocol); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	emb, err := embedded.Open(ctx, embedded.Config{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emb.Close)
-	sqlite, err := sql.Open("sqlite", "file:"+filepath.Join(dir, embedded.DBFile)+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sqlite.Close() })
+	raw := openRawStores(t, "wfhost_hooksec")
+	pg, conn, emb, sqlite := raw.pg, raw.pgConn, raw.emb, raw.sqlite
 	return []hookSecretsBackend{
 		{"postgres", pg,
 			func(t *testing.T, tenant string) []byte {

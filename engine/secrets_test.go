@@ -32,9 +32,20 @@ type secretsBackend struct {
 	putPlain func(t *testing.T, tenant, name, value string)
 }
 
-func secretsBackends(t *testing.T) []secretsBackend {
+// rawStores are both stores on fresh storage, each with a way around it: a connection to the
+// Postgres schema (bytea shown in escape format, printable bytes as text) and the embedded
+// store's SQLite file.
+type rawStores struct {
+	pg     *postgres.Store
+	pgConn *pgx.Conn
+	emb    *embedded.Store
+	sqlite *sql.DB
+}
+
+func openRawStores(t *testing.T, schemaPrefix string) rawStores {
+	t.Helper()
 	ctx := context.Background()
-	schema := testenv.Schema(t, "wfhost_secrets")
+	schema := testenv.Schema(t, schemaPrefix)
 	pg, err := postgres.Open(ctx, postgres.Config{URL: testenv.DatabaseURL(), Schema: schema, MaxConns: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -43,21 +54,13 @@ func secretsBackends(t *testing.T) []secretsBackend {
 	if err := pg.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pgExec := func(t *testing.T, query string, args ...any) pgx.Rows {
-		conn, err := pgx.Connect(ctx, testenv.DatabaseURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close(ctx) })
-		// bytea in escape format: printable bytes as they are, so plaintext shows as text.
-		if _, err := conn.Exec(ctx, "SET bytea_output = 'escape'; SET search_path TO "+pgx.Identifier{schema}.Sanitize(), pgx.QueryExecModeSimpleProtocol); err != nil {
-			t.Fatal(err)
-		}
-		rows, err := conn.Query(ctx, query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rows
+	conn, err := pgx.Connect(ctx, testenv.DatabaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	if _, err := conn.Exec(ctx, "SET bytea_output = 'escape'; SET search_path TO "+pgx.Identifier{schema}.Sanitize(), pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	emb, err := embedded.Open(ctx, embedded.Config{Dir: dir})
@@ -70,6 +73,20 @@ func secretsBackends(t *testing.T) []secretsBackend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sqlite.Close() })
+	return rawStores{pg: pg, pgConn: conn, emb: emb, sqlite: sqlite}
+}
+
+func secretsBackends(t *testing.T) []secretsBackend {
+	ctx := context.Background()
+	raw := openRawStores(t, "wfhost_secrets")
+	pg, emb, sqlite := raw.pg, raw.emb, raw.sqlite
+	pgExec := func(t *testing.T, query string, args ...any) pgx.Rows {
+		rows, err := raw.pgConn.Query(ctx, query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
 	return []secretsBackend{
 		{"postgres", pg,
 			func(t *testing.T) string {
