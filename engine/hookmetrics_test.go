@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -37,14 +36,7 @@ func TestHookMetrics(t *testing.T) {
 	}
 	cancelRun := func() {
 		t.Helper()
-		r, _, err := h.store.CreateRun(ctx, store.NewRun{TenantID: store.DefaultTenant, Workflow: "steps", Version: "1",
-			Digest: digest, Input: json.RawMessage(`{}`), RetentionDays: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.store.CancelRun(ctx, store.DefaultTenant, r.ID); err != nil {
-			t.Fatal(err)
-		}
+		endACancelledRun(t, h.store, store.DefaultTenant, digest)
 	}
 	const (
 		pending   = "wfhost_hook_outbox_pending{tenant=default}"

@@ -389,14 +389,7 @@ func TestTwoDispatchersNeverShareADelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range deliveries {
-		r, _, err := h.store.CreateRun(ctx, store.NewRun{TenantID: store.DefaultTenant, Workflow: "steps", Version: "1",
-			Digest: digest, Input: json.RawMessage(`{}`), RetentionDays: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.store.CancelRun(ctx, store.DefaultTenant, r.ID); err != nil {
-			t.Fatal(err)
-		}
+		endACancelledRun(t, h.store, store.DefaultTenant, digest)
 	}
 	other, err := engine.New(engine.Config{Store: h.store, Runtime: runtimeForTests(t), AllowPrivateHosts: true,
 		HookPoll: time.Hour, TenantDefaults: limits, Logger: slog.New(slog.DiscardHandler), SecretKeys: keys})

@@ -94,13 +94,21 @@ func newHookedTenant(t *testing.T, eng *engine.Engine, st store.Store, id string
 
 func (h hookedTenant) end(t *testing.T) {
 	t.Helper()
+	endACancelledRun(t, h.st, h.id, h.digest)
+}
+
+// endACancelledRun creates a run of the tenant's steps workflow (module digest) and cancels
+// it before any host runs it: a run's end, for the hooks on cancelled runs to take, with no
+// guest in the way.
+func endACancelledRun(t *testing.T, st store.Store, tenant, digest string) {
+	t.Helper()
 	ctx := context.Background()
-	r, _, err := h.st.CreateRun(ctx, store.NewRun{TenantID: h.id, Workflow: "steps", Version: "1",
-		Digest: h.digest, Input: json.RawMessage(`{}`), RetentionDays: 1})
+	r, _, err := st.CreateRun(ctx, store.NewRun{TenantID: tenant, Workflow: "steps", Version: "1",
+		Digest: digest, Input: json.RawMessage(`{}`), RetentionDays: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.st.CancelRun(ctx, h.id, r.ID); err != nil {
+	if _, err := st.CancelRun(ctx, tenant, r.ID); err != nil {
 		t.Fatal(err)
 	}
 }
