@@ -21,8 +21,8 @@ import (
 // step the journal does not have. It answers "would this module replay that run?" offline
 // (wfhost replay) and is what an upgrade gate checks runs in flight with. It checks each step
 // by the same rules as a live pass (stepKey, checkReached, checkWaitEvent, checkParallel,
-// finishedEarly), so
-// a dry replay that says compatible is one a live pass would not mark nondeterministic.
+// finishedEarly), so a dry replay that says compatible is one a live pass would not mark
+// nondeterministic.
 
 // Replay is the run a dry replay replays: what a pass is claimed with, minus the store.
 type Replay struct {
@@ -122,20 +122,16 @@ func checkParallel(seq int, s *store.Step, req abi.Parallel) *Divergence {
 		return nil
 	}
 	var forked abi.Parallel
+	var message string
 	if err := json.Unmarshal(s.Match, &forked); err != nil {
-		return &Divergence{
-			Seq: seq, Expected: StepRef{Key: s.Key, Kind: s.Kind}, Reached: &StepRef{Key: s.Key, Kind: store.KindParallel},
-			Message: fmt.Sprintf("parallel %q: the journal's request %s cannot be read: %v", s.Key, s.Match, err),
-		}
-	}
-	if forked.Branches == req.Branches && forked.Join == req.Join {
+		message = fmt.Sprintf("parallel %q: the journal's request %s cannot be read: %v", s.Key, s.Match, err)
+	} else if forked.Branches != req.Branches || forked.Join != req.Join {
+		message = fmt.Sprintf("parallel %q: the journal forked %d branches joined %q but the workflow asks %d joined %q",
+			s.Key, forked.Branches, forked.Join, req.Branches, req.Join)
+	} else {
 		return nil
 	}
-	return &Divergence{
-		Seq: seq, Expected: StepRef{Key: s.Key, Kind: s.Kind}, Reached: &StepRef{Key: s.Key, Kind: store.KindParallel},
-		Message: fmt.Sprintf("parallel %q: the journal forked %d branches joined %q but the workflow asks %d joined %q",
-			s.Key, forked.Branches, forked.Join, req.Branches, req.Join),
-	}
+	return &Divergence{Seq: seq, Expected: StepRef{Key: s.Key, Kind: s.Kind}, Reached: &StepRef{Key: s.Key, Kind: store.KindParallel}, Message: message}
 }
 
 // finishedEarly is the divergence of a workflow that ended after reached steps while the
