@@ -308,6 +308,29 @@ func (j *journal) interrupt(ctx context.Context) error { return j.flush(ctx) }
 // no write of it can land.
 func (j *journal) drop() { j.pending, j.snapshot = nil, nil }
 
+// holdPaused holds the run paused (store.Store.HoldPaused), writing row, or the held-back step
+// when row is nil; the guest's lines are kept first, as for every write that lets the run go.
+// Unless always, a pause withdrawn meanwhile is not held: nothing is written and the held-back
+// step stays held back (false).
+func (j *journal) holdPaused(ctx context.Context, row *store.Step, always bool) (bool, error) {
+	if row != nil {
+		if err := j.flush(ctx); err != nil {
+			return false, err
+		}
+	} else {
+		row = j.pending
+	}
+	// A snapshot taken at this call is dropped: the resume replays, which a snapshot only
+	// shortens, and the hold stays one write.
+	j.snapshot = nil
+	j.keepGuestLog(ctx)
+	held, err := j.store.HoldPaused(ctx, j.lease, row, always)
+	if err == nil && held && row == j.pending {
+		j.pending = nil
+	}
+	return held, err
+}
+
 // release hands the run back for any host to take at once.
 func (j *journal) release(ctx context.Context) error {
 	j.keepGuestLog(ctx)

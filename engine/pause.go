@@ -62,18 +62,7 @@ func (p *pass) holdIfAsked(ctx context.Context, key string) error {
 // ran out, always) or else the held-back step. Unless always, a pause withdrawn meanwhile is
 // not held: nothing is written and the pass goes on (nil).
 func (p *pass) hold(ctx context.Context, key string, row *store.Step, always bool) error {
-	if row != nil {
-		if err := p.j.flush(ctx); err != nil {
-			return err
-		}
-	} else {
-		row = p.j.pending
-	}
-	// A snapshot taken at this call is dropped: the resume replays, which a snapshot only
-	// shortens, and the hold stays one write.
-	p.j.snapshot = nil
-	p.j.keepGuestLog(ctx)
-	held, err := p.j.store.HoldPaused(ctx, p.j.lease, row, always)
+	held, err := p.j.holdPaused(ctx, row, always)
 	if err != nil {
 		return err
 	}
@@ -83,9 +72,6 @@ func (p *pass) hold(ctx context.Context, key string, row *store.Step, always boo
 			p.act.pauseAsk.Store(false)
 		}
 		return nil
-	}
-	if row == p.j.pending {
-		p.j.pending = nil
 	}
 	p.log.Info("run paused", "step", key, "retries_exhausted", always)
 	return &suspended{step: key, reason: "paused at " + key, paused: true}
