@@ -176,7 +176,7 @@ func (p *pass) cancelChildren(ctx context.Context, key string) {
 // With terminatePending, a run that never ran is terminated instead, since no code of it could
 // see a cancel. Every pass that answers a step asks again, so a run the store cannot reach
 // now is only logged: a crash or an outage between the decision and the cancel loses nothing.
-// A run that ended meanwhile (ErrConflict) is not an error.
+// Each run is closed as every linked run is (Service.closeChild).
 func (p *pass) stopLinked(ctx context.Context, what string, grace time.Duration, terminatePending bool, picks func(store.ChildRef) bool) {
 	x := p.caps.exec
 	kids, err := x.cfg.Store.ChildrenOf(ctx, p.run.TenantID, p.run.ID)
@@ -188,16 +188,7 @@ func (p *pass) stopLinked(ctx context.Context, what string, grace time.Duration,
 		if c.Status.Terminal() || !picks(c) {
 			continue
 		}
-		if terminatePending && c.Status == store.StatusPending {
-			_, err = x.service().TerminateRun(ctx, p.run.TenantID, c.RunID)
-		} else {
-			_, err = x.service().CancelRun(ctx, p.run.TenantID, c.RunID, grace)
-		}
-		if err != nil && !errors.Is(err, store.ErrConflict) {
-			p.log.Warn("cancel a "+what, "step", c.Link.ParentKey, what, c.RunID, "err", err)
-			continue
-		}
-		p.log.Info(what+" cancelled", "step", c.Link.ParentKey, what, c.RunID, "was", c.Status)
+		x.service().closeChild(ctx, p.run.TenantID, p.run.ID, c.RunID, 0, terminatePending && c.Status == store.StatusPending, grace)
 	}
 }
 
@@ -236,20 +227,22 @@ func (s *Service) closeLinked(ctx context.Context, tenantID, runID string, depth
 		if c.Link.ParentClose != abi.ParentCloseCancel || c.Status.Terminal() {
 			continue
 		}
-		s.closeChild(ctx, tenantID, runID, c.RunID, depth, terminate)
+		s.closeChild(ctx, tenantID, runID, c.RunID, depth, terminate, DefaultCancelGrace)
 	}
 }
 
-// closeChild closes one child of the closed run runID whose policy is cancel: terminated, and
-// its children in turn, or cancelled with the default grace (terminated when its module cannot
-// see a cancel). It says whether the child is closed (or ended meanwhile); a failure is logged.
-func (s *Service) closeChild(ctx context.Context, tenantID, runID, childID string, depth int, terminate bool) bool {
+// closeChild closes one run linked to runID (a child or a branch): terminated, and its
+// children in turn, or cancelled with grace (terminated when its module cannot see a cancel).
+// It is the one close of a linked run: a parent's end, a terminate, the sweep, a parent's
+// cancellation and a decided join all take it. It says whether the run is closed (or ended
+// meanwhile, which is no error); a failure is logged.
+func (s *Service) closeChild(ctx context.Context, tenantID, runID, childID string, depth int, terminate bool, grace time.Duration) bool {
 	var child store.Run
 	var err error
 	if terminate {
 		child, err = s.terminate(ctx, tenantID, childID, depth+1)
 	} else {
-		child, err = s.CancelRun(ctx, tenantID, childID, DefaultCancelGrace)
+		child, err = s.CancelRun(ctx, tenantID, childID, grace)
 	}
 	switch {
 	case errors.Is(err, store.ErrConflict):

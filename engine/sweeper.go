@@ -99,7 +99,7 @@ func (w *sweeper) closeOrphans(ctx context.Context) {
 		orphans, err := w.store.OrphanedChildren(ctx, sweepBatch)
 		closed := 0
 		for _, o := range orphans {
-			if w.svc.closeChild(ctx, o.TenantID, o.ParentRunID, o.RunID, 0, false) {
+			if w.svc.closeChild(ctx, o.TenantID, o.ParentRunID, o.RunID, 0, false, DefaultCancelGrace) {
 				closed++
 			}
 		}
